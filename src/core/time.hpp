@@ -1,0 +1,25 @@
+#pragma once
+// Time is integer nanoseconds everywhere: simulated and real clocks share one representation so
+// a run is exactly reproducible (no floating-point drift in event order).
+
+#include <cstdint>
+#include <limits>
+
+namespace tessera::core {
+
+using Nanos = std::int64_t;  // a duration or a point in time, in nanoseconds
+
+inline constexpr Nanos kNanosPerMicro = 1'000;
+inline constexpr Nanos kNanosPerMilli = 1'000'000;
+inline constexpr Nanos kNanosPerSecond = 1'000'000'000;
+inline constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
+
+constexpr Nanos micros(double us) { return static_cast<Nanos>(us * kNanosPerMicro); }
+constexpr Nanos millis(double ms) { return static_cast<Nanos>(ms * kNanosPerMilli); }
+constexpr Nanos seconds(double s) { return static_cast<Nanos>(s * kNanosPerSecond); }
+
+constexpr double to_seconds(Nanos t) { return static_cast<double>(t) / kNanosPerSecond; }
+constexpr double to_millis(Nanos t) { return static_cast<double>(t) / kNanosPerMilli; }
+constexpr double to_micros(Nanos t) { return static_cast<double>(t) / kNanosPerMicro; }
+
+}  // namespace tessera::core

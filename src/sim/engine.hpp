@@ -1,0 +1,61 @@
+#pragma once
+// The discrete-event engine. Events are ordered by (time, sequence number), so events at the same
+// time run in the order they were scheduled and a run is byte-for-byte reproducible.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "tessera/core/time.hpp"
+#include "tessera/device/executor.hpp"
+
+namespace tessera::sim {
+
+class Engine final : public device::Executor {
+ public:
+  Engine() = default;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  core::Nanos now() const override { return now_; }
+  device::TimerId schedule_at(core::Nanos when, std::function<void()> fn) override;
+  bool cancel(device::TimerId id) override;
+
+  // Runs events until none is left or the next one is after `until`; time ends at `until`
+  // (or at the last event if the queue empties first and until is kNever).
+  void run_until(core::Nanos until);
+  // Runs exactly one event; false if none is pending.
+  bool step();
+  // Asks a running run_until to return after the current event.
+  void stop() { stop_requested_ = true; }
+
+  std::size_t pending() const;
+  std::uint64_t events_executed() const { return executed_; }
+
+ private:
+  struct Entry {
+    core::Nanos time;
+    std::uint64_t seq;
+    std::uint32_t slot;
+  };
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+    }
+  };
+  struct Slot {
+    std::function<void()> fn;
+    std::uint64_t seq = 0;  // the live event's sequence number; 0 when the slot is free
+  };
+
+  core::Nanos now_ = 0;
+  std::uint64_t next_seq_ = 1;
+  std::uint64_t executed_ = 0;
+  std::size_t live_ = 0;
+  bool stop_requested_ = false;
+  std::vector<Entry> heap_;
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_slots_;
+};
+
+}  // namespace tessera::sim

@@ -1,0 +1,71 @@
+#pragma once
+// A kernel as the simulated GPU sees it: a grid of identical thread blocks, each with a cost
+// (FLOPs, DRAM bytes) and a resource footprint (threads, registers, shared memory) that fixes how
+// many blocks fit on one SM. Launch configuration is immutable once built: policies may choose
+// where and when a kernel runs, never how its grid is shaped.
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace tessera::workload {
+
+enum class KernelClass {
+  kGemm,
+  kConv,
+  kAttention,
+  kNorm,
+  kElementwise,
+  kReduction,
+  kEmbedding,
+  kSampling,
+  kOptimizer,
+  kCommunication,
+  kOther,
+};
+std::string_view to_string(KernelClass c);
+
+// Which execution units bound the block's arithmetic.
+enum class ComputePipe { kTensorFp16, kFp32 };
+
+struct BlockResources {
+  int threads = 256;
+  int registers_per_thread = 64;
+  std::int64_t shared_memory_bytes = 0;
+};
+
+struct Kernel {
+  std::string_view name;  // points at a string literal: kernels are built in hot loops
+  KernelClass kind = KernelClass::kOther;
+  ComputePipe pipe = ComputePipe::kFp32;
+  std::int64_t blocks = 1;  // grid size
+  BlockResources block;
+  double flops_per_block = 0;  // arithmetic work of one block
+  double bytes_per_block = 0;  // DRAM traffic of one block (reads + writes)
+  // True when blocks neither synchronise grid-wide nor depend on each other, so the grid may be
+  // split into block ranges. Kernels with cooperative launch or cross-block reductions say false.
+  bool block_independent = true;
+
+  double total_flops() const { return flops_per_block * static_cast<double>(blocks); }
+  double total_bytes() const { return bytes_per_block * static_cast<double>(blocks); }
+};
+
+// Kernels that run back to back in one stream. A group is repeated `repeat` times (a decoder's
+// identical layers), which keeps a 32-layer step at one layer's worth of descriptors.
+struct KernelGroup {
+  std::vector<Kernel> kernels;
+  int repeat = 1;
+};
+
+struct KernelSequence {
+  std::vector<KernelGroup> groups;
+
+  std::int64_t kernel_count() const;
+  double total_flops() const;
+  double total_bytes() const;
+};
+
+using KernelSequencePtr = std::shared_ptr<const KernelSequence>;
+
+}  // namespace tessera::workload
