@@ -1,0 +1,44 @@
+#pragma once
+// The results of a run: per sharing mode, per tenant. Written as a table for people and as JSON
+// for programs. Nothing here depends on wall-clock time, so a fixed seed gives identical output.
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/device/gpu_device.hpp"
+#include "tessera/metrics/latency.hpp"
+
+namespace tessera::metrics {
+
+struct TenantReport {
+  std::string name;
+  std::string kind;  // "inference" or "training"
+  std::string model;
+  Slo slo;
+  std::optional<InferenceSummary> inference;
+  std::optional<TrainingSummary> training;
+};
+
+struct ModeReport {
+  std::string mode;
+  core::Nanos simulated = 0;
+  int gpus = 1;                  // exclusive mode gives each tenant its own GPU
+  device::DeviceStats device;    // summed energy, mean utilization over the mode's GPUs
+  std::vector<TenantReport> tenants;
+};
+
+struct RunReport {
+  std::string scenario;
+  std::string gpu;
+  std::uint64_t seed = 0;
+  std::vector<ModeReport> modes;
+};
+
+nlohmann::json to_json(const RunReport& report);
+// A side-by-side table: one row per (mode, tenant).
+std::string format_table(const RunReport& report);
+
+}  // namespace tessera::metrics
