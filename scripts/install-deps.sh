@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config
+  g++ cmake ninja-build
   libfmt-dev libspdlog-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
@@ -22,10 +22,13 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
+SUDO=
 if [ "$(id -u)" -ne 0 ]; then
+  if ! command -v sudo >/dev/null; then
+    echo "install-deps: missing ${missing[*]}; run as root (or install sudo) to install them" >&2
+    exit 1
+  fi
   SUDO=sudo
-else
-  SUDO=
 fi
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq

@@ -146,6 +146,27 @@ Result<Nanos> ConfigNode::as_duration() const {
   return *d;
 }
 
+Result<std::string> ConfigNode::get_string(std::string_view key) const {
+  auto c = at(key);
+  if (!c) return std::unexpected(c.error());
+  return c->as_string();
+}
+Result<double> ConfigNode::get_double(std::string_view key) const {
+  auto c = at(key);
+  if (!c) return std::unexpected(c.error());
+  return c->as_double();
+}
+Result<std::int64_t> ConfigNode::get_int(std::string_view key) const {
+  auto c = at(key);
+  if (!c) return std::unexpected(c.error());
+  return c->as_int();
+}
+Result<Nanos> ConfigNode::get_duration(std::string_view key) const {
+  auto c = at(key);
+  if (!c) return std::unexpected(c.error());
+  return c->as_duration();
+}
+
 Result<std::string> ConfigNode::string_or(std::string_view key, std::string fallback) const {
   if (auto c = find(key)) return c->as_string();
   return fallback;

@@ -48,6 +48,12 @@ class ConfigNode {
   // "250ms", "1.5s", "40us", "100ns", "2min"; a bare number is rejected so units are never guessed.
   Result<Nanos> as_duration() const;
 
+  // Required fields of a given type.
+  Result<std::string> get_string(std::string_view key) const;
+  Result<double> get_double(std::string_view key) const;
+  Result<std::int64_t> get_int(std::string_view key) const;
+  Result<Nanos> get_duration(std::string_view key) const;
+
   // Optional fields with a default.
   Result<std::string> string_or(std::string_view key, std::string fallback) const;
   Result<double> double_or(std::string_view key, double fallback) const;

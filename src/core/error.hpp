@@ -72,6 +72,19 @@ std::unexpected<Error> failf(Domain domain, Code code, fmt::format_string<Args..
   return std::unexpected(Error(domain, code, fmt::format(f, std::forward<Args>(args)...)));
 }
 
+// GCC 12's std::expected has no monadic members (and_then, transform_error); these stand in.
+template <typename T, typename F>
+Result<T> map_error(Result<T> r, F&& f) {
+  if (r) return r;
+  return std::unexpected(std::forward<F>(f)(r.error()));
+}
+
+template <typename T>
+Result<T> with_context(Result<T> r, std::string_view context) {
+  if (r) return r;
+  return std::unexpected(r.error().with_context(context));
+}
+
 }  // namespace tessera::core
 
 template <>

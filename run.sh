@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The one entry point a new user needs (see README):
+#   ./run.sh demo    install missing packages, build, run `tessera demo`
+#   ./run.sh test    install missing packages, build, run every test
+#   ./run.sh build   install missing packages and build only
+#   ./run.sh bench   build and run the benchmarks
+# Needs only bash on a fresh Debian 12: the rest comes from scripts/install-deps.sh.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+
+build() {
+  ./scripts/install-deps.sh
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+}
+
+case "${1:-}" in
+  demo)
+    build
+    shift
+    exec "./$BUILD_DIR/src/cli/tessera" demo "$@"
+    ;;
+  test)
+    build
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
+    ;;
+  build)
+    build
+    ;;
+  bench)
+    build
+    ./scripts/run-benchmarks.sh "$BUILD_DIR"
+    ;;
+  *)
+    echo "usage: ./run.sh demo|test|build|bench" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,183 @@
+// The tessera command: simulate scenarios, run the demo, list what is built in.
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "tessera/cli/progress.hpp"
+#include "tessera/core/config.hpp"
+#include "tessera/core/log.hpp"
+#include "tessera/core/try.hpp"
+#include "tessera/gpu/registry.hpp"
+#include "tessera/hw/gpu_spec.hpp"
+#include "tessera/metrics/report.hpp"
+#include "tessera/scenario/demo_scenario.hpp"
+#include "tessera/scenario/runner.hpp"
+#include "tessera/workload/training.hpp"
+#include "tessera/workload/transformer.hpp"
+
+namespace tessera::cli {
+namespace {
+
+struct RunFlags {
+  std::string json_path;
+  std::string trace_path;
+  std::vector<std::string> modes;
+  std::string duration;
+  std::string gpu;
+  std::int64_t seed = -1;
+  bool quiet = false;
+};
+
+void add_run_flags(CLI::App& cmd, RunFlags& f) {
+  cmd.add_option("--json", f.json_path, "Write the results as JSON to this file ('-' for stdout)");
+  cmd.add_option("--trace", f.trace_path,
+                 "Write a Chrome Trace Event timeline (open it in https://ui.perfetto.dev)");
+  cmd.add_option("--mode", f.modes, "Run only this sharing mode (repeatable)");
+  cmd.add_option("--duration", f.duration, "Override the simulated duration, e.g. 30s or 1h");
+  cmd.add_option("--gpu", f.gpu, "Override the GPU model, e.g. H100-SXM5-80GB");
+  cmd.add_option("--seed", f.seed, "Override the random seed");
+  cmd.add_flag("-q,--quiet", f.quiet, "No progress line");
+}
+
+core::Status apply_overrides(scenario::Scenario& s, const RunFlags& f) {
+  if (!f.modes.empty()) {
+    for (const auto& m : f.modes) {
+      bool known = false;
+      for (const auto& e : gpu::sharing_modes()) known = known || e.name == m;
+      if (!known) {
+        std::vector<std::string_view> names;
+        for (const auto& e : gpu::sharing_modes()) names.push_back(e.name);
+        return core::failf(core::Domain::kScenario, core::Code::kInvalidArgument,
+                           "--mode {}: unknown sharing mode; known: {}", m, fmt::join(names, ", "));
+      }
+    }
+    s.modes = f.modes;
+  }
+  if (!f.duration.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(s.duration,
+                             core::with_context(core::parse_duration(f.duration), "--duration"));
+    if (s.duration <= 0) {
+      return core::fail(core::Domain::kScenario, core::Code::kInvalidArgument,
+                        "--duration must be > 0");
+    }
+  }
+  if (!f.gpu.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(s.gpu, core::with_context(hw::find_gpu(f.gpu), "--gpu"));
+  }
+  if (f.seed >= 0) s.seed = static_cast<std::uint64_t>(f.seed);
+  return {};
+}
+
+core::Status write_text(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    fmt::print("{}\n", text);
+    return {};
+  }
+  std::ofstream out(path);
+  if (!out || !(out << text << '\n')) {
+    return core::failf(core::Domain::kIo, core::Code::kNotFound,
+                       "cannot write '{}': check that the folder exists and is writable", path);
+  }
+  return {};
+}
+
+core::Status run(scenario::Scenario s, const RunFlags& flags) {
+  TESSERA_TRY(apply_overrides(s, flags));
+  metrics::Timeline timeline;
+  ProgressLine progress(!flags.quiet);
+  scenario::RunOptions options;
+  if (!flags.trace_path.empty()) options.timeline = &timeline;
+  options.progress = [&progress](const scenario::Progress& p) { progress.update(p); };
+  auto report = scenario::run_scenario(s, options);
+  progress.finish();
+  if (!report) return std::unexpected(report.error());
+
+  if (flags.json_path != "-") {
+    fmt::print("{}\n", metrics::format_table(*report));
+  }
+  if (!flags.json_path.empty()) {
+    TESSERA_TRY(write_text(flags.json_path, metrics::to_json(*report).dump(2)));
+  }
+  if (!flags.trace_path.empty()) {
+    TESSERA_TRY(timeline.write(flags.trace_path));
+    if (timeline.kernel_events_dropped() > 0) {
+      fmt::print(stderr, "note: the timeline kept the first kernels only; {} later kernels are "
+                         "counted but not drawn\n",
+                 timeline.kernel_events_dropped());
+    }
+  }
+  return {};
+}
+
+void list_builtins() {
+  fmt::print("GPUs:\n");
+  for (const auto& g : hw::gpu_catalog()) {
+    fmt::print("  {:<18} {} SMs, {:.0f} GB, {:.2f} TB/s, {:.0f} W\n", g.name, g.sms,
+               static_cast<double>(g.memory_bytes) / 1e9, g.memory_bandwidth_bytes_per_s / 1e12,
+               g.tdp_watts);
+  }
+  fmt::print("Inference models:\n");
+  for (const auto& m : workload::model_catalog()) {
+    fmt::print("  {:<18} {:.2f} B parameters, {} layers\n", m.name, m.parameters() / 1e9, m.layers);
+  }
+  fmt::print("Training models:\n");
+  for (const auto& m : workload::training_catalog()) {
+    fmt::print("  {:<18} {} (default batch {})\n", m.name, m.description, m.default_batch);
+  }
+  fmt::print("Sharing modes:\n");
+  for (const auto& e : gpu::sharing_modes()) fmt::print("  {:<18} {}\n", e.name, e.summary);
+}
+
+int fail_with(const core::Error& e) {
+  fmt::print(stderr, "tessera: error: {}\n", e.message());
+  return 1;
+}
+
+}  // namespace
+}  // namespace tessera::cli
+
+int main(int argc, char** argv) {
+  using namespace tessera;
+  CLI::App app{
+      "tessera: share NVIDIA GPUs between latency-critical inference and best-effort work.\n"
+      "Without a GPU, everything runs on tessera's discrete-event GPU simulator."};
+  app.set_version_flag("--version", "tessera 0.1.0");
+  app.require_subcommand(1);
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
+      ->capture_default_str();
+
+  cli::RunFlags sim_flags;
+  std::string scenario_path;
+  auto* simulate = app.add_subcommand("simulate", "Run a scenario file under its sharing modes");
+  simulate->add_option("SCENARIO", scenario_path, "Scenario YAML or JSON file")->required();
+  cli::add_run_flags(*simulate, sim_flags);
+
+  cli::RunFlags demo_flags;
+  auto* demo = app.add_subcommand(
+      "demo", "LLM inference with an SLO beside a training job on a simulated H100, under every "
+              "baseline sharing mode (the built-in examples/demo.yaml)");
+  cli::add_run_flags(*demo, demo_flags);
+
+  auto* list = app.add_subcommand("list", "List built-in GPUs, models and sharing modes");
+
+  CLI11_PARSE(app, argc, argv);
+  if (auto st = core::set_log_level(log_level); !st) return cli::fail_with(st.error());
+
+  if (*list) {
+    cli::list_builtins();
+    return 0;
+  }
+  core::Result<scenario::Scenario> loaded =
+      *demo ? scenario::parse_scenario(scenario::demo_scenario_yaml(),
+                                       std::string(scenario::kDemoScenarioName), ".")
+            : scenario::load_scenario(scenario_path);
+  if (!loaded) return cli::fail_with(loaded.error());
+  if (auto st = cli::run(std::move(*loaded), *demo ? demo_flags : sim_flags); !st) {
+    return cli::fail_with(st.error());
+  }
+  return 0;
+}

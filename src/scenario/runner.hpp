@@ -1,0 +1,31 @@
+#pragma once
+// Runs a scenario under each of its sharing modes on the simulated GPU and gathers the report.
+
+#include <functional>
+#include <string_view>
+
+#include "tessera/core/error.hpp"
+#include "tessera/metrics/report.hpp"
+#include "tessera/metrics/timeline.hpp"
+#include "tessera/scenario/scenario.hpp"
+
+namespace tessera::scenario {
+
+struct Progress {
+  std::string_view mode;
+  std::size_t mode_index;  // 0-based
+  std::size_t mode_count;
+  core::Nanos simulated;
+  core::Nanos duration;
+};
+
+struct RunOptions {
+  metrics::Timeline* timeline = nullptr;  // records every mode's run when set
+  // Called about once per simulated second and at the end of each mode (from simulated time
+  // only; throttling to the terminal is the caller's business).
+  std::function<void(const Progress&)> progress;
+};
+
+core::Result<metrics::RunReport> run_scenario(const Scenario& scenario, const RunOptions& options);
+
+}  // namespace tessera::scenario

@@ -1,0 +1,145 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tessera/scenario/demo_scenario.hpp"
+#include "tessera/scenario/scenario.hpp"
+
+namespace tessera::scenario {
+namespace {
+
+constexpr const char* kValid = R"(
+name: t
+gpu: H100-SXM5-80GB
+seed: 7
+duration: 10s
+modes: [mps, static-partitions]
+tenants:
+  - name: chat
+    kind: inference
+    model: llama-3-8b
+    sm_share: 0.5
+    slo: {ttft: 400ms, tpot: 40ms}
+    arrivals: {process: gamma, rate: 3, cv: 4, input_tokens: {min: 10, max: 20},
+               output_tokens: {min: 2, max: 5}}
+  - name: train
+    kind: training
+    model: resnet-50
+    batch: 32
+)";
+
+// Replaces the first occurrence of `from` in the valid scenario.
+std::string mutate(const std::string& from, const std::string& to) {
+  std::string s = kValid;
+  const auto pos = s.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  return s.replace(pos, from.size(), to);
+}
+
+std::string error_of(const std::string& text) {
+  auto r = parse_scenario(text, "bad.yaml", "/data");
+  EXPECT_FALSE(r.has_value());
+  return r ? std::string() : r.error().message();
+}
+
+TEST(ScenarioParse, ValidScenarioIsReadCompletely) {
+  auto r = parse_scenario(kValid, "ok.yaml", "/data");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->name, "t");
+  EXPECT_EQ(r->gpu.name, "H100-SXM5-80GB");
+  EXPECT_EQ(r->seed, 7u);
+  EXPECT_EQ(r->duration, core::seconds(10));
+  EXPECT_EQ(r->modes, (std::vector<std::string>{"mps", "static-partitions"}));
+  ASSERT_EQ(r->tenants.size(), 2u);
+  const auto& chat = r->tenants[0];
+  EXPECT_EQ(chat.kind, TenantSpec::Kind::kInference);
+  EXPECT_EQ(chat.inference.model.name, "llama-3-8b");
+  EXPECT_EQ(chat.inference.slo.ttft, core::millis(400));
+  EXPECT_EQ(chat.inference.slo.tpot, core::millis(40));
+  EXPECT_DOUBLE_EQ(chat.sm_share, 0.5);
+  EXPECT_DOUBLE_EQ(chat.arrivals.synthetic.rate_per_s, 3);
+  EXPECT_DOUBLE_EQ(chat.arrivals.synthetic.cv, 4);
+  EXPECT_EQ(chat.arrivals.synthetic.input_tokens.max, 20);
+  const auto& train = r->tenants[1];
+  EXPECT_EQ(train.kind, TenantSpec::Kind::kTraining);
+  EXPECT_EQ(train.training.model.name, "resnet-50");
+  EXPECT_EQ(train.training.batch, 32);
+}
+
+TEST(ScenarioParse, BuiltInDemoParses) {
+  auto r = parse_scenario(demo_scenario_yaml(), std::string(kDemoScenarioName), ".");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->modes.size(), 4u);
+}
+
+TEST(ScenarioParse, TracePathResolvesAgainstScenarioFolder) {
+  auto r = parse_scenario(
+      mutate("arrivals: {process: gamma, rate: 3, cv: 4, input_tokens: {min: 10, max: 20},\n"
+             "               output_tokens: {min: 2, max: 5}}",
+             "arrivals: {trace: traces/a.csv, time_scale: 2}"),
+      "ok.yaml", "/data");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->tenants[0].arrivals.kind, ArrivalSpec::Kind::kTrace);
+  EXPECT_EQ(r->tenants[0].arrivals.trace_path, "/data/traces/a.csv");
+  EXPECT_DOUBLE_EQ(r->tenants[0].arrivals.trace.time_scale, 2);
+}
+
+struct BadCase {
+  const char* what;
+  std::string text;
+  std::vector<std::string> expected_fragments;
+};
+
+class ScenarioRejects : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(ScenarioRejects, WithAMessageNamingTheProblem) {
+  const auto& c = GetParam();
+  const std::string msg = error_of(c.text);
+  for (const auto& frag : c.expected_fragments) {
+    EXPECT_NE(msg.find(frag), std::string::npos) << c.what << ": '" << frag << "' not in: " << msg;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Malformed, ScenarioRejects,
+    ::testing::Values(
+        BadCase{"unknown gpu", mutate("gpu: H100-SXM5-80GB", "gpu: H900"),
+                {"bad.yaml:3:", "gpu", "H900", "H100-SXM5-80GB"}},
+        BadCase{"unknown model", mutate("model: llama-3-8b", "model: llama-9"),
+                {"bad.yaml:10:", "tenants[0].model", "llama-9"}},
+        BadCase{"unknown mode", mutate("[mps, static-partitions]", "[mps, magic]"),
+                {"unknown sharing mode 'magic'", "time-slicing"}},
+        BadCase{"typo in a field", mutate("sm_share: 0.5", "sm_shar: 0.5"),
+                {"bad.yaml:11:", "unknown field 'sm_shar'", "sm_share"}},
+        BadCase{"duration without unit", mutate("duration: 10s", "duration: 10"),
+                {"duration", "unit"}},
+        BadCase{"negative rate", mutate("rate: 3", "rate: -3"), {"tenants[0].arrivals.rate", "> 0"}},
+        BadCase{"bad token range",
+                mutate("input_tokens: {min: 10, max: 20}", "input_tokens: {min: 30, max: 20}"),
+                {"input_tokens", "min <= max"}},
+        BadCase{"not a number", mutate("batch: 32", "batch: lots"),
+                {"tenants[1].batch", "integer", "'lots'"}},
+        BadCase{"shares over one", mutate("batch: 32", "batch: 32\n    sm_share: 0.7"),
+                {"sm_share", "must not exceed 1"}},
+        BadCase{"duplicate names", mutate("name: train", "name: chat"), {"'chat'", "twice"}},
+        BadCase{"unknown kind", mutate("kind: training", "kind: batch"),
+                {"unknown tenant kind 'batch'"}},
+        BadCase{"missing tenants", "gpu: h100\nduration: 1s\nmode: mps\n",
+                {"missing required field 'tenants'"}},
+        BadCase{"broken yaml", mutate("tenants:", "tenants: [\n"), {"bad.yaml:"}},
+        BadCase{"poisson with cv", mutate("process: gamma", "process: poisson"),
+                {"Poisson", "gamma"}}),
+    [](const auto& info) {
+      std::string name = info.param.what;
+      for (auto& ch : name) if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return name;
+    });
+
+TEST(ScenarioLoad, MissingFileNamesThePath) {
+  auto r = load_scenario("/nonexistent/scenario.yaml");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("/nonexistent/scenario.yaml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera::scenario
