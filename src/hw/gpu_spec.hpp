@@ -12,11 +12,11 @@
 namespace tessera::hw {
 
 struct SmLimits {
-  int max_threads;          // resident threads per SM
-  int max_blocks;           // resident thread blocks per SM
-  int registers;            // 32-bit registers per SM
+  int max_threads;  // resident threads per SM
+  int max_blocks;   // resident thread blocks per SM
+  int registers;    // 32-bit registers per SM
   int max_registers_per_thread;
-  std::int64_t shared_memory_bytes;            // usable shared memory per SM
+  std::int64_t shared_memory_bytes;  // usable shared memory per SM
   std::int64_t max_shared_memory_per_block_bytes;
   int max_threads_per_block;
 };
@@ -40,12 +40,12 @@ struct GpuSpec {
   double peak_fp16_tensor_flops;  // dense FP16/BF16 tensor-core FLOP/s
   double peak_fp32_flops;         // non-tensor FP32 FLOP/s
 
-  double min_clock_mhz;   // lowest settable graphics clock
-  double base_clock_mhz;
+  double min_clock_mhz;    // lowest settable graphics clock
+  double base_clock_mhz;   // nvidia-smi's "Default Applications Clocks" (the board's base clock)
   double boost_clock_mhz;  // max graphics clock; peak FLOP/s above are quoted at this clock
 
-  double tdp_watts;
-  double idle_watts;
+  double tdp_watts;   // board power limit
+  double idle_watts;  // board power with nothing running (clocks parked, memory idle)
 
   // Green-context SM partitions come in multiples of this many SMs, with at least
   // green_ctx_min_sms (CUDA driver API docs; see shared/notes/cuda-api-facts.md).
@@ -62,7 +62,8 @@ struct GpuSpec {
 
 // All catalog entries, in a stable order.
 const std::vector<GpuSpec>& gpu_catalog();
-// Case-insensitive lookup; the error lists the known names.
+// Case-insensitive lookup by catalog name or short alias ("h100", "a100-40gb", "a100-80gb",
+// "h200"); the error lists the known names.
 core::Result<GpuSpec> find_gpu(std::string_view name);
 
 }  // namespace tessera::hw

@@ -1,0 +1,219 @@
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+
+#include "tessera/hw/gpu_spec.hpp"
+
+// The catalog. Each number carries a tag naming its source:
+//   [A100-WP]  NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020), Table 1 / Table 3.
+//   [A100-DS]  NVIDIA A100 Tensor Core GPU datasheet, "A100 40GB SXM" / "A100 80GB SXM" columns.
+//   [H100-WP]  NVIDIA H100 Tensor Core GPU Architecture whitepaper, Table 3, "H100 SXM5" column.
+//   [H100-DS]  NVIDIA H100 Tensor Core GPU datasheet, "H100 SXM" column.
+//   [H200-DS]  NVIDIA H200 Tensor Core GPU datasheet, "H200 SXM" column.
+//   [CUDA-PG]  CUDA C++ Programming Guide, "Technical Specifications per Compute Capability".
+//   [GREEN]    CUDA Driver API, Green Contexts (cuda.h of CUDA 13.0, lines 24711-24715, quoted in
+//              shared/notes/cuda-api-facts.md section 1): SM partitions on CC 8.x are at least 4
+//              SMs in multiples of 2; on CC 9.0+ at least 8 SMs in multiples of 8.
+//   [MIG]      NVIDIA Multi-Instance GPU User Guide (R580), "Supported GPUs", Table 1.
+//   [SMI ...]  nvidia-smi output posted in a public GitHub thread, named in the tag. NVIDIA
+//              publishes no idle power and no base clock for these boards; these readings are
+//              the best public sources found.
+//   ASSUMPTION marks a value no source states; the comment says how it was chosen.
+//
+// Memory sizes are the datasheet's GB read as GiB: HBM stacks come in binary sizes, and the
+// totals nvidia-smi reports (81920 MiB for A100 80GB, 81559 MiB for H100, 143771 MiB for H200)
+// are within 1% of that reading and far from the decimal one.
+
+namespace tessera::hw {
+
+namespace {
+
+constexpr std::int64_t kKiB = 1024;
+constexpr std::int64_t kGiB = 1024 * 1024 * 1024;
+
+// Per-SM limits of compute capability 8.0 (A100), all [CUDA-PG].
+constexpr SmLimits kCc80Limits{
+    .max_threads = 2048,
+    .max_blocks = 32,
+    .registers = 64 * 1024,
+    .max_registers_per_thread = 255,
+    .shared_memory_bytes = 164 * kKiB,
+    .max_shared_memory_per_block_bytes = 163 * kKiB,
+    .max_threads_per_block = 1024,
+};
+
+// Per-SM limits of compute capability 9.0 (H100, H200), all [CUDA-PG].
+constexpr SmLimits kCc90Limits{
+    .max_threads = 2048,
+    .max_blocks = 32,
+    .registers = 64 * 1024,
+    .max_registers_per_thread = 255,
+    .shared_memory_bytes = 228 * kKiB,
+    .max_shared_memory_per_block_bytes = 227 * kKiB,
+    .max_threads_per_block = 1024,
+};
+
+GpuSpec a100(std::string name) {
+  GpuSpec g{};
+  g.name = std::move(name);
+  g.architecture = "Ampere";
+  g.compute_capability_major = 8;  // [CUDA-PG] A100 is CC 8.0
+  g.compute_capability_minor = 0;
+  g.sms = 108;        // [A100-WP]
+  g.tpcs = 54;        // [A100-WP]
+  g.gpcs = 7;         // [A100-WP]
+  g.sms_per_tpc = 2;  // [A100-WP]
+  g.sm = kCc80Limits;
+  g.peak_fp16_tensor_flops = 312e12;  // [A100-DS] 312 TFLOPS dense (624 is with sparsity)
+  g.peak_fp32_flops = 19.5e12;        // [A100-DS]
+  g.min_clock_mhz = 210;              // ASSUMPTION: lowest entry of the 15 MHz-step list that
+                          // `nvidia-smi -q -d SUPPORTED_CLOCKS` prints for GA100 boards, as
+                          // widely reposted; no NVIDIA document states it.
+  g.boost_clock_mhz =
+      1410;           // [A100-WP] GPU boost clock; also "Max Clocks" in [SMI nvidia-docker#1648]
+  g.tdp_watts = 400;  // [A100-DS] max TDP, SXM
+  g.green_ctx_sm_granularity = 2;  // [GREEN] CC 8.x
+  g.green_ctx_min_sms = 4;         // [GREEN] CC 8.x
+  g.mig_capable = true;            // [MIG]
+  g.mig_max_instances = 7;         // [MIG]
+  return g;
+}
+
+GpuSpec a100_40gb() {
+  GpuSpec g = a100("A100-SXM4-40GB");
+  g.memory_bytes = 40 * kGiB;               // [A100-DS] 40GB HBM2
+  g.memory_bandwidth_bytes_per_s = 1555e9;  // [A100-DS] 1,555 GB/s
+  // [SMI NVIDIA/nvidia-docker#1648]: 400 W A100 SXM4 with 1215 MHz (40GB HBM2) memory clock.
+  g.base_clock_mhz = 1095;
+  // [SMI facebookresearch/vissl#422]: eight idle A100-SXM4-40GB (3 MiB used, 0 %) read
+  // 50-56 W at P0; 52 W is their typical reading.
+  g.idle_watts = 52;
+  return g;
+}
+
+GpuSpec a100_80gb() {
+  GpuSpec g = a100("A100-SXM4-80GB");
+  g.memory_bytes = 80 * kGiB;               // [A100-DS] 80GB HBM2e
+  g.memory_bandwidth_bytes_per_s = 2039e9;  // [A100-DS] 2,039 GB/s
+  // [SMI NVIDIA/DCGM#152]: A100-SXM4-80GB, 400 W, 1593 MHz HBM2e memory clock.
+  g.base_clock_mhz = 1155;
+  // [SMI allenai/PeerRead#40]: idle A100-SXM4-80GB (0 MiB used, 0 %) read 59-62 W at P0.
+  g.idle_watts = 60;
+  return g;
+}
+
+GpuSpec gh100_sxm(std::string name) {
+  GpuSpec g{};
+  g.name = std::move(name);
+  g.architecture = "Hopper";
+  g.compute_capability_major = 9;  // [CUDA-PG] H100/H200 are CC 9.0
+  g.compute_capability_minor = 0;
+  g.sms = 132;        // [H100-WP] H100 SXM5
+  g.tpcs = 66;        // [H100-WP] H100 SXM5
+  g.gpcs = 8;         // [H100-WP] H100 SXM5
+  g.sms_per_tpc = 2;  // [H100-WP]
+  g.sm = kCc90Limits;
+  // [H100-WP] 989.4 dense TFLOPS (the datasheet's 1,979 is with sparsity). The whitepaper
+  // quotes tensor peaks at 1830 MHz (4096 FLOP/clk/SM) and non-tensor peaks at 1980 MHz.
+  // ASSUMPTION: we keep the quoted peak at the max clock, so the derived per-cycle tensor rate
+  // (about 3786 FLOP/clk/SM) is an effective rate: tensor-heavy work on these boards is
+  // power-limited below 1980 MHz, and the simulator reproduces the quoted peak, not more.
+  g.peak_fp16_tensor_flops = 989.4e12;
+  g.peak_fp32_flops = 66.9e12;  // [H100-WP] 66.9 TFLOPS (the datasheets round to 67)
+  // [SMI NVIDIA/DCGM#120]: an idle GH100 SXM5 board (H800, the export variant) parked at
+  // 345 MHz. ASSUMPTION: the idle clock is also the lowest settable one.
+  g.min_clock_mhz = 345;
+  // [SMI NVIDIA/DCGM#120]: "Default Applications Clocks" and "Max Clocks" are both 1980 MHz.
+  g.base_clock_mhz = 1980;
+  g.boost_clock_mhz =
+      1980;  // [H100-WP] clock of the non-tensor peaks; "Max Clocks" in [SMI NVIDIA/DCGM#120]
+  g.green_ctx_sm_granularity = 8;  // [GREEN] CC 9.0
+  g.green_ctx_min_sms = 8;         // [GREEN] CC 9.0
+  g.mig_capable = true;            // [MIG]
+  g.mig_max_instances = 7;         // [MIG]
+  return g;
+}
+
+GpuSpec h100_sxm5_80gb() {
+  GpuSpec g = gh100_sxm("H100-SXM5-80GB");
+  g.memory_bytes = 80 * kGiB;                // [H100-DS] 80GB HBM3
+  g.memory_bandwidth_bytes_per_s = 3.35e12;  // [H100-DS] 3.35 TB/s
+  g.tdp_watts = 700;                         // [H100-DS] up to 700 W (configurable)
+  // ASSUMPTION: no public idle reading of an H100 SXM5 with nothing resident was found (posted
+  // readings with models loaded show 140-145 W, [SMI wilicc/gpu-burn#114]); 70 W is the typical
+  // P0 idle seen on nvidia-smi screenshots, between the A100 80GB (60 W) and H200 (115 W).
+  g.idle_watts = 70;
+  return g;
+}
+
+GpuSpec h200_sxm_141gb() {
+  // [H200-DS] lists the same compute peaks as H100 SXM; this project's device notes
+  // (.library/device/KINDS.md) record PyTorch reporting 132 SMs on an H200. ASSUMPTION: the
+  // TPC/GPC layout and clocks are those of the H100 SXM5 (same GH100 die and board class).
+  GpuSpec g = gh100_sxm("H200-SXM-141GB");
+  g.memory_bytes = 141 * kGiB;              // [H200-DS] 141GB HBM3e
+  g.memory_bandwidth_bytes_per_s = 4.8e12;  // [H200-DS] 4.8 TB/s
+  g.tdp_watts = 700;                        // [H200-DS] up to 700 W (configurable)
+  // [SMI NVIDIA/cuda-samples#311]: idle H200 (0 MiB used, 0 %) read 115 W at P0.
+  g.idle_watts = 115;
+  return g;
+}
+
+struct Alias {
+  std::string_view alias;
+  std::string_view name;
+};
+
+constexpr std::array<Alias, 4> kAliases{{
+    {"a100-40gb", "A100-SXM4-40GB"},
+    {"a100-80gb", "A100-SXM4-80GB"},
+    {"h100", "H100-SXM5-80GB"},
+    {"h200", "H200-SXM-141GB"},
+}};
+
+bool iequals(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+}  // namespace
+
+double GpuSpec::fp16_tensor_flops_per_sm_per_cycle() const {
+  return peak_fp16_tensor_flops / (static_cast<double>(sms) * boost_clock_mhz * 1e6);
+}
+
+double GpuSpec::fp32_flops_per_sm_per_cycle() const {
+  return peak_fp32_flops / (static_cast<double>(sms) * boost_clock_mhz * 1e6);
+}
+
+const std::vector<GpuSpec>& gpu_catalog() {
+  static const std::vector<GpuSpec> catalog{a100_40gb(), a100_80gb(), h100_sxm5_80gb(),
+                                            h200_sxm_141gb()};
+  return catalog;
+}
+
+core::Result<GpuSpec> find_gpu(std::string_view name) {
+  std::string_view wanted = name;
+  for (const Alias& a : kAliases) {
+    if (iequals(name, a.alias)) wanted = a.name;
+  }
+  for (const GpuSpec& g : gpu_catalog()) {
+    if (iequals(wanted, g.name)) return g;
+  }
+  std::string known;
+  for (const GpuSpec& g : gpu_catalog()) {
+    known += known.empty() ? g.name : ", " + g.name;
+  }
+  std::string aliases;
+  for (const Alias& a : kAliases) {
+    aliases += fmt::format("{}{}", aliases.empty() ? "" : ", ", a.alias);
+  }
+  return core::failf(core::Domain::kHardware, core::Code::kNotFound,
+                     "unknown GPU '{}': use one of {} (or the short names {})", name, known,
+                     aliases);
+}
+
+}  // namespace tessera::hw
