@@ -2,7 +2,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace tessera::core {
@@ -24,10 +26,20 @@ std::string child_path(const std::string& parent, std::string_view key) {
   return parent.empty() ? std::string(key) : fmt::format("{}.{}", parent, key);
 }
 
+// A map key as text. Keys that are lists or maps are legal YAML but never field names; they are
+// described instead of converted, since converting them throws.
+std::string key_text(const YAML::Node& key) {
+  return key.IsScalar() ? key.Scalar() : describe(key);
+}
+
 bool parse_number(std::string_view s, double& out) {
   if (s.empty()) return false;
   const char* first = s.data();
-  if (*first == '+') ++first;
+  // from_chars takes no '+'; skip one, but not before another sign ("+-5").
+  if (*first == '+') {
+    ++first;
+    if (first != s.data() + s.size() && (*first == '-' || *first == '+')) return false;
+  }
   const auto [ptr, ec] = std::from_chars(first, s.data() + s.size(), out);
   return ec == std::errc() && ptr == s.data() + s.size() && std::isfinite(out);
 }
@@ -35,6 +47,11 @@ bool parse_number(std::string_view s, double& out) {
 }  // namespace
 
 Result<ConfigNode> ConfigNode::load_file(const std::string& file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) {
+    return failf(Domain::kConfig, Code::kInvalidArgument,
+                 "'{}' is a directory: name a YAML or JSON file", file);
+  }
   std::ifstream in(file);
   if (!in) {
     return failf(Domain::kConfig, Code::kNotFound, "cannot open '{}': check the path", file);
@@ -63,9 +80,7 @@ Error ConfigNode::error(std::string_view what) const {
                fmt::format("{}:{}:{}: {}: {}", *source_, line(), column(), where, what));
 }
 
-bool ConfigNode::has(std::string_view key) const {
-  return node_.IsMap() && node_[std::string(key)].IsDefined();
-}
+bool ConfigNode::has(std::string_view key) const { return find(key).has_value(); }
 
 std::optional<ConfigNode> ConfigNode::find(std::string_view key) const {
   if (!node_.IsMap()) return std::nullopt;
@@ -98,7 +113,7 @@ Result<std::vector<ConfigNode>> ConfigNode::items() const {
 std::vector<std::string> ConfigNode::keys() const {
   std::vector<std::string> out;
   if (!node_.IsMap()) return out;
-  for (const auto& kv : node_) out.push_back(kv.first.as<std::string>());
+  for (const auto& kv : node_) out.push_back(key_text(kv.first));
   return out;
 }
 
@@ -193,13 +208,16 @@ Status ConfigNode::check_keys(std::initializer_list<std::string_view> allowed) c
     return std::unexpected(error(fmt::format("expected a mapping, got {}", describe(node_))));
   }
   for (const auto& kv : node_) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = key_text(kv.first);
+    // Point at the key itself, which is where the typo is.
+    const ConfigNode key_node(kv.first, source_, child_path(path_, key));
+    if (!kv.first.IsScalar()) {
+      return std::unexpected(key_node.error(fmt::format(
+          "expected a field name, got {}; allowed here: {}", key, fmt::join(allowed, ", "))));
+    }
     bool ok = false;
     for (auto a : allowed) ok = ok || a == key;
     if (!ok) {
-      ConfigNode child(kv.second, source_, child_path(path_, key));
-      // Point at the key itself, which is where the typo is.
-      ConfigNode key_node(kv.first, source_, child_path(path_, key));
       return std::unexpected(key_node.error(
           fmt::format("unknown field '{}'; allowed here: {}", key, fmt::join(allowed, ", "))));
     }
@@ -221,7 +239,14 @@ Result<Nanos> parse_duration(std::string_view text) {
       std::string_view number = text.substr(0, text.size() - u.suffix.size());
       while (!number.empty() && number.back() == ' ') number.remove_suffix(1);
       if (parse_number(number, v) && v >= 0) {
-        return static_cast<Nanos>(std::llround(v * u.nanos));
+        const double nanos = std::round(v * u.nanos);
+        // Past the int64 range llround is undefined; about 292 years is the limit.
+        if (nanos >= static_cast<double>(std::numeric_limits<Nanos>::max())) {
+          return failf(Domain::kConfig, Code::kInvalidArgument,
+                       "duration '{}' is too long: at most about 292 years (in nanoseconds) fits",
+                       text);
+        }
+        return static_cast<Nanos>(nanos);
       }
       break;
     }

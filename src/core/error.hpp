@@ -89,7 +89,8 @@ Result<T> with_context(Result<T> r, std::string_view context) {
 
 template <>
 struct fmt::formatter<tessera::core::Error> : fmt::formatter<std::string_view> {
+  // Formats the message through the string_view formatter so width and fill specs apply.
   auto format(const tessera::core::Error& e, format_context& ctx) const {
-    return fmt::format_to(ctx.out(), "{}", e.message());
+    return fmt::formatter<std::string_view>::format(e.message(), ctx);
   }
 };

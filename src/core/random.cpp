@@ -1,6 +1,7 @@
 #include "tessera/core/random.hpp"
 
 #include <cmath>
+#include <numbers>
 
 namespace tessera::core {
 
@@ -64,7 +65,7 @@ double RandomStream::normal(double mean, double stddev) {
   double u1 = uniform01();
   while (u1 <= 0.0) u1 = uniform01();
   const double u2 = uniform01();
-  return mean + stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  return mean + stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 
 double RandomStream::gamma(double shape, double scale) {
