@@ -1,0 +1,48 @@
+#include "tessera/gpu/registry.hpp"
+
+#include <string>
+
+#include "tessera/gpu/exclusive.hpp"
+#include "tessera/gpu/mps.hpp"
+#include "tessera/gpu/static_partitions.hpp"
+#include "tessera/gpu/time_slicing.hpp"
+
+namespace tessera::gpu {
+
+const std::vector<ModeEntry>& sharing_modes() {
+  static const std::vector<ModeEntry> modes = {
+      {"exclusive", "one tenant per GPU, with all its SMs and bandwidth (the isolation reference)",
+       [](const ModeOptions&) -> std::unique_ptr<SharingMode> {
+         return std::make_unique<ExclusiveMode>();
+       }},
+      {"time-slicing",
+       "one context at a time on all SMs, round-robin slices with a context-switch cost",
+       [](const ModeOptions& o) -> std::unique_ptr<SharingMode> {
+         return std::make_unique<TimeSlicingMode>(o);
+       }},
+      {"mps", "all tenants' blocks share all SMs and bandwidth, optional active-thread cap",
+       [](const ModeOptions& o) -> std::unique_ptr<SharingMode> {
+         return std::make_unique<MpsMode>(o);
+       }},
+      {"static-partitions",
+       "disjoint TPC-aligned SM sets, each with the same share of bandwidth (MIG-like)",
+       [](const ModeOptions&) -> std::unique_ptr<SharingMode> {
+         return std::make_unique<StaticPartitionsMode>();
+       }},
+  };
+  return modes;
+}
+
+core::Result<std::unique_ptr<SharingMode>> make_sharing_mode(std::string_view name,
+                                                             const ModeOptions& options) {
+  std::string known;
+  for (const auto& entry : sharing_modes()) {
+    if (entry.name == name) return entry.make(options);
+    known += known.empty() ? "" : ", ";
+    known += entry.name;
+  }
+  return core::failf(core::Domain::kGpu, core::Code::kNotFound,
+                     "unknown sharing mode '{}'; known modes: {}", name, known);
+}
+
+}  // namespace tessera::gpu
