@@ -2,9 +2,7 @@
 // Per-request and per-iteration records, and their summaries.
 
 #include <cstdint>
-#include <optional>
 #include <span>
-#include <string>
 #include <vector>
 
 #include "tessera/core/time.hpp"
@@ -19,7 +17,9 @@ struct Percentiles {
   double p99 = 0;
   double max = 0;
 };
-// Nearest-rank percentiles of `values` (any unit); an empty input gives all zeros.
+// Nearest-rank percentiles of `values` (any unit): the p-th percentile is the smallest value with
+// at least p% of the values at or below it, so it is always one of the inputs. An empty input
+// gives all zeros.
 Percentiles summarize(std::vector<double> values);
 
 struct RequestRecord {
@@ -33,7 +33,8 @@ struct RequestRecord {
   bool done() const { return finished >= 0; }
   core::Nanos ttft() const { return first_token - arrival; }
   core::Nanos e2e() const { return finished - arrival; }
-  // Mean time per output token after the first; 0 for single-token outputs.
+  // Mean time per output token after the first: (finished - first_token) / (output_tokens - 1).
+  // 0 for single-token outputs and for requests that have not finished.
   core::Nanos tpot() const;
 };
 
@@ -43,7 +44,7 @@ struct Slo {
 };
 
 struct InferenceSummary {
-  std::size_t arrived = 0;
+  std::size_t arrived = 0;  // records with arrival <= elapsed, plus any that finished
   std::size_t completed = 0;
   Percentiles ttft_ms;
   Percentiles tpot_ms;
@@ -52,6 +53,8 @@ struct InferenceSummary {
   double slo_attainment = 0;
   double output_tokens_per_s = 0;
 };
+// `records` may include requests whose arrival lies beyond the run; the run covers [0, elapsed].
+// Latencies (in ms) are over completed requests only.
 InferenceSummary summarize_inference(std::span<const RequestRecord> records, const Slo& slo,
                                      core::Nanos elapsed);
 
@@ -66,6 +69,7 @@ struct TrainingSummary {
   double samples_per_s = 0;
   Percentiles iteration_ms;
 };
+// `records` are finished iterations; `batch` is samples per iteration; rates are over `elapsed`.
 TrainingSummary summarize_training(std::span<const IterationRecord> records, int batch,
                                    core::Nanos elapsed);
 

@@ -3,7 +3,6 @@
 // for programs. Nothing here depends on wall-clock time, so a fixed seed gives identical output.
 
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,8 +24,8 @@ struct TenantReport {
 struct ModeReport {
   std::string mode;
   core::Nanos simulated = 0;
-  int gpus = 1;                  // exclusive mode gives each tenant its own GPU
-  device::DeviceStats device;    // summed energy, mean utilization over the mode's GPUs
+  int gpus = 1;                // exclusive mode gives each tenant its own GPU
+  device::DeviceStats device;  // summed energy, mean utilization over the mode's GPUs
   std::vector<TenantReport> tenants;
 };
 
@@ -37,8 +36,11 @@ struct RunReport {
   std::vector<ModeReport> modes;
 };
 
+// Keys carry their units (ttft_ms, energy_j, simulated_s); doubles are rounded to 6 significant
+// digits so golden files are stable; an unset SLO target is null; object keys are sorted.
 nlohmann::json to_json(const RunReport& report);
-// A side-by-side table: one row per (mode, tenant).
+// A side-by-side table: one row per (mode, tenant), a device line per mode and a legend; sized to
+// its content so that typical reports fit a 120-column terminal.
 std::string format_table(const RunReport& report);
 
 }  // namespace tessera::metrics

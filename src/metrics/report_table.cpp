@@ -1,0 +1,108 @@
+// RunReport as a plain-text table for a terminal: one row per (mode, tenant), a device line per
+// mode and a legend. Column widths follow the content, so typical reports fit 120 columns.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <vector>
+
+#include "tessera/metrics/report.hpp"
+
+namespace tessera::metrics {
+namespace {
+
+constexpr std::size_t kColumns = 9;
+using Row = std::array<std::string, kColumns>;
+
+// Text columns (mode, tenant, kind, throughput) read best left-aligned; numbers right-aligned.
+constexpr std::array<bool, kColumns> kLeftAligned = {true,  true,  true,  false, false,
+                                                     false, false, false, true};
+const Row kHeader = {"mode",         "tenant",  "kind",  "done/arr",  "TTFT p50/p99",
+                     "TPOT p50/p99", "E2E p99", "SLO %", "throughput"};
+constexpr std::string_view kLegend =
+    "ms, nearest-rank p50/p99; done/arr: completed/arrived requests; "
+    "SLO %: arrived ones meeting all targets; smp: samples";
+constexpr std::string_view kNone = "-";
+
+// Three significant-ish digits without exponents: 0.42, 12.3, 4567.
+std::string number(double x) {
+  if (x >= 100) return fmt::format("{:.0f}", x);
+  if (x >= 10) return fmt::format("{:.1f}", x);
+  return fmt::format("{:.2f}", x);
+}
+
+std::string pair(const Percentiles& p) {
+  if (p.count == 0) return std::string(kNone);
+  return fmt::format("{}/{}", number(p.p50), number(p.p99));
+}
+
+Row tenant_row(const std::string& mode, const TenantReport& t) {
+  Row row = {mode, t.name, t.kind, "", "", "", "", "", ""};
+  std::fill(row.begin() + 3, row.end(), std::string(kNone));
+  if (t.inference) {
+    const InferenceSummary& s = *t.inference;
+    row[3] = fmt::format("{}/{}", s.completed, s.arrived);
+    row[4] = pair(s.ttft_ms);
+    row[5] = pair(s.tpot_ms);
+    if (s.e2e_ms.count > 0) row[6] = number(s.e2e_ms.p99);
+    // Without any target the attainment would only restate done/arr, so it is left blank.
+    if (t.slo.ttft > 0 || t.slo.tpot > 0) row[7] = fmt::format("{:.1f}", 100 * s.slo_attainment);
+    row[8] = fmt::format("{} tok/s", number(s.output_tokens_per_s));
+  } else if (t.training) {
+    const TrainingSummary& s = *t.training;
+    row[8] = fmt::format("{} it/s {} smp/s", number(s.iterations_per_s), number(s.samples_per_s));
+  }
+  return row;
+}
+
+std::string device_line(const ModeReport& m) {
+  return fmt::format(
+      "  {} device: SM util {:.1f}%, energy {} J, avg power {} W, GPUs {}, {} s simulated", m.mode,
+      100 * m.device.sm_busy_fraction, number(m.device.energy_joules),
+      number(m.device.average_power_watts), m.gpus, number(core::to_seconds(m.simulated)));
+}
+
+std::string format_row(const Row& row, const std::array<std::size_t, kColumns>& widths) {
+  std::string line;
+  for (std::size_t c = 0; c < kColumns; ++c) {
+    if (c > 0) line += "  ";
+    line += kLeftAligned[c] ? fmt::format("{:<{}}", row[c], widths[c])
+                            : fmt::format("{:>{}}", row[c], widths[c]);
+  }
+  line.erase(line.find_last_not_of(' ') + 1);
+  return line;
+}
+
+}  // namespace
+
+std::string format_table(const RunReport& report) {
+  std::vector<Row> rows;
+  std::array<std::size_t, kColumns> widths{};
+  auto widen = [&](const Row& row) {
+    for (std::size_t c = 0; c < kColumns; ++c) widths[c] = std::max(widths[c], row[c].size());
+  };
+  widen(kHeader);
+  for (const ModeReport& m : report.modes) {
+    for (const TenantReport& t : m.tenants) widen(rows.emplace_back(tenant_row(m.mode, t)));
+  }
+
+  std::string out = fmt::format("{} on {}, seed {}\n", report.scenario, report.gpu, report.seed);
+  const std::string header = format_row(kHeader, widths);
+  out += header + "\n" + std::string(header.size(), '-') + "\n";
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < report.modes.size(); ++i) {
+    const ModeReport& m = report.modes[i];
+    if (i > 0) out += "\n";
+    for (std::size_t t = 0; t < m.tenants.size(); ++t)
+      out += format_row(rows[next++], widths) + "\n";
+    out += device_line(m) + "\n";
+  }
+  out += "\n";
+  out += kLegend;
+  out += "\n";
+  return out;
+}
+
+}  // namespace tessera::metrics
