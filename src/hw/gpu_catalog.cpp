@@ -115,7 +115,8 @@ GpuSpec gh100_sxm(std::string name) {
   g.sms_per_tpc = 2;  // [H100-WP]
   g.sm = kCc90Limits;
   // [H100-WP] 989.4 dense TFLOPS (the datasheet's 1,979 is with sparsity). The whitepaper
-  // quotes tensor peaks at 1830 MHz (4096 FLOP/clk/SM) and non-tensor peaks at 1980 MHz.
+  // quotes tensor peaks at 1830 MHz (132 SMs x 4096 FLOP/clk x 1830 MHz = 989.4 TFLOPS) and
+  // non-tensor peaks at 1980 MHz (132 x 256 x 1980 MHz = 66.9 TFLOPS).
   // ASSUMPTION: we keep the quoted peak at the max clock, so the derived per-cycle tensor rate
   // (about 3786 FLOP/clk/SM) is an effective rate: tensor-heavy work on these boards is
   // power-limited below 1980 MHz, and the simulator reproduces the quoted peak, not more.
