@@ -1,6 +1,12 @@
 #pragma once
 // The discrete-event engine. Events are ordered by (time, sequence number), so events at the same
 // time run in the order they were scheduled and a run is byte-for-byte reproducible.
+//
+// Shape: a binary heap of small PODs (time, sequence, slot) over a slot array that holds the
+// callbacks. A timer id names its slot and its sequence number, so cancel is O(1): it frees the
+// slot and leaves the heap entry behind as a tombstone that is skipped when it reaches the top
+// (and swept out when tombstones outnumber live events). Slots are recycled, so a steady run
+// does no heap allocation per event beyond what std::function itself needs for large captures.
 
 #include <cstdint>
 #include <functional>
@@ -29,7 +35,7 @@ class Engine final : public device::Executor {
   // Asks a running run_until to return after the current event.
   void stop() { stop_requested_ = true; }
 
-  std::size_t pending() const;
+  std::size_t pending() const { return live_; }
   std::uint64_t events_executed() const { return executed_; }
 
  private:
@@ -47,6 +53,11 @@ class Engine final : public device::Executor {
     std::function<void()> fn;
     std::uint64_t seq = 0;  // the live event's sequence number; 0 when the slot is free
   };
+
+  // Drops tombstones from the top; true if a live event is left there.
+  bool settle_top();
+  void pop_and_run();
+  void sweep_tombstones();
 
   core::Nanos now_ = 0;
   std::uint64_t next_seq_ = 1;

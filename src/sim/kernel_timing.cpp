@@ -1,0 +1,88 @@
+#include "tessera/sim/kernel_timing.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tessera/sim/occupancy.hpp"
+
+namespace tessera::sim {
+
+namespace {
+
+// Slack for rounding ratios that are whole numbers up to floating-point error (64 / 32 computed
+// as 2.0000000000000004 must not become 3 rounds).
+constexpr double kRoundingSlack = 1e-9;
+
+double ceil_whole(double x) {
+  return x <= 0 ? 0 : std::ceil(x - kRoundingSlack);
+}
+
+}  // namespace
+
+TimingModel::TimingModel(const hw::GpuSpec& spec, const SimGpuOptions& options)
+    : sm_limits_(spec.sm) {
+  const double boost_hz = spec.boost_clock_mhz * 1e6;
+  const double frac = options.achievable_compute_fraction;
+  const auto ns_per_flop = [&](double flops_per_sm_per_cycle) {
+    return flops_per_sm_per_cycle > 0 ? 1e9 / (flops_per_sm_per_cycle * boost_hz * frac) : 0.0;
+  };
+  tensor_ns_per_flop_ = ns_per_flop(spec.fp16_tensor_flops_per_sm_per_cycle());
+  fp32_ns_per_flop_ = ns_per_flop(spec.fp32_flops_per_sm_per_cycle());
+  device_bandwidth_ =
+      spec.memory_bandwidth_bytes_per_s * options.achievable_bandwidth_fraction / 1e9;
+  per_sm_bandwidth_ =
+      options.sm_bandwidth_multiple * device_bandwidth_ / static_cast<double>(spec.sms);
+  overhead_ns_ = static_cast<double>(options.launch_overhead);
+}
+
+KernelShape TimingModel::shape(const workload::Kernel& kernel) const {
+  KernelShape s;
+  s.blocks_per_sm = blocks_per_sm(sm_limits_, kernel.block);
+  const double ns_per_flop =
+      kernel.pipe == workload::ComputePipe::kTensorFp16 ? tensor_ns_per_flop_ : fp32_ns_per_flop_;
+  s.block_ns_at_boost = kernel.flops_per_block * ns_per_flop;
+  s.bytes_per_block = kernel.bytes_per_block;
+  return s;
+}
+
+int TimingModel::sms_to_host(const KernelShape& shape, double blocks) {
+  return static_cast<int>(ceil_whole(blocks / shape.blocks_per_sm));
+}
+
+Plan TimingModel::plan(const KernelShape& shape, double blocks, int sms, double domain_bandwidth,
+                       double overhead_ns) const {
+  Plan p;
+  p.blocks = blocks;
+  p.sms = sms;
+  p.compute_ns_at_boost = ceil_whole(blocks / sms) * shape.block_ns_at_boost;
+  p.bytes = blocks * shape.bytes_per_block;
+  p.overhead_ns = overhead_ns;
+  p.memory_ns = memory_ns(p, domain_bandwidth);
+  return p;
+}
+
+double TimingModel::memory_ns(const Plan& plan, double domain_bandwidth) const {
+  if (plan.bytes <= 0) return 0;
+  return plan.bytes / std::min(domain_bandwidth, plan.sms * per_sm_bandwidth_);
+}
+
+PlanRates TimingModel::rates(const Plan& plan, double clock_ratio) {
+  const double compute = plan.compute_ns_at_boost / clock_ratio;
+  PlanRates r;
+  r.duration_ns = plan.overhead_ns + std::max(compute, plan.memory_ns);
+  if (r.duration_ns > 0) {
+    r.demand = plan.bytes / r.duration_ns;
+    r.compute_share = compute / r.duration_ns;
+  }
+  return r;
+}
+
+core::Nanos remaining_ns(double fraction_left, double duration_ns, double share) {
+  const double ns = fraction_left * duration_ns / share;
+  if (!(ns > 0)) return 0;
+  // Far beyond any run; keeps the conversion defined.
+  if (ns >= 4e18) return core::kNever / 2;
+  return static_cast<core::Nanos>(std::ceil(ns - 1e-6));
+}
+
+}  // namespace tessera::sim

@@ -1,0 +1,143 @@
+#include "tessera/sim/occupancy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace tessera::sim {
+
+using core::Code;
+using core::Domain;
+
+int blocks_per_sm(const hw::SmLimits& sm, const workload::BlockResources& block) {
+  if (block.threads <= 0) return 0;
+  std::int64_t fit = sm.max_blocks;
+  fit = std::min<std::int64_t>(fit, sm.max_threads / block.threads);
+  const std::int64_t regs_per_block =
+      static_cast<std::int64_t>(block.registers_per_thread) * block.threads;
+  if (regs_per_block > 0) fit = std::min<std::int64_t>(fit, sm.registers / regs_per_block);
+  if (block.shared_memory_bytes > 0) {
+    fit = std::min<std::int64_t>(fit, sm.shared_memory_bytes / block.shared_memory_bytes);
+  }
+  return static_cast<int>(std::max<std::int64_t>(fit, 0));
+}
+
+namespace {
+
+bool finite_non_negative(double x) {
+  return std::isfinite(x) && x >= 0;
+}
+
+}  // namespace
+
+core::Status validate_kernel(const hw::GpuSpec& spec, const workload::Kernel& k,
+                             std::string_view where) {
+  const auto bad = [&](std::string what) {
+    return core::failf(Domain::kDevice, Code::kInvalidArgument, "kernel '{}' ({}) {}", k.name,
+                       where, what);
+  };
+  const hw::SmLimits& sm = spec.sm;
+  if (k.blocks < 1) {
+    return bad(fmt::format("has {} blocks; a grid needs at least one block", k.blocks));
+  }
+  const int threads = k.block.threads;
+  if (threads < 1) {
+    return bad(fmt::format("has {} threads per block; a block needs at least one thread", threads));
+  }
+  if (threads > sm.max_threads_per_block) {
+    return bad(fmt::format("uses {} threads per block, above {}'s limit of {}; use smaller blocks",
+                           threads, spec.name, sm.max_threads_per_block));
+  }
+  if (threads > sm.max_threads) {
+    return bad(
+        fmt::format("uses {} threads per block, more than one SM of {} holds ({}); use "
+                    "smaller blocks",
+                    threads, spec.name, sm.max_threads));
+  }
+  const int regs = k.block.registers_per_thread;
+  if (regs < 0) {
+    return bad(fmt::format("declares {} registers per thread; the count cannot be negative", regs));
+  }
+  if (regs > sm.max_registers_per_thread) {
+    return bad(
+        fmt::format("uses {} registers per thread, above {}'s limit of {}; lower the "
+                    "register count (e.g. __launch_bounds__ or -maxrregcount)",
+                    regs, spec.name, sm.max_registers_per_thread));
+  }
+  const std::int64_t regs_per_block = static_cast<std::int64_t>(regs) * threads;
+  if (regs_per_block > sm.registers) {
+    return bad(
+        fmt::format("needs {} registers per block ({} threads x {}), more than one SM of "
+                    "{} has ({}); use fewer threads or registers",
+                    regs_per_block, threads, regs, spec.name, sm.registers));
+  }
+  const std::int64_t smem = k.block.shared_memory_bytes;
+  if (smem < 0) {
+    return bad(
+        fmt::format("declares {} bytes of shared memory; the size cannot be negative", smem));
+  }
+  if (smem > sm.max_shared_memory_per_block_bytes) {
+    return bad(
+        fmt::format("uses {} bytes of shared memory per block, above {}'s limit of {} per "
+                    "block; use smaller tiles",
+                    smem, spec.name, sm.max_shared_memory_per_block_bytes));
+  }
+  if (smem > sm.shared_memory_bytes) {
+    return bad(
+        fmt::format("uses {} bytes of shared memory per block, more than one SM of {} has "
+                    "({}); use smaller tiles",
+                    smem, spec.name, sm.shared_memory_bytes));
+  }
+  if (blocks_per_sm(sm, k.block) < 1) {
+    return bad(fmt::format(
+        "does not fit on one SM of {} (limits: {} blocks, {} threads, {} "
+        "registers, {} bytes of shared memory per SM)",
+        spec.name, sm.max_blocks, sm.max_threads, sm.registers, sm.shared_memory_bytes));
+  }
+  if (!finite_non_negative(k.flops_per_block)) {
+    return bad(fmt::format("has {} FLOPs per block; the cost must be a finite number >= 0",
+                           k.flops_per_block));
+  }
+  if (!finite_non_negative(k.bytes_per_block)) {
+    return bad(fmt::format("moves {} bytes per block; the traffic must be a finite number >= 0",
+                           k.bytes_per_block));
+  }
+  const bool tensor = k.pipe == workload::ComputePipe::kTensorFp16;
+  const double peak = tensor ? spec.peak_fp16_tensor_flops : spec.peak_fp32_flops;
+  if (k.flops_per_block > 0 && !(peak > 0)) {
+    return bad(fmt::format(
+        "does {} work, but {} lists no peak {} throughput; fix the GPU spec or "
+        "the kernel's pipe",
+        tensor ? "FP16 tensor-core" : "FP32", spec.name, tensor ? "FP16 tensor" : "FP32"));
+  }
+  return {};
+}
+
+core::Status validate_sequence(const hw::GpuSpec& spec, const workload::KernelSequence& sequence) {
+  bool any = false;
+  for (std::size_t g = 0; g < sequence.groups.size(); ++g) {
+    const auto& group = sequence.groups[g];
+    if (group.repeat < 1) {
+      return core::failf(Domain::kDevice, Code::kInvalidArgument,
+                         "kernel group {} repeats {} times; a group runs at least once (drop the "
+                         "group instead)",
+                         g, group.repeat);
+    }
+    for (std::size_t i = 0; i < group.kernels.size(); ++i) {
+      if (auto st =
+              validate_kernel(spec, group.kernels[i], fmt::format("group {}, kernel {}", g, i));
+          !st) {
+        return st;
+      }
+      any = true;
+    }
+  }
+  if (!any) {
+    return core::fail(Domain::kDevice, Code::kInvalidArgument,
+                      "the submitted kernel sequence has no kernels; submit at least one");
+  }
+  return {};
+}
+
+}  // namespace tessera::sim

@@ -1,0 +1,265 @@
+#pragma once
+// The simulated GPU: a device::GpuDevice in the engine's virtual time.
+//
+// The model, first-order (assumptions are named in SimGpuOptions and beside the code):
+// - Occupancy fixes blocks per SM (occupancy.hpp); every kernel of a submission is checked
+//   against the GPU's limits before any of it is queued.
+// - SMs are held exclusively: one kernel holds an SM at a time (the hardware can co-schedule
+//   blocks of different kernels on one SM; the model does not). A kernel takes
+//   min(SMs to host all its blocks at once, free SMs in its stream's set, the stream's cap).
+//   Kernels that find no free SM in their set wait in FIFO order of becoming ready. When SMs
+//   free up, running kernels that could use more grow first, earliest launched first (the
+//   hardware dispatches an earlier kernel's remaining blocks before a later kernel's), then
+//   waiting kernels start, oldest first.
+// - Time per kernel (kernel_timing.hpp): launch overhead + max(compute with wave quantization at
+//   the current clock, DRAM time), stretched when its bandwidth domain is over-subscribed
+//   (bandwidth.hpp: max-min fair shares; a kernel granted a fraction s of its demand progresses
+//   at rate s). Domains never interfere with each other.
+// - Progress is fluid: at every change (start, end, growth, clock, suspend/resume, contention)
+//   the affected kernels' progress is brought up to date, their rates recomputed and their
+//   completion events moved. When a running kernel's SM count changes, its unfinished blocks
+//   (part-run blocks counted by what is left) are re-planned over the new SMs with the same
+//   formula.
+// - Power: idle + (TDP - idle) x (w_c x compute activity x (f / f_boost)^3 + (1 - w_c) x memory
+//   activity), integrated exactly (it is piecewise constant between events). Compute activity
+//   is the fraction of SMs held, each weighted by the fraction of its time its kernel computes;
+//   memory activity is the bandwidth in use over the achievable device bandwidth.
+//
+// Delivery: observers and done callbacks run at the end of the operation that produced them, in
+// order, once the device's state is consistent; they may submit work or reconfigure the device.
+// With SimGpuOptions::batch_isolated_kernels, kernels timed in one go report their events when
+// their run of kernels ends or is split, with their true start and end times; per stream the
+// events are identical to the per-kernel path's.
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "tessera/core/error.hpp"
+#include "tessera/device/gpu_device.hpp"
+#include "tessera/hw/gpu_spec.hpp"
+#include "tessera/sim/engine.hpp"
+#include "tessera/sim/kernel_timing.hpp"
+#include "tessera/sim/sim_gpu_options.hpp"
+#include "tessera/sim/sm_set.hpp"
+
+namespace tessera::sim {
+
+class SimGpu final : public device::GpuDevice {
+ public:
+  // An invalid spec or options (see validate_model) gives a device whose every call returns the
+  // validation error; create() returns that error up front instead.
+  SimGpu(Engine& engine, hw::GpuSpec spec, SimGpuOptions options = {});
+  static core::Result<std::unique_ptr<SimGpu>> create(Engine& engine, hw::GpuSpec spec,
+                                                      SimGpuOptions options = {});
+  ~SimGpu() override;
+  SimGpu(const SimGpu&) = delete;
+  SimGpu& operator=(const SimGpu&) = delete;
+
+  const hw::GpuSpec& spec() const override { return spec_; }
+  device::Capabilities capabilities() const override;
+  device::Executor& executor() override { return engine_; }
+  const SimGpuOptions& options() const { return options_; }
+
+  core::Result<device::DomainId> create_bandwidth_domain(double share) override;
+  core::Result<device::StreamId> create_stream(const device::StreamConfig& config) override;
+  core::Status configure_stream(device::StreamId stream,
+                                const device::StreamConfig& config) override;
+  core::Status submit(device::StreamId stream, workload::KernelSequencePtr sequence,
+                      std::uint64_t tag, device::DoneCallback done) override;
+
+  core::Status suspend_context(device::ContextId context) override;
+  core::Status resume_context(device::ContextId context) override;
+
+  core::Status set_clock_mhz(double mhz) override;
+  double clock_mhz() const override { return clock_mhz_; }
+
+  void add_observer(device::DeviceObserver* observer) override;
+  device::DeviceStats stats() const override;
+
+ private:
+  // A position in a kernel sequence: group, repetition of the group, kernel within it.
+  struct Cursor {
+    std::uint32_t group = 0;
+    std::int32_t rep = 0;
+    std::uint32_t index = 0;
+  };
+
+  struct Submission {
+    workload::KernelSequencePtr sequence;
+    std::uint64_t tag = 0;
+    device::DoneCallback done;
+    core::Nanos submitted = 0;
+    core::Nanos started = -1;
+  };
+
+  enum class Phase : std::uint8_t {
+    kIdle,       // no kernel
+    kWaiting,    // ready, in waiting_, holds no SM
+    kRunning,    // holds SMs, has a completion event
+    kSuspended,  // its context is suspended; holds no SM, keeps its progress
+    kBatched,    // the stream runs a batch of kernels timed in one go (batch.cpp)
+  };
+
+  // A stream's current kernel (a stream runs one kernel at a time).
+  struct Launch {
+    const workload::Kernel* kernel = nullptr;
+    Phase phase = Phase::kIdle;
+    bool launched = false;  // has held SMs; from then on its configuration is fixed
+    // Fixed at launch, from the stream's configuration then.
+    SmSet allowed;
+    int cap = 0;
+    device::DomainId domain = 0;
+    std::uint32_t context = 0;  // index into contexts_
+    KernelShape shape;
+    core::Nanos start = 0;
+    int sms_at_start = 0;
+    std::uint64_t order = 0;  // launch order: growth priority
+    std::uint64_t ready_seq = 0;
+    // Placement and progress.
+    SmSet held;
+    Plan plan;
+    PlanRates rates;
+    double share = 1;       // fraction of its bandwidth demand granted
+    double left = 1;        // fraction of the plan not yet done
+    core::Nanos since = 0;  // progress and energy are accounted up to here
+    device::TimerId timer = 0;
+    bool reschedule = false;
+  };
+
+  // One kernel of a batch, timed when the batch was made.
+  struct BatchItem {
+    const workload::Kernel* kernel;
+    Cursor cursor;
+    core::Nanos start;
+    core::Nanos end;
+    int sms;
+    double compute_share;
+    double demand;
+  };
+
+  struct Stream {
+    device::StreamConfig config;
+    SmSet allowed;              // config.sms, or every SM when it is empty
+    std::uint32_t context = 0;  // index into contexts_
+    std::deque<Submission> queue;
+    Cursor cursor;  // the current kernel within queue.front()
+    Launch cur;
+    std::vector<BatchItem> batch;
+    Cursor batch_next;  // where the stream continues after the batch
+    bool batch_ends_submission = false;
+    device::TimerId batch_timer = 0;
+  };
+
+  struct BandwidthDomain {
+    double share = 0;                    // of the device's bandwidth
+    double capacity = 0;                 // bytes per ns
+    std::vector<std::uint32_t> members;  // streams with a running kernel in the domain
+    bool dirty = false;
+  };
+
+  struct Context {
+    device::ContextId id;
+    bool suspended = false;
+  };
+
+  // Integrals over time behind stats(); energy is derived from them.
+  struct Integrals {
+    double sm_ns = 0;    // SM-ns held
+    double compute = 0;  // SM-ns held x compute share x granted share x (f / f_boost)^3
+    double bytes = 0;    // DRAM bytes moved
+    std::int64_t kernels = 0;
+  };
+
+  // A callback owed to the outside, delivered at the end of the current operation.
+  struct Notice {
+    bool is_done = false;
+    device::KernelEvent event{};
+    device::SubmissionDone done{};
+    device::DoneCallback callback;
+    workload::KernelSequencePtr keep_alive;  // the kernels the events before it point into
+  };
+
+  // --- Structure (sim_gpu.cpp) ---
+  core::Status usable() const;
+  core::Status check_stream(device::StreamId stream) const;
+  core::Result<SmSet> resolve_sms(const device::StreamConfig& config) const;
+  core::Status check_config(const device::StreamConfig& config) const;
+  std::uint32_t context_index(device::ContextId id);
+  std::optional<std::uint32_t> find_context(device::ContextId id) const;
+
+  // --- Operations: every entry point brackets its work with these ---
+  void begin_op() { ++depth_; }
+  void end_op();
+  void settle();
+  void flush();
+
+  // --- The block scheduler (scheduler.cpp) ---
+  static Cursor first_cursor(const workload::KernelSequence& seq);
+  static bool advance(const workload::KernelSequence& seq, Cursor& c);
+  static const workload::Kernel& kernel_at(const workload::KernelSequence& seq, const Cursor& c);
+  void make_ready(std::uint32_t s);
+  void continue_stream(std::uint32_t s, bool submission_ended);
+  void dispatch();
+  void launch(std::uint32_t s, const SmSet& available);
+  void grow(std::uint32_t s, const SmSet& available);
+  void sync(Launch& launch);
+  void retire(std::uint32_t s);
+  void add_running(std::uint32_t s);
+  void mark_dirty(device::DomainId d);
+  void flag_reschedule(std::uint32_t s);
+  void reschedule(std::uint32_t s);
+  void on_kernel_done(std::uint32_t s);
+  void push_kernel_event(std::uint32_t s, const workload::Kernel* kernel, core::Nanos start,
+                         core::Nanos end, int sms);
+  double fraction_left_now(const Launch& launch) const;
+
+  // --- Exact batching of an isolated stream's kernels (batch.cpp) ---
+  bool conflicts(std::uint32_t a, std::uint32_t b) const;
+  bool isolated(std::uint32_t s) const;
+  void start_batch(std::uint32_t s);
+  void split_batch(std::uint32_t s);
+  void split_conflicting(std::uint32_t s);
+  void on_batch_done(std::uint32_t s);
+  void account_item(std::uint32_t s, const BatchItem& item);
+
+  Engine& engine_;
+  hw::GpuSpec spec_;
+  SimGpuOptions options_;
+  std::optional<core::Error> invalid_;
+  TimingModel timing_;
+  core::Nanos created_;
+
+  double clock_mhz_;
+  double clock_ratio_ = 1;  // clock / boost clock
+  double clock_cube_ = 1;
+
+  std::vector<Stream> streams_;
+  std::vector<BandwidthDomain> domains_;
+  std::vector<Context> contexts_;
+  std::vector<device::DeviceObserver*> observers_;
+
+  SmSet free_;
+  std::vector<std::uint32_t> running_;  // streams with a running kernel, in launch order
+  std::vector<std::uint32_t> waiting_;  // streams with a waiting kernel, in ready order
+  std::vector<std::uint32_t> batched_;  // streams running a batch
+  std::vector<device::DomainId> dirty_domains_;
+  std::vector<std::uint32_t> to_reschedule_;
+  std::uint64_t next_order_ = 1;
+  std::uint64_t next_ready_ = 1;
+  bool dispatch_needed_ = false;
+
+  Integrals integrals_;
+  std::vector<Notice> notices_;
+  int depth_ = 0;
+  bool flushing_ = false;
+
+  // Scratch reused by settle() and resume_context().
+  std::vector<double> demand_scratch_;
+  std::vector<double> share_scratch_;
+  std::vector<std::uint32_t> stream_scratch_;
+};
+
+}  // namespace tessera::sim

@@ -1,0 +1,263 @@
+// The block scheduler of SimGpu and its per-kernel path: readiness, SM allocation and growth,
+// fluid progress, completion.
+
+#include <algorithm>
+#include <limits>
+
+#include "tessera/sim/sim_gpu.hpp"
+
+namespace tessera::sim {
+
+SimGpu::Cursor SimGpu::first_cursor(const workload::KernelSequence& seq) {
+  Cursor c;
+  while (c.group < seq.groups.size() && seq.groups[c.group].kernels.empty()) ++c.group;
+  return c;
+}
+
+bool SimGpu::advance(const workload::KernelSequence& seq, Cursor& c) {
+  if (++c.index < seq.groups[c.group].kernels.size()) return true;
+  c.index = 0;
+  if (++c.rep < seq.groups[c.group].repeat) return true;
+  c.rep = 0;
+  do {
+    ++c.group;
+  } while (c.group < seq.groups.size() && seq.groups[c.group].kernels.empty());
+  return c.group < seq.groups.size();
+}
+
+const workload::Kernel& SimGpu::kernel_at(const workload::KernelSequence& seq, const Cursor& c) {
+  return seq.groups[c.group].kernels[c.index];
+}
+
+void SimGpu::make_ready(std::uint32_t s) {
+  Stream& st = streams_[s];
+  Launch& l = st.cur;
+  l = Launch{};
+  l.kernel = &kernel_at(*st.queue.front().sequence, st.cursor);
+  l.ready_seq = next_ready_++;
+  if (contexts_[st.context].suspended) {
+    l.phase = Phase::kSuspended;
+    return;
+  }
+  l.phase = Phase::kWaiting;
+  waiting_.push_back(s);
+  split_conflicting(s);
+  dispatch_needed_ = true;
+}
+
+void SimGpu::continue_stream(std::uint32_t s, bool submission_ended) {
+  Stream& st = streams_[s];
+  st.cur.phase = Phase::kIdle;
+  if (!submission_ended) {
+    make_ready(s);
+    return;
+  }
+  Submission& sub = st.queue.front();
+  Notice notice;
+  notice.is_done = true;
+  notice.done = device::SubmissionDone{.stream = s,
+                                       .tag = sub.tag,
+                                       .submitted = sub.submitted,
+                                       .started = sub.started,
+                                       .finished = engine_.now()};
+  notice.callback = std::move(sub.done);
+  notice.keep_alive = std::move(sub.sequence);
+  notices_.push_back(std::move(notice));
+  st.queue.pop_front();
+  if (st.queue.empty()) {
+    st.cur = Launch{};
+    return;
+  }
+  st.cursor = first_cursor(*st.queue.front().sequence);
+  make_ready(s);
+}
+
+double SimGpu::fraction_left_now(const Launch& l) const {
+  if (!(l.rates.duration_ns > 0)) return 0;
+  const auto dt = static_cast<double>(engine_.now() - l.since);
+  return std::max(0.0, l.left - dt * l.share / l.rates.duration_ns);
+}
+
+void SimGpu::dispatch() {
+  dispatch_needed_ = false;
+  if (free_.none()) return;
+  // Running kernels that could use more SMs grow first, earliest launched first.
+  for (const auto s : running_) {
+    const Launch& l = streams_[s].cur;
+    if (l.cap > 0 && l.plan.sms >= l.cap) continue;
+    const SmSet available = free_ & l.allowed;
+    if (available.none()) continue;
+    // Estimate without syncing: a kernel's progress is only rewritten when its plan changes.
+    const double blocks = fraction_left_now(l) * l.plan.blocks;
+    if (TimingModel::sms_to_host(l.shape, blocks) > l.plan.sms) grow(s, available);
+    if (free_.none()) return;
+  }
+  // Then waiting kernels, in the order they became ready.
+  std::size_t keep = 0;
+  for (std::size_t i = 0; i < waiting_.size(); ++i) {
+    const auto s = waiting_[i];
+    const Stream& st = streams_[s];
+    const SmSet available = free_ & (st.cur.launched ? st.cur.allowed : st.allowed);
+    if (available.none()) {
+      waiting_[keep++] = s;
+      continue;
+    }
+    if (!st.cur.launched && isolated(s)) {
+      start_batch(s);
+    } else {
+      launch(s, available);
+    }
+  }
+  waiting_.resize(keep);
+}
+
+void SimGpu::launch(std::uint32_t s, const SmSet& available) {
+  Stream& st = streams_[s];
+  Launch& l = st.cur;
+  const core::Nanos now = engine_.now();
+  const bool first = !l.launched;
+  double blocks;
+  if (first) {
+    l.launched = true;
+    l.allowed = st.allowed;
+    l.cap = st.config.max_sms;
+    l.domain = st.config.bandwidth_domain;
+    l.context = st.context;
+    l.shape = timing_.shape(*l.kernel);
+    l.start = now;
+    l.order = next_order_++;
+    Submission& sub = st.queue.front();
+    if (sub.started < 0) sub.started = now;
+    blocks = static_cast<double>(l.kernel->blocks);
+  } else {
+    blocks = l.left * l.plan.blocks;
+  }
+  int n = std::min(TimingModel::sms_to_host(l.shape, blocks), available.count());
+  if (l.cap > 0) n = std::min(n, l.cap);
+  n = std::max(n, 1);
+  l.held = available.lowest(n);
+  free_ &= ~l.held;
+  const double capacity = domains_[l.domain].capacity;
+  if (first) {
+    l.sms_at_start = n;
+    l.plan = timing_.plan(l.shape, blocks, n, capacity, timing_.launch_overhead_ns());
+    l.left = 1;
+  } else if (n != l.plan.sms) {
+    // Resumed on a different number of SMs: re-plan what is left.
+    l.plan = timing_.plan(l.shape, blocks, n, capacity, l.left * l.plan.overhead_ns);
+    l.left = 1;
+  }
+  l.rates = TimingModel::rates(l.plan, clock_ratio_);
+  l.share = 1;
+  l.since = now;
+  l.phase = Phase::kRunning;
+  add_running(s);
+  domains_[l.domain].members.push_back(s);
+  mark_dirty(l.domain);
+  flag_reschedule(s);
+}
+
+void SimGpu::grow(std::uint32_t s, const SmSet& available) {
+  Launch& l = streams_[s].cur;
+  sync(l);
+  const double blocks = l.left * l.plan.blocks;
+  int n = std::min(TimingModel::sms_to_host(l.shape, blocks), l.plan.sms + available.count());
+  if (l.cap > 0) n = std::min(n, l.cap);
+  const int extra = n - l.plan.sms;
+  if (extra <= 0) return;
+  const SmSet more = available.lowest(extra);
+  l.held |= more;
+  free_ &= ~more;
+  l.plan =
+      timing_.plan(l.shape, blocks, n, domains_[l.domain].capacity, l.left * l.plan.overhead_ns);
+  l.left = 1;
+  l.rates = TimingModel::rates(l.plan, clock_ratio_);
+  mark_dirty(l.domain);
+  flag_reschedule(s);
+}
+
+void SimGpu::sync(Launch& l) {
+  const core::Nanos now = engine_.now();
+  if (l.since >= now) return;
+  const auto dt = static_cast<double>(now - l.since);
+  if (l.rates.duration_ns > 0) l.left = std::max(0.0, l.left - dt * l.share / l.rates.duration_ns);
+  integrals_.sm_ns += l.plan.sms * dt;
+  integrals_.compute += l.plan.sms * l.share * l.rates.compute_share * clock_cube_ * dt;
+  integrals_.bytes += l.share * l.rates.demand * dt;
+  l.since = now;
+}
+
+void SimGpu::add_running(std::uint32_t s) {
+  // Launch order; a resumed kernel keeps its original place.
+  const auto order = streams_[s].cur.order;
+  auto it = running_.end();
+  while (it != running_.begin() && streams_[*(it - 1)].cur.order > order) --it;
+  running_.insert(it, s);
+}
+
+void SimGpu::retire(std::uint32_t s) {
+  Launch& l = streams_[s].cur;
+  running_.erase(std::find(running_.begin(), running_.end(), s));
+  auto& members = domains_[l.domain].members;
+  const auto it = std::find(members.begin(), members.end(), s);
+  *it = members.back();
+  members.pop_back();
+  mark_dirty(l.domain);
+  free_ |= l.held;
+  l.held = SmSet{};
+  dispatch_needed_ = true;
+}
+
+void SimGpu::mark_dirty(device::DomainId d) {
+  if (domains_[d].dirty) return;
+  domains_[d].dirty = true;
+  dirty_domains_.push_back(d);
+}
+
+void SimGpu::flag_reschedule(std::uint32_t s) {
+  Launch& l = streams_[s].cur;
+  if (l.reschedule) return;
+  l.reschedule = true;
+  to_reschedule_.push_back(s);
+}
+
+void SimGpu::reschedule(std::uint32_t s) {
+  Launch& l = streams_[s].cur;
+  if (!l.reschedule) return;
+  l.reschedule = false;
+  if (l.phase != Phase::kRunning) return;
+  if (l.timer != 0) engine_.cancel(l.timer);
+  const core::Nanos when = engine_.now() + remaining_ns(l.left, l.rates.duration_ns, l.share);
+  l.timer = engine_.schedule_at(when, [this, s] { on_kernel_done(s); });
+}
+
+void SimGpu::push_kernel_event(std::uint32_t s, const workload::Kernel* kernel, core::Nanos start,
+                               core::Nanos end, int sms) {
+  const Stream& st = streams_[s];
+  Notice notice;
+  notice.event = device::KernelEvent{.stream = s,
+                                     .context = contexts_[st.cur.context].id,
+                                     .bandwidth_domain = st.cur.domain,
+                                     .kernel = kernel,
+                                     .submission_tag = st.queue.front().tag,
+                                     .start = start,
+                                     .end = end,
+                                     .sms = sms};
+  notices_.push_back(std::move(notice));
+  ++integrals_.kernels;
+}
+
+void SimGpu::on_kernel_done(std::uint32_t s) {
+  begin_op();
+  Stream& st = streams_[s];
+  Launch& l = st.cur;
+  l.timer = 0;
+  sync(l);
+  retire(s);
+  push_kernel_event(s, l.kernel, l.start, engine_.now(), l.sms_at_start);
+  const bool more = advance(*st.queue.front().sequence, st.cursor);
+  continue_stream(s, !more);
+  end_op();
+}
+
+}  // namespace tessera::sim

@@ -1,0 +1,92 @@
+#pragma once
+// The simulator's own SM set: four 64-bit words, with the two operations its block scheduler does
+// on every kernel start (count what is free in a mask, take the lowest k of those) done word by
+// word. device::SmMask is the interface type; it is converted once, when a stream is configured.
+
+#include <array>
+#include <bit>
+#include <cstdint>
+
+#include "tessera/device/sm_mask.hpp"
+
+namespace tessera::sim {
+
+class SmSet {
+ public:
+  static constexpr int kWords = device::kMaxSms / 64;
+
+  SmSet() = default;
+  // SMs [0, n).
+  static SmSet first(int n) {
+    SmSet s;
+    for (int w = 0; w < kWords && n > 0; ++w, n -= 64) {
+      s.words_[w] = n >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
+    }
+    return s;
+  }
+  static SmSet from_mask(const device::SmMask& mask) {
+    SmSet s;
+    for (int i = 0; i < device::kMaxSms; ++i) {
+      if (mask.test(i)) s.words_[i / 64] |= std::uint64_t{1} << (i % 64);
+    }
+    return s;
+  }
+
+  int count() const {
+    int c = 0;
+    for (auto w : words_) c += std::popcount(w);
+    return c;
+  }
+  bool none() const { return (words_[0] | words_[1] | words_[2] | words_[3]) == 0; }
+  bool test(int sm) const { return (words_[sm / 64] >> (sm % 64)) & 1U; }
+  bool overlaps(const SmSet& o) const { return !(*this & o).none(); }
+  bool contains(const SmSet& o) const { return (o & ~*this).none(); }
+
+  // The lowest `k` SMs of this set (all of them if it has fewer).
+  SmSet lowest(int k) const {
+    SmSet out;
+    for (int w = 0; w < kWords && k > 0; ++w) {
+      std::uint64_t word = words_[w];
+      const int c = std::popcount(word);
+      if (c <= k) {
+        out.words_[w] = word;
+        k -= c;
+        continue;
+      }
+      std::uint64_t taken = 0;
+      for (; k > 0; --k) {
+        const std::uint64_t bit = word & (~word + 1);  // lowest set bit
+        taken |= bit;
+        word ^= bit;
+      }
+      out.words_[w] = taken;
+    }
+    return out;
+  }
+
+  SmSet operator&(const SmSet& o) const {
+    SmSet s;
+    for (int w = 0; w < kWords; ++w) s.words_[w] = words_[w] & o.words_[w];
+    return s;
+  }
+  SmSet operator|(const SmSet& o) const {
+    SmSet s;
+    for (int w = 0; w < kWords; ++w) s.words_[w] = words_[w] | o.words_[w];
+    return s;
+  }
+  SmSet operator~() const {
+    SmSet s;
+    for (int w = 0; w < kWords; ++w) s.words_[w] = ~words_[w];
+    return s;
+  }
+  SmSet& operator|=(const SmSet& o) { return *this = *this | o; }
+  SmSet& operator&=(const SmSet& o) { return *this = *this & o; }
+  bool operator==(const SmSet&) const = default;
+
+ private:
+  std::array<std::uint64_t, kWords> words_{};
+};
+
+static_assert(device::kMaxSms % 64 == 0, "SmSet stores whole 64-bit words");
+
+}  // namespace tessera::sim
