@@ -36,11 +36,11 @@ struct BlockResources {
 };
 
 struct Kernel {
-  std::string_view name;  // points at a string literal: kernels are built in hot loops
+  std::string_view name{};  // points at a string literal: kernels are built in hot loops
   KernelClass kind = KernelClass::kOther;
   ComputePipe pipe = ComputePipe::kFp32;
   std::int64_t blocks = 1;  // grid size
-  BlockResources block;
+  BlockResources block{};
   double flops_per_block = 0;  // arithmetic work of one block
   double bytes_per_block = 0;  // DRAM traffic of one block (reads + writes)
   // True when blocks neither synchronise grid-wide nor depend on each other, so the grid may be
