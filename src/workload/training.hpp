@@ -12,7 +12,7 @@
 namespace tessera::workload {
 
 struct TrainingModel {
-  std::string name;        // "resnet-50", "bert-base"
+  std::string name;  // "resnet-50", "bert-base"
   std::string description;
   int default_batch;
   // Builds one iteration for `batch` samples (images, or sequences of the model's length).
@@ -23,7 +23,15 @@ struct TrainingModel {
 const std::vector<TrainingModel>& training_catalog();
 core::Result<TrainingModel> find_training_model(std::string_view name);
 
-KernelSequence resnet50_iteration(int batch);  // 224x224 images, SGD with momentum
-KernelSequence bert_base_iteration(int batch, int seq_len = 128);  // AdamW
+// The builders take any batch; a batch below 1 counts as 1.
+
+// 224x224 images, SGD with momentum.
+KernelSequence resnet50_iteration(int batch);
+double resnet50_parameters();
+
+// Masked-LM and next-sentence pre-training heads, AdamW. seq_len is clamped to [1, 512], the
+// range of BERT's learned position embeddings.
+KernelSequence bert_base_iteration(int batch, int seq_len = 128);
+double bert_base_parameters();
 
 }  // namespace tessera::workload
