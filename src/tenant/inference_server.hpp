@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "tessera/gpu/sharing_mode.hpp"
@@ -18,8 +20,8 @@ namespace tessera::tenant {
 struct InferenceConfig {
   std::string name;
   workload::ModelConfig model;
-  int max_num_seqs = 256;          // vLLM's default cap on running sequences
-  int max_batched_tokens = 8192;   // prompt tokens admitted into one prefill batch
+  int max_num_seqs = 256;         // vLLM's default cap on running sequences
+  int max_batched_tokens = 8192;  // prompt tokens admitted into one prefill batch
   metrics::Slo slo;
 };
 
@@ -29,7 +31,8 @@ class InferenceServer {
                   gpu::SharingMode& mode, device::Executor& executor,
                   metrics::Timeline* timeline = nullptr, int timeline_track = -1);
 
-  // Schedules the arrivals; work then flows as the executor runs.
+  // Schedules the arrivals; work then flows as the executor runs. Requests may come in any order;
+  // they are served in order of arrival. The server must outlive the executor's run.
   void start();
   const InferenceConfig& config() const { return config_; }
   const std::vector<metrics::RequestRecord>& records() const { return records_; }
@@ -37,7 +40,9 @@ class InferenceServer {
   const std::optional<core::Error>& failure() const { return failure_; }
 
  private:
-  void on_arrival(std::size_t index);
+  core::Status validate() const;
+  void schedule_next_arrival();
+  void on_arrivals();
   void maybe_start_iteration();
   void on_iteration_done(const device::SubmissionDone& done);
 
@@ -50,12 +55,16 @@ class InferenceServer {
   int timeline_track_;
 
   std::vector<metrics::RequestRecord> records_;  // indexed like requests_
+  std::vector<std::size_t> arrival_order_;       // request indices sorted by arrival
+  std::size_t next_arrival_ = 0;                 // position in arrival_order_
   std::deque<std::size_t> waiting_;
-  std::vector<std::size_t> running_;   // decoding
-  std::vector<std::size_t> in_flight_; // in the current iteration
-  std::vector<int> generated_;         // tokens produced so far, per request
+  std::vector<std::size_t> running_;    // decoding
+  std::vector<std::size_t> in_flight_;  // admitted by the prefill in flight
+  std::vector<int> generated_;          // tokens produced so far, per request
+  std::vector<int> lengths_;            // scratch: the lengths handed to the step builders
   bool busy_ = false;
   bool in_flight_is_prefill_ = false;
+  int in_flight_tokens_ = 0;  // prompt tokens (prefill) or sequences (decode)
   std::uint64_t iteration_ = 0;
   std::optional<core::Error> failure_;
 };

@@ -20,10 +20,13 @@ struct TrainingConfig {
 
 class TrainingJob {
  public:
+  // The job is driven by its own completions alone, so `executor` is not kept; the parameter
+  // keeps the tenants' constructors alike for the scenario runner.
   TrainingJob(gpu::TenantId id, TrainingConfig config, gpu::SharingMode& mode,
               device::Executor& executor, metrics::Timeline* timeline = nullptr,
               int timeline_track = -1);
 
+  // Submits the first iteration; each completion submits the next. Must outlive the run.
   void start();
   const TrainingConfig& config() const { return config_; }
   int batch() const;
@@ -36,7 +39,6 @@ class TrainingJob {
   gpu::TenantId id_;
   TrainingConfig config_;
   gpu::SharingMode& mode_;
-  device::Executor& executor_;
   metrics::Timeline* timeline_;
   int timeline_track_;
   workload::KernelSequencePtr iteration_;  // built once: every iteration has the same shapes

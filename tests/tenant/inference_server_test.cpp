@@ -1,0 +1,211 @@
+#include "tessera/tenant/inference_server.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "support/fake_device.hpp"
+#include "support/manual_executor.hpp"
+#include "tessera/gpu/exclusive.hpp"
+
+namespace tessera::tenant {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A small decoder so the numbers stay readable; the fake times kernels by FLOPs alone.
+workload::ModelConfig tiny_model() {
+  return workload::ModelConfig{.name = "tiny",
+                               .layers = 2,
+                               .hidden = 256,
+                               .heads = 4,
+                               .kv_heads = 2,
+                               .head_dim = 64,
+                               .intermediate = 512,
+                               .vocab = 1000,
+                               .bytes_per_param = 2,
+                               .kv_bytes_per_elem = 2};
+}
+
+workload::Request req(std::uint64_t id, core::Nanos arrival, int in, int out) {
+  return workload::Request{.id = id, .arrival = arrival, .input_tokens = in, .output_tokens = out};
+}
+
+struct Server {
+  test::ManualExecutor exec;
+  test::FakeDevice dev{exec, test::fake_spec(), test::all_capabilities(), /*flops_per_ns=*/1e4};
+  gpu::ExclusiveMode mode;
+  metrics::Timeline timeline;
+  std::unique_ptr<InferenceServer> server;
+
+  Server(std::vector<workload::Request> requests, int max_num_seqs = 256,
+         int max_batched_tokens = 8192, gpu::TenantId id = 0) {
+    const std::vector<gpu::TenantInfo> infos{{.id = 0, .name = "chat"}};
+    EXPECT_TRUE(mode.attach(dev, infos));
+    const int process = timeline.add_process("test");
+    const int track = timeline.add_track(process, "chat");
+    InferenceConfig cfg{.name = "chat",
+                        .model = tiny_model(),
+                        .max_num_seqs = max_num_seqs,
+                        .max_batched_tokens = max_batched_tokens,
+                        .slo = {}};
+    server = std::make_unique<InferenceServer>(id, cfg, std::move(requests), mode, exec, &timeline,
+                                               track);
+  }
+
+  core::Nanos prefill(std::vector<int> lengths) const {
+    return dev.sequence_duration(workload::prefill_step(tiny_model(), lengths));
+  }
+  core::Nanos decode(std::vector<int> contexts) const {
+    return dev.sequence_duration(workload::decode_step(tiny_model(), contexts));
+  }
+  const metrics::RequestRecord& rec(std::size_t i) const { return server->records()[i]; }
+
+  // Names of the tenant-track spans, in time order.
+  std::vector<std::string> span_names() const {
+    std::vector<std::string> out;
+    const auto trace = timeline.to_json();
+    for (const auto& e : trace["traceEvents"]) {
+      if (e.value("cat", "") == "span") out.push_back(e["name"]);
+    }
+    return out;
+  }
+};
+
+TEST(InferenceServer, FirstTokenAfterPrefillAndTpotFromDecodeSteps) {
+  Server s({req(7, 1000, 10, 4)});
+  s.server->start();
+  s.exec.run_all();
+  ASSERT_FALSE(s.server->failure());
+  const core::Nanos p = s.prefill({10});
+  ASSERT_GT(p, 0);
+  const auto& r = s.rec(0);
+  EXPECT_EQ(r.id, 7u);
+  EXPECT_EQ(r.first_token, 1000 + p);
+  // Three decode steps, each over the context so far: 10 prompt + 1, 2, 3 generated tokens.
+  const core::Nanos decodes = s.decode({11}) + s.decode({12}) + s.decode({13});
+  EXPECT_EQ(r.finished, 1000 + p + decodes);
+  EXPECT_EQ(r.tpot(), decodes / 3);
+  EXPECT_EQ(s.span_names(), (std::vector<std::string>{"prefill", "decode", "decode", "decode"}));
+}
+
+TEST(InferenceServer, SingleTokenRequestsFinishAtPrefill) {
+  Server s({req(0, 0, 32, 1), req(1, 0, 16, 1)});
+  s.server->start();
+  s.exec.run_all();
+  const core::Nanos p = s.prefill({32, 16});
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(s.rec(i).first_token, p);
+    EXPECT_EQ(s.rec(i).finished, p);
+    EXPECT_EQ(s.rec(i).tpot(), 0);
+  }
+  EXPECT_EQ(s.dev.calls_of(test::CallKind::kSubmit).size(), 1u);  // no decode step at all
+}
+
+TEST(InferenceServer, AdmitsByMaxBatchedTokens) {
+  // Budget 350: {100, 200} fit (300; adding 300 would exceed), then {300, 50} fit exactly.
+  Server s({req(0, 0, 100, 1), req(1, 0, 200, 1), req(2, 0, 300, 1), req(3, 0, 50, 1)},
+           /*max_num_seqs=*/256, /*max_batched_tokens=*/350);
+  s.server->start();
+  s.exec.run_all();
+  const core::Nanos p1 = s.prefill({100, 200});
+  const core::Nanos p2 = s.prefill({300, 50});
+  EXPECT_EQ(s.rec(0).first_token, p1);
+  EXPECT_EQ(s.rec(1).first_token, p1);
+  EXPECT_EQ(s.rec(2).first_token, p1 + p2);
+  EXPECT_EQ(s.rec(3).first_token, p1 + p2);
+}
+
+TEST(InferenceServer, AlwaysAdmitsOnePromptLongerThanTheBudget) {
+  Server s({req(0, 0, 500, 1), req(1, 0, 10, 1)}, 256, /*max_batched_tokens=*/100);
+  s.server->start();
+  s.exec.run_all();
+  const core::Nanos p1 = s.prefill({500});
+  EXPECT_EQ(s.rec(0).finished, p1);
+  EXPECT_EQ(s.rec(1).finished, p1 + s.prefill({10}));
+}
+
+TEST(InferenceServer, AdmitsByMaxNumSeqsAndDecodesWhileFull) {
+  Server s({req(0, 0, 8, 3), req(1, 0, 8, 3), req(2, 0, 8, 3)}, /*max_num_seqs=*/2);
+  s.server->start();
+  s.exec.run_all();
+  const core::Nanos p = s.prefill({8, 8});
+  EXPECT_EQ(s.rec(0).first_token, p);
+  EXPECT_EQ(s.rec(1).first_token, p);
+  // Two running sequences fill the server: request 2 waits through both decode steps.
+  const core::Nanos both_done = p + s.decode({9, 9}) + s.decode({10, 10});
+  EXPECT_EQ(s.rec(0).finished, both_done);
+  EXPECT_EQ(s.rec(1).finished, both_done);
+  const core::Nanos third_first = both_done + s.prefill({8});
+  EXPECT_EQ(s.rec(2).first_token, third_first);
+  EXPECT_EQ(s.rec(2).finished, third_first + s.decode({9}) + s.decode({10}));
+}
+
+TEST(InferenceServer, NewArrivalsArePrefilledBeforeTheNextDecodeStep) {
+  Server s({req(0, 0, 8, 3), req(1, 1, 8, 2)});
+  s.server->start();
+  s.exec.run_all();
+  const core::Nanos p0 = s.prefill({8});
+  // Request 1 arrived during request 0's prefill; the next iteration prefills it, then both
+  // decode together.
+  const core::Nanos p1 = p0 + s.prefill({8});
+  EXPECT_EQ(s.rec(1).first_token, p1);
+  const core::Nanos d1 = p1 + s.decode({9, 9});
+  EXPECT_EQ(s.rec(1).finished, d1);
+  EXPECT_EQ(s.rec(0).finished, d1 + s.decode({10}));
+}
+
+TEST(InferenceServer, RecordsFollowTheRequestOrderWhateverTheArrivalOrder) {
+  Server s({req(5, 2'000'000, 12, 2), req(9, 0, 6, 1)});
+  s.server->start();
+  s.exec.run_all();
+  ASSERT_EQ(s.server->records().size(), 2u);
+  EXPECT_EQ(s.rec(0).id, 5u);
+  EXPECT_EQ(s.rec(0).arrival, 2'000'000);
+  EXPECT_EQ(s.rec(0).input_tokens, 12);
+  EXPECT_EQ(s.rec(0).output_tokens, 2);
+  EXPECT_EQ(s.rec(1).id, 9u);
+  EXPECT_EQ(s.rec(1).finished, s.prefill({6}));  // served first: it arrived first
+  EXPECT_EQ(s.rec(0).first_token, 2'000'000 + s.prefill({12}));
+  for (const auto& r : s.server->records()) EXPECT_TRUE(r.done());
+}
+
+TEST(InferenceServer, UnfinishedRequestsStayOpenWhenTheRunStops) {
+  Server s({req(0, 0, 8, 1000)});
+  s.server->start();
+  const core::Nanos p = s.prefill({8});
+  s.exec.run_until(p + 1);
+  EXPECT_EQ(s.rec(0).first_token, p);
+  EXPECT_FALSE(s.rec(0).done());
+}
+
+TEST(InferenceServer, RecordsARefusedSubmission) {
+  Server s({req(0, 0, 8, 2)}, 256, 8192, /*id=*/42);  // the mode knows tenant 0 only
+  s.server->start();
+  s.exec.run_all();
+  ASSERT_TRUE(s.server->failure());
+  EXPECT_THAT(s.server->failure()->message(), HasSubstr("inference server 'chat'"));
+  EXPECT_THAT(s.server->failure()->message(), HasSubstr("no tenant with id 42"));
+  EXPECT_FALSE(s.rec(0).done());
+}
+
+TEST(InferenceServer, RejectsRequestsWithoutOutputTokens) {
+  Server s({req(3, 0, 8, 0)});
+  s.server->start();
+  ASSERT_TRUE(s.server->failure());
+  EXPECT_THAT(s.server->failure()->message(), HasSubstr("request 3"));
+  EXPECT_EQ(s.exec.pending(), 0u);
+}
+
+TEST(InferenceServer, RejectsAnInvalidModel) {
+  Server s({req(0, 0, 8, 2)});
+  auto broken = s.server->config();
+  broken.model.kv_heads = 3;  // 4 query heads cannot share 3 KV heads
+  InferenceServer server(0, broken, {req(0, 0, 8, 2)}, s.mode, s.exec);
+  server.start();
+  ASSERT_TRUE(server.failure());
+  EXPECT_THAT(server.failure()->message(), HasSubstr("inference server 'chat'"));
+  EXPECT_EQ(s.exec.pending(), 0u);
+}
+
+}  // namespace
+}  // namespace tessera::tenant
