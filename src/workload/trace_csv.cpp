@@ -99,7 +99,7 @@ struct Columns {
 
 class Parser {
  public:
-  Parser(const std::string& source) : source_(source) {}
+  explicit Parser(const std::string& source) : source_(source) {}
 
   core::Error error(int line, std::string_view what) const {
     return core::Error(core::Domain::kWorkload, core::Code::kParse,

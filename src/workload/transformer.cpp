@@ -224,8 +224,9 @@ void decode_attention(const Shape& s, std::span<const int> contexts, std::vector
                               .kind = KernelClass::kReduction,
                               .blocks = head_rows,
                               .threads = kPagedThreads,
+                              // rescale by exp(max difference) and accumulate, per value
                               .flops = 4 * static_cast<double>(blocks) * hd,
-                              .bytes = partial_bytes + s.seqs * s.q_dim() * s.e,
+                              .bytes = partial_bytes + s.seqs * s.q_dim() * s.e,  // + output
                               .shared_memory_bytes = 2 * partitions * fp32}));
 }
 
