@@ -104,8 +104,8 @@ core::Status run(scenario::Scenario s, const RunFlags& flags) {
   if (!flags.trace_path.empty()) {
     TESSERA_TRY(timeline.write(flags.trace_path));
     if (timeline.kernel_events_dropped() > 0) {
-      fmt::print(stderr, "note: the timeline kept the first kernels only; {} later kernels are "
-                         "counted but not drawn\n",
+      fmt::print(stderr, "note: the timeline keeps the first kernels of each run; {} later kernels "
+                         "are counted but not drawn\n",
                  timeline.kernel_events_dropped());
     }
   }

@@ -97,6 +97,7 @@ int Timeline::add_process(const std::string& name) {
   processes_.push_back(name);
   domain_routes_.emplace_back();
   default_tracks_.push_back(-1);
+  kernels_per_process_.push_back(0);
   const int id = static_cast<int>(processes_.size()) - 1;
   if (current_process_ < 0) current_process_ = id;
   return id;
@@ -181,10 +182,13 @@ std::uint32_t Timeline::intern(std::string_view name) {
 
 void Timeline::on_kernel_complete(const device::KernelEvent& event) {
   ++kernel_events_;
-  if (kernels_.size() >= max_kernel_events_) {
+  if (current_process_ < 0) add_process("gpu");
+  auto& kept = kernels_per_process_[static_cast<std::size_t>(current_process_)];
+  if (kept >= max_kernel_events_) {
     ++dropped_;
     return;
   }
+  ++kept;
   const std::string_view name = event.kernel != nullptr ? event.kernel->name : "kernel";
   kernels_.push_back({kernel_track(event.bandwidth_domain), intern(name), event.stream, event.sms,
                       event.start, event.end, event.submission_tag});
@@ -225,7 +229,7 @@ void Timeline::write_document(std::ostream& out) const {
   };
   fmt::format_to(sink,
                  R"({{"displayTimeUnit":"ms","otherData":{{"kernel_events":{},)"
-                 R"("kernel_events_dropped":{},"max_kernel_events":{}}},"traceEvents":[)",
+                 R"("kernel_events_dropped":{},"max_kernel_events_per_process":{}}},"traceEvents":[)",
                  kernel_events_, dropped_, max_kernel_events_);
   auto metadata = [&](std::string_view kind, int pid, std::string_view tid, std::string_view key,
                       std::string_view value) {

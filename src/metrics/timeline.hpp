@@ -1,7 +1,8 @@
 #pragma once
 // A timeline in Chrome Trace Event JSON (opens in Perfetto and chrome://tracing): one track per
 // tenant (its steps and iterations) and one per partition (the kernels that ran there).
-// Kernel spans are many; after `max_kernel_events` the recorder keeps counting but stops storing
+// Kernel spans are many; after `max_kernel_events` kernels of one process (one run) the recorder
+// keeps counting but stops storing
 // them and says so in the trace's metadata ("otherData": kernel_events_dropped).
 //
 // Ids handed out by add_process and add_track are the only valid ones. A call with any other id
@@ -26,7 +27,8 @@ namespace tessera::metrics {
 
 class Timeline final : public device::DeviceObserver {
  public:
-  explicit Timeline(std::size_t max_kernel_events = 200'000);
+  // The cap applies per process, so every mode of a run keeps its first kernels.
+  explicit Timeline(std::size_t max_kernel_events = 50'000);
 
   // A process groups the tracks of one run (one sharing mode, one GPU).
   int add_process(const std::string& name);
@@ -92,6 +94,7 @@ class Timeline final : public device::DeviceObserver {
   std::size_t dropped_ = 0;
   int current_process_ = -1;
   std::vector<std::string> processes_;
+  std::vector<std::size_t> kernels_per_process_;
   std::vector<Track> tracks_;
   std::vector<std::vector<std::pair<device::DomainId, int>>> domain_routes_;  // per process
   std::vector<int> default_tracks_;                                           // per process

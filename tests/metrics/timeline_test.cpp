@@ -193,6 +193,24 @@ TEST(Timeline, CapsKernelEventsAndReportsDrops) {
   EXPECT_DOUBLE_EQ(complete_events(trace).back()["ts"].get<double>(), 0.02);
 }
 
+TEST(Timeline, CapIsPerProcessSoEveryRunKeepsItsFirstKernels) {
+  Timeline timeline(2);
+  const int a = timeline.add_process("mps");
+  const int b = timeline.add_process("static-partitions");
+  timeline.route_domain(a, 0, timeline.add_track(a, "partition all"));
+  timeline.route_domain(b, 0, timeline.add_track(b, "partition chat"));
+  for (int p : {a, b}) {
+    timeline.set_current_process(p);
+    for (int i = 0; i < 3; ++i) timeline.on_kernel_complete(kernel(kGemm, 0, i * 10, i * 10 + 5));
+  }
+  EXPECT_EQ(timeline.kernel_events_dropped(), 2u);
+  const json trace = timeline.to_json();
+  int per_pid[3] = {0, 0, 0};
+  for (const auto& e : complete_events(trace)) ++per_pid[e["pid"].get<int>()];
+  EXPECT_EQ(per_pid[1], 2);
+  EXPECT_EQ(per_pid[2], 2);
+}
+
 TEST(Timeline, WriteProducesTheSameDocumentAsToJson) {
   Timeline timeline;
   const int p = timeline.add_process("mps");
