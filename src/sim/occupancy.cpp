@@ -31,11 +31,9 @@ bool finite_non_negative(double x) {
 
 }  // namespace
 
-core::Status validate_kernel(const hw::GpuSpec& spec, const workload::Kernel& k,
-                             std::string_view where) {
+core::Status validate_kernel(const hw::GpuSpec& spec, const workload::Kernel& k) {
   const auto bad = [&](std::string what) {
-    return core::failf(Domain::kDevice, Code::kInvalidArgument, "kernel '{}' ({}) {}", k.name,
-                       where, what);
+    return core::failf(Domain::kDevice, Code::kInvalidArgument, "kernel '{}' {}", k.name, what);
   };
   const hw::SmLimits& sm = spec.sm;
   if (k.blocks < 1) {
@@ -125,10 +123,9 @@ core::Status validate_sequence(const hw::GpuSpec& spec, const workload::KernelSe
                          g, group.repeat);
     }
     for (std::size_t i = 0; i < group.kernels.size(); ++i) {
-      if (auto st =
-              validate_kernel(spec, group.kernels[i], fmt::format("group {}, kernel {}", g, i));
-          !st) {
-        return st;
+      if (auto st = validate_kernel(spec, group.kernels[i]); !st) {
+        // Name the position only on failure: this runs for every submission.
+        return std::unexpected(st.error().with_context(fmt::format("group {}, kernel {}", g, i)));
       }
       any = true;
     }

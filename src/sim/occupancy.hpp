@@ -7,8 +7,6 @@
 // shared memory in 128-byte lines plus 1 KiB reserved per block) are not modelled; they lower
 // occupancy by at most one step for unaligned footprints.
 
-#include <string_view>
-
 #include "tessera/core/error.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/workload/kernel.hpp"
@@ -18,13 +16,13 @@ namespace tessera::sim {
 // Blocks of `block` resident on one SM at once; 0 if even one does not fit.
 int blocks_per_sm(const hw::SmLimits& sm, const workload::BlockResources& block);
 
-// Checks one kernel against the GPU's limits. `where` names it in the message ("group 2,
-// kernel 5"). The error names the kernel, the limit it breaks and what to change.
-core::Status validate_kernel(const hw::GpuSpec& spec, const workload::Kernel& kernel,
-                             std::string_view where);
+// Checks one kernel against the GPU's limits. The error names the kernel, the limit it breaks and
+// what to change.
+core::Status validate_kernel(const hw::GpuSpec& spec, const workload::Kernel& kernel);
 
 // Checks every distinct kernel of a sequence (each group's kernels once, not once per repeat),
-// and the sequence's shape: at least one kernel, every repeat count at least 1.
+// and the sequence's shape: at least one kernel, every repeat count at least 1. A kernel's error
+// is prefixed with its position ("group 1, kernel 2: kernel 'qkv' ...").
 core::Status validate_sequence(const hw::GpuSpec& spec, const workload::KernelSequence& sequence);
 
 }  // namespace tessera::sim

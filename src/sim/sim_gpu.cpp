@@ -244,7 +244,7 @@ core::Status SimGpu::submit(device::StreamId stream, workload::KernelSequencePtr
                                 .done = std::move(done),
                                 .submitted = engine_.now()});
   if (st.queue.size() == 1 && st.cur.phase == Phase::kIdle) {
-    st.cursor = first_cursor(*st.queue.front().sequence);
+    begin_submission(stream);
     make_ready(stream);
   }
   end_op();
@@ -425,19 +425,23 @@ void SimGpu::settle() {
 void SimGpu::flush() {
   if (flushing_) return;
   flushing_ = true;
-  // Callbacks may append notices (and observers); index, never iterate, both vectors.
+  // Callbacks may append notices (and observers); index, never iterate, the vectors.
   for (std::size_t i = 0; i < notices_.size(); ++i) {
-    if (!notices_[i].is_done) {
-      const device::KernelEvent event = notices_[i].event;
-      for (std::size_t o = 0; o < observers_.size(); ++o) observers_[o]->on_kernel_complete(event);
+    const Notice notice = notices_[i];
+    if (notice.done < 0) {
+      for (std::size_t o = 0; o < observers_.size(); ++o) {
+        observers_[o]->on_kernel_complete(notice.event);
+      }
       continue;
     }
-    const device::SubmissionDone done = notices_[i].done;
-    const device::DoneCallback callback = std::move(notices_[i].callback);
-    const workload::KernelSequencePtr keep = std::move(notices_[i].keep_alive);
+    DoneNotice& slot = done_notices_[static_cast<std::size_t>(notice.done)];
+    const device::SubmissionDone done = slot.done;
+    const device::DoneCallback callback = std::move(slot.callback);
+    const workload::KernelSequencePtr keep = std::move(slot.keep_alive);
     if (callback) callback(done);
   }
   notices_.clear();
+  done_notices_.clear();
   flushing_ = false;
 }
 

@@ -146,9 +146,15 @@ class SimGpu final : public device::GpuDevice {
     std::uint32_t context = 0;  // index into contexts_
     std::deque<Submission> queue;
     Cursor cursor;  // the current kernel within queue.front()
+    // Shapes of queue.front()'s distinct kernels, group after group (repeats share them).
+    std::vector<KernelShape> shapes;
+    std::vector<std::uint32_t> group_first;  // index in shapes of each group's first kernel
     Launch cur;
     std::vector<BatchItem> batch;
     Cursor batch_next;  // where the stream continues after the batch
+    // Kernels the next batch may time: doubles after a batch that ran to its end, drops back
+    // after a split, so batches that are split at once waste little work.
+    int batch_limit = 0;
     bool batch_ends_submission = false;
     device::TimerId batch_timer = 0;
   };
@@ -173,11 +179,14 @@ class SimGpu final : public device::GpuDevice {
     std::int64_t kernels = 0;
   };
 
-  // A callback owed to the outside, delivered at the end of the current operation.
+  // Callbacks owed to the outside, delivered in order at the end of the current operation. A
+  // notice is a kernel event, or (done >= 0) a pointer into done_notices_.
   struct Notice {
-    bool is_done = false;
-    device::KernelEvent event{};
-    device::SubmissionDone done{};
+    device::KernelEvent event;
+    std::int32_t done = -1;
+  };
+  struct DoneNotice {
+    device::SubmissionDone done;
     device::DoneCallback callback;
     workload::KernelSequencePtr keep_alive;  // the kernels the events before it point into
   };
@@ -200,6 +209,10 @@ class SimGpu final : public device::GpuDevice {
   static Cursor first_cursor(const workload::KernelSequence& seq);
   static bool advance(const workload::KernelSequence& seq, Cursor& c);
   static const workload::Kernel& kernel_at(const workload::KernelSequence& seq, const Cursor& c);
+  static const KernelShape& shape_at(const Stream& st, const Cursor& c) {
+    return st.shapes[st.group_first[c.group] + c.index];
+  }
+  void begin_submission(std::uint32_t s);
   void make_ready(std::uint32_t s);
   void continue_stream(std::uint32_t s, bool submission_ended);
   void dispatch();
@@ -253,6 +266,7 @@ class SimGpu final : public device::GpuDevice {
 
   Integrals integrals_;
   std::vector<Notice> notices_;
+  std::vector<DoneNotice> done_notices_;
   int depth_ = 0;
   bool flushing_ = false;
 

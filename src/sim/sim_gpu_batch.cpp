@@ -16,6 +16,13 @@
 
 namespace tessera::sim {
 
+namespace {
+
+// Length of a stream's first batch, and of the first after a split.
+constexpr int kFirstBatch = 8;
+
+}  // namespace
+
 bool SimGpu::conflicts(std::uint32_t a, std::uint32_t b) const {
   const auto place = [this](std::uint32_t s) {
     const Stream& st = streams_[s];
@@ -59,14 +66,15 @@ void SimGpu::start_batch(std::uint32_t s) {
   const int limit = l.cap > 0 ? std::min(l.cap, in_set) : in_set;
   const double capacity = domains_[l.domain].capacity;
   const double overhead = timing_.launch_overhead_ns();
-  const auto max_items = static_cast<std::size_t>(options_.max_batch_kernels);
+  if (st.batch_limit == 0) st.batch_limit = std::min(kFirstBatch, options_.max_batch_kernels);
+  const auto max_items = static_cast<std::size_t>(st.batch_limit);
   st.batch.clear();
   Cursor c = st.cursor;
   core::Nanos t = now;
   int most = 1;
   for (;;) {
     const workload::Kernel& k = kernel_at(seq, c);
-    const KernelShape shape = timing_.shape(k);
+    const KernelShape& shape = shape_at(st, c);
     const auto blocks = static_cast<double>(k.blocks);
     const int n = std::max(std::min(TimingModel::sms_to_host(shape, blocks), limit), 1);
     const Plan plan = timing_.plan(shape, blocks, n, capacity, overhead);
@@ -116,6 +124,7 @@ void SimGpu::on_batch_done(std::uint32_t s) {
   Stream& st = streams_[s];
   Launch& l = st.cur;
   st.batch_timer = 0;
+  st.batch_limit = std::min(2 * st.batch_limit, options_.max_batch_kernels);
   for (const auto& item : st.batch) account_item(s, item);
   st.batch.clear();
   free_ |= l.held;
@@ -133,6 +142,7 @@ void SimGpu::split_batch(std::uint32_t s) {
   const core::Nanos now = engine_.now();
   engine_.cancel(st.batch_timer);
   st.batch_timer = 0;
+  st.batch_limit = std::min(kFirstBatch, options_.max_batch_kernels);
   std::erase(batched_, s);
   // Kernels that ended before now are done; the first that ends at or after now is in flight.
   std::size_t j = 0;
@@ -144,7 +154,7 @@ void SimGpu::split_batch(std::uint32_t s) {
 
   free_ |= l.held;
   l.kernel = item.kernel;
-  l.shape = timing_.shape(*item.kernel);
+  l.shape = shape_at(st, item.cursor);
   l.start = item.start;
   l.sms_at_start = item.sms;
   l.order = next_order_++;

@@ -29,11 +29,29 @@ const workload::Kernel& SimGpu::kernel_at(const workload::KernelSequence& seq, c
   return seq.groups[c.group].kernels[c.index];
 }
 
+void SimGpu::begin_submission(std::uint32_t s) {
+  Stream& st = streams_[s];
+  const workload::KernelSequence& seq = *st.queue.front().sequence;
+  st.cursor = first_cursor(seq);
+  st.shapes.clear();
+  st.group_first.clear();
+  for (const auto& group : seq.groups) {
+    st.group_first.push_back(static_cast<std::uint32_t>(st.shapes.size()));
+    for (const auto& k : group.kernels) st.shapes.push_back(timing_.shape(k));
+  }
+}
+
 void SimGpu::make_ready(std::uint32_t s) {
   Stream& st = streams_[s];
   Launch& l = st.cur;
-  l = Launch{};
+  // A fresh kernel; launch() or start_batch() fill in the rest.
   l.kernel = &kernel_at(*st.queue.front().sequence, st.cursor);
+  l.launched = false;
+  l.held = SmSet{};
+  l.share = 1;
+  l.left = 1;
+  l.timer = 0;
+  l.reschedule = false;
   l.ready_seq = next_ready_++;
   if (contexts_[st.context].suspended) {
     l.phase = Phase::kSuspended;
@@ -53,22 +71,20 @@ void SimGpu::continue_stream(std::uint32_t s, bool submission_ended) {
     return;
   }
   Submission& sub = st.queue.front();
-  Notice notice;
-  notice.is_done = true;
-  notice.done = device::SubmissionDone{.stream = s,
-                                       .tag = sub.tag,
-                                       .submitted = sub.submitted,
-                                       .started = sub.started,
-                                       .finished = engine_.now()};
-  notice.callback = std::move(sub.done);
-  notice.keep_alive = std::move(sub.sequence);
-  notices_.push_back(std::move(notice));
+  notices_.push_back(Notice{.event = {}, .done = static_cast<std::int32_t>(done_notices_.size())});
+  done_notices_.push_back(DoneNotice{.done = device::SubmissionDone{.stream = s,
+                                                                    .tag = sub.tag,
+                                                                    .submitted = sub.submitted,
+                                                                    .started = sub.started,
+                                                                    .finished = engine_.now()},
+                                     .callback = std::move(sub.done),
+                                     .keep_alive = std::move(sub.sequence)});
   st.queue.pop_front();
   if (st.queue.empty()) {
     st.cur = Launch{};
     return;
   }
-  st.cursor = first_cursor(*st.queue.front().sequence);
+  begin_submission(s);
   make_ready(s);
 }
 
@@ -85,11 +101,10 @@ void SimGpu::dispatch() {
   for (const auto s : running_) {
     const Launch& l = streams_[s].cur;
     if (l.cap > 0 && l.plan.sms >= l.cap) continue;
+    // A kernel can use more SMs only while its unfinished blocks overflow the ones it holds.
+    if (fraction_left_now(l) * l.plan.blocks <= l.plan.sms * l.shape.blocks_per_sm) continue;
     const SmSet available = free_ & l.allowed;
-    if (available.none()) continue;
-    // Estimate without syncing: a kernel's progress is only rewritten when its plan changes.
-    const double blocks = fraction_left_now(l) * l.plan.blocks;
-    if (TimingModel::sms_to_host(l.shape, blocks) > l.plan.sms) grow(s, available);
+    if (!available.none()) grow(s, available);
     if (free_.none()) return;
   }
   // Then waiting kernels, in the order they became ready.
@@ -123,7 +138,7 @@ void SimGpu::launch(std::uint32_t s, const SmSet& available) {
     l.cap = st.config.max_sms;
     l.domain = st.config.bandwidth_domain;
     l.context = st.context;
-    l.shape = timing_.shape(*l.kernel);
+    l.shape = shape_at(st, st.cursor);
     l.start = now;
     l.order = next_order_++;
     Submission& sub = st.queue.front();
@@ -159,12 +174,15 @@ void SimGpu::launch(std::uint32_t s, const SmSet& available) {
 
 void SimGpu::grow(std::uint32_t s, const SmSet& available) {
   Launch& l = streams_[s].cur;
-  sync(l);
-  const double blocks = l.left * l.plan.blocks;
-  int n = std::min(TimingModel::sms_to_host(l.shape, blocks), l.plan.sms + available.count());
+  // Decide before touching the kernel's progress: a kernel that does not grow is left exactly as
+  // it was (its progress is only rewritten when its plan changes).
+  int n = std::min(TimingModel::sms_to_host(l.shape, fraction_left_now(l) * l.plan.blocks),
+                   l.plan.sms + available.count());
   if (l.cap > 0) n = std::min(n, l.cap);
   const int extra = n - l.plan.sms;
   if (extra <= 0) return;
+  sync(l);
+  const double blocks = l.left * l.plan.blocks;
   const SmSet more = available.lowest(extra);
   l.held |= more;
   free_ &= ~more;
@@ -233,18 +251,18 @@ void SimGpu::reschedule(std::uint32_t s) {
 
 void SimGpu::push_kernel_event(std::uint32_t s, const workload::Kernel* kernel, core::Nanos start,
                                core::Nanos end, int sms) {
-  const Stream& st = streams_[s];
-  Notice notice;
-  notice.event = device::KernelEvent{.stream = s,
-                                     .context = contexts_[st.cur.context].id,
-                                     .bandwidth_domain = st.cur.domain,
-                                     .kernel = kernel,
-                                     .submission_tag = st.queue.front().tag,
-                                     .start = start,
-                                     .end = end,
-                                     .sms = sms};
-  notices_.push_back(std::move(notice));
   ++integrals_.kernels;
+  if (observers_.empty()) return;
+  const Stream& st = streams_[s];
+  notices_.push_back(Notice{.event = device::KernelEvent{.stream = s,
+                                                         .context = contexts_[st.cur.context].id,
+                                                         .bandwidth_domain = st.cur.domain,
+                                                         .kernel = kernel,
+                                                         .submission_tag = st.queue.front().tag,
+                                                         .start = start,
+                                                         .end = end,
+                                                         .sms = sms},
+                            .done = -1});
 }
 
 void SimGpu::on_kernel_done(std::uint32_t s) {

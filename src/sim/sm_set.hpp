@@ -34,7 +34,7 @@ class SmSet {
 
   int count() const {
     int c = 0;
-    for (auto w : words_) c += std::popcount(w);
+    for (auto w : words_) c += popcount(w);
     return c;
   }
   bool none() const { return (words_[0] | words_[1] | words_[2] | words_[3]) == 0; }
@@ -47,19 +47,27 @@ class SmSet {
     SmSet out;
     for (int w = 0; w < kWords && k > 0; ++w) {
       std::uint64_t word = words_[w];
-      const int c = std::popcount(word);
+      const int c = popcount(word);
       if (c <= k) {
         out.words_[w] = word;
         k -= c;
         continue;
       }
-      std::uint64_t taken = 0;
-      for (; k > 0; --k) {
-        const std::uint64_t bit = word & (~word + 1);  // lowest set bit
-        taken |= bit;
-        word ^= bit;
+      if (k <= c - k) {  // collect the k lowest bits
+        std::uint64_t taken = 0;
+        for (; k > 0; --k) {
+          const std::uint64_t bit = word & (~word + 1);
+          taken |= bit;
+          word ^= bit;
+        }
+        out.words_[w] = taken;
+      } else {  // or drop the c - k highest
+        for (int drop = c - k; drop > 0; --drop) {
+          word &= ~(std::uint64_t{1} << (63 - std::countl_zero(word)));
+        }
+        out.words_[w] = word;
       }
-      out.words_[w] = taken;
+      k = 0;
     }
     return out;
   }
@@ -84,6 +92,15 @@ class SmSet {
   bool operator==(const SmSet&) const = default;
 
  private:
+  // std::popcount is a library call unless the build targets a CPU with POPCNT; this is the same
+  // bit-slicing count, inlined.
+  static int popcount(std::uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+  }
+
   std::array<std::uint64_t, kWords> words_{};
 };
 

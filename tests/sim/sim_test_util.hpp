@@ -61,21 +61,43 @@ inline workload::KernelSequencePtr sequence_of(std::initializer_list<workload::K
   return seq;
 }
 
+// A kernel event as recorded: the kernel pointer is only valid during the notification (the
+// sequence may be gone after), so the name is copied.
+struct Recorded {
+  device::StreamId stream;
+  device::ContextId context;
+  device::DomainId bandwidth_domain;
+  std::string name;
+  std::uint64_t submission_tag;
+  core::Nanos start;
+  core::Nanos end;
+  int sms;
+};
+
 // Records every kernel event; dump() is a byte-comparable log.
 class EventLog final : public device::DeviceObserver {
  public:
-  void on_kernel_complete(const device::KernelEvent& e) override { events.push_back(e); }
+  void on_kernel_complete(const device::KernelEvent& e) override {
+    events.push_back(Recorded{.stream = e.stream,
+                              .context = e.context,
+                              .bandwidth_domain = e.bandwidth_domain,
+                              .name = std::string(e.kernel->name),
+                              .submission_tag = e.submission_tag,
+                              .start = e.start,
+                              .end = e.end,
+                              .sms = e.sms});
+  }
 
-  std::vector<device::KernelEvent> of_stream(device::StreamId s) const {
-    std::vector<device::KernelEvent> out;
+  std::vector<Recorded> of_stream(device::StreamId s) const {
+    std::vector<Recorded> out;
     for (const auto& e : events) {
       if (e.stream == s) out.push_back(e);
     }
     return out;
   }
-  static std::string line(const device::KernelEvent& e) {
+  static std::string line(const Recorded& e) {
     return fmt::format("s{} c{} d{} {} tag{} [{}, {}] sms={}\n", e.stream, e.context,
-                       e.bandwidth_domain, e.kernel->name, e.submission_tag, e.start, e.end, e.sms);
+                       e.bandwidth_domain, e.name, e.submission_tag, e.start, e.end, e.sms);
   }
   std::string dump() const {
     std::string out;
@@ -83,7 +105,7 @@ class EventLog final : public device::DeviceObserver {
     return out;
   }
 
-  std::vector<device::KernelEvent> events;
+  std::vector<Recorded> events;
 };
 
 // Runs one sequence on a fresh device with the stream configuration given; returns the time its
