@@ -22,6 +22,14 @@ constexpr std::size_t kSweepSlack = 1024;
 
 }  // namespace
 
+void Engine::push(core::Nanos time, std::uint64_t seq, std::uint32_t slot) {
+  Slot& s = slots_[slot];
+  s.entry_seq = seq;
+  s.entry_time = time;
+  heap_.push_back(Entry{time, seq, slot});
+  std::push_heap(heap_.begin(), heap_.end(), Later{});
+}
+
 device::TimerId Engine::schedule_at(core::Nanos when, std::function<void()> fn) {
   const std::uint64_t seq = next_seq_++;
   std::uint32_t slot;
@@ -32,38 +40,67 @@ device::TimerId Engine::schedule_at(core::Nanos when, std::function<void()> fn) 
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
   }
-  slots_[slot].fn = std::move(fn);
-  slots_[slot].seq = seq;
-  heap_.push_back(Entry{std::max(when, now_), seq, slot});
-  std::push_heap(heap_.begin(), heap_.end(), Later{});
+  Slot& s = slots_[slot];
+  s.fn = std::move(fn);
+  s.seq = seq;
+  s.time = std::max(when, now_);
+  push(s.time, seq, slot);
   ++live_;
   return make_id(slot, seq);
 }
 
-bool Engine::cancel(device::TimerId id) {
+Engine::Slot* Engine::live_slot(device::TimerId id) {
   const auto slot = static_cast<std::uint32_t>(id & kLow32);
-  if (slot >= slots_.size()) return false;
+  if (slot >= slots_.size()) return nullptr;
   Slot& s = slots_[slot];
-  if (s.seq == 0 || (s.seq & kLow32) != (id >> 32)) return false;
-  s.fn = nullptr;
-  s.seq = 0;
-  free_slots_.push_back(slot);
+  if (s.seq == 0 || (s.seq & kLow32) != (id >> 32)) return nullptr;
+  return &s;
+}
+
+bool Engine::cancel(device::TimerId id) {
+  Slot* s = live_slot(id);
+  if (s == nullptr) return false;
+  s->fn = nullptr;
+  s->seq = 0;
+  free_slots_.push_back(static_cast<std::uint32_t>(id & kLow32));
   --live_;
   if (heap_.size() > 2 * live_ + kSweepSlack) sweep_tombstones();
   return true;
 }
 
+device::TimerId Engine::reschedule(device::TimerId id, core::Nanos when) {
+  Slot* s = live_slot(id);
+  if (s == nullptr) return 0;
+  const auto slot = static_cast<std::uint32_t>(id & kLow32);
+  const std::uint64_t seq = next_seq_++;
+  s->seq = seq;
+  s->time = std::max(when, now_);
+  // An entry due no later than the new time can stand for it and be re-filed when it surfaces;
+  // otherwise the event needs an earlier entry (the old one turns into a tombstone).
+  if (s->time < s->entry_time) {
+    push(s->time, seq, slot);
+    if (heap_.size() > 2 * live_ + kSweepSlack) sweep_tombstones();
+  }
+  return make_id(slot, seq);
+}
+
 void Engine::sweep_tombstones() {
-  std::erase_if(heap_, [this](const Entry& e) { return slots_[e.slot].seq != e.seq; });
+  std::erase_if(heap_, [this](const Entry& e) {
+    const Slot& s = slots_[e.slot];
+    return s.seq == 0 || s.entry_seq != e.seq;
+  });
   std::make_heap(heap_.begin(), heap_.end(), Later{});
 }
 
 bool Engine::settle_top() {
   while (!heap_.empty()) {
-    const Entry& top = heap_.front();
-    if (slots_[top.slot].seq == top.seq) return true;
+    const Entry top = heap_.front();
+    Slot& s = slots_[top.slot];
+    const bool stands = s.seq != 0 && s.entry_seq == top.seq;
+    if (stands && s.seq == top.seq) return true;
     std::pop_heap(heap_.begin(), heap_.end(), Later{});
     heap_.pop_back();
+    if (stands) push(s.time, s.seq, top.slot);  // moved later: file it at its new time
   }
   return false;
 }

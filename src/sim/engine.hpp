@@ -7,6 +7,11 @@
 // slot and leaves the heap entry behind as a tombstone that is skipped when it reaches the top
 // (and swept out when tombstones outnumber live events). Slots are recycled, so a steady run
 // does no heap allocation per event beyond what std::function itself needs for large captures.
+//
+// reschedule() moves a pending event, keeping its callback. Moved later, it keeps its old heap
+// entry, which is pushed again at the new time when it reaches the top (so the common case, a
+// completion pushed back by contention, costs no extra pop); moved earlier, it gets a new entry.
+// Either way it is ordered exactly as if it had been cancelled and scheduled anew.
 
 #include <cstdint>
 #include <functional>
@@ -26,6 +31,9 @@ class Engine final : public device::Executor {
   core::Nanos now() const override { return now_; }
   device::TimerId schedule_at(core::Nanos when, std::function<void()> fn) override;
   bool cancel(device::TimerId id) override;
+  // Moves a pending event to `when` (clamped to now), as cancel + schedule_at with the same
+  // callback would; returns its new id, or 0 (and does nothing) if `id` is not pending.
+  device::TimerId reschedule(device::TimerId id, core::Nanos when);
 
   // Runs events until none is left or the next one is after `until`; time ends at `until`
   // (or at the last event if the queue empties first and until is kNever).
@@ -52,9 +60,15 @@ class Engine final : public device::Executor {
   struct Slot {
     std::function<void()> fn;
     std::uint64_t seq = 0;  // the live event's sequence number; 0 when the slot is free
+    core::Nanos time = 0;   // when it is due
+    // The heap entry standing for it; it may be earlier than `time` after a reschedule.
+    std::uint64_t entry_seq = 0;
+    core::Nanos entry_time = 0;
   };
 
-  // Drops tombstones from the top; true if a live event is left there.
+  Slot* live_slot(device::TimerId id);
+  void push(core::Nanos time, std::uint64_t seq, std::uint32_t slot);
+  // Drops tombstones from the top and re-files moved events; true if a live event is due there.
   bool settle_top();
   void pop_and_run();
   void sweep_tombstones();

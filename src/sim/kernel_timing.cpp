@@ -81,14 +81,16 @@ PlanRates TimingModel::rates(const Plan& plan, double clock_ratio) {
   PlanRates r;
   r.duration_ns = plan.overhead_ns + std::max(compute, plan.memory_ns);
   if (r.duration_ns > 0) {
-    r.demand = plan.bytes / r.duration_ns;
-    r.compute_share = compute / r.duration_ns;
+    const double per_ns = 1 / r.duration_ns;
+    r.demand = plan.bytes * per_ns;
+    r.compute_share = compute * per_ns;
   }
   return r;
 }
 
 core::Nanos remaining_ns(double fraction_left, double duration_ns, double share) {
-  const double ns = fraction_left * duration_ns / share;
+  // (Dividing by a share of exactly 1 is skipped: it is the common case, and exact either way.)
+  const double ns = share == 1 ? fraction_left * duration_ns : fraction_left * duration_ns / share;
   if (!(ns > 0)) return 0;
   // Far beyond any run; keeps the conversion defined.
   if (ns >= 4e18) return core::kNever / 2;

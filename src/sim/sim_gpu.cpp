@@ -234,10 +234,13 @@ core::Status SimGpu::submit(device::StreamId stream, workload::KernelSequencePtr
     return core::failf(Domain::kDevice, Code::kInvalidArgument,
                        "stream {}: submit needs a kernel sequence, got a null pointer", stream);
   }
-  if (auto st = validate_sequence(spec_, *sequence); !st) {
-    return std::unexpected(st.error().with_context(fmt::format("stream {}", stream)));
-  }
   Stream& st = streams_[stream];
+  if (sequence != st.validated) {
+    if (auto v = validate_sequence(spec_, *sequence); !v) {
+      return std::unexpected(v.error().with_context(fmt::format("stream {}", stream)));
+    }
+    st.validated = sequence;
+  }
   begin_op();
   st.queue.push_back(Submission{.sequence = std::move(sequence),
                                 .tag = tag,

@@ -129,6 +129,21 @@ class SimGpu final : public device::GpuDevice {
     bool reschedule = false;
   };
 
+  // What the scheduler knows of one distinct kernel of a stream's current submission: its shape,
+  // and the last fresh plan drawn for it with the inputs that fix it (SMs, domain bandwidth,
+  // clock). Repeated layers and resubmitted iterations launch the same kernel on the same inputs
+  // again and again; the plan is then reused, bit for bit the one a new computation would give.
+  struct KernelInfo {
+    KernelShape shape;
+    int sms_to_host = 0;  // for the whole grid
+    int plan_sms = 0;     // 0: no plan yet
+    double plan_capacity = 0;
+    double plan_clock_ratio = 0;
+    Plan plan;
+    PlanRates rates;
+    core::Nanos duration = 0;  // uncontended, whole nanoseconds
+  };
+
   // One kernel of a batch, timed when the batch was made.
   struct BatchItem {
     const workload::Kernel* kernel;
@@ -146,9 +161,14 @@ class SimGpu final : public device::GpuDevice {
     std::uint32_t context = 0;  // index into contexts_
     std::deque<Submission> queue;
     Cursor cursor;  // the current kernel within queue.front()
-    // Shapes of queue.front()'s distinct kernels, group after group (repeats share them).
-    std::vector<KernelShape> shapes;
-    std::vector<std::uint32_t> group_first;  // index in shapes of each group's first kernel
+    // queue.front()'s distinct kernels, group after group (repeats share an entry).
+    std::vector<KernelInfo> kernels;
+    std::vector<std::uint32_t> group_first;  // index in kernels of each group's first kernel
+    // Sequences are immutable, and tenants resubmit the same one (a training iteration): the
+    // last sequence checked, and the one `kernels` describes, are remembered (and kept alive, so
+    // their addresses cannot be reused) to skip redoing either.
+    workload::KernelSequencePtr validated;
+    workload::KernelSequencePtr described;
     Launch cur;
     std::vector<BatchItem> batch;
     Cursor batch_next;  // where the stream continues after the batch
@@ -206,12 +226,39 @@ class SimGpu final : public device::GpuDevice {
   void flush();
 
   // --- The block scheduler (scheduler.cpp) ---
-  static Cursor first_cursor(const workload::KernelSequence& seq);
-  static bool advance(const workload::KernelSequence& seq, Cursor& c);
-  static const workload::Kernel& kernel_at(const workload::KernelSequence& seq, const Cursor& c);
-  static const KernelShape& shape_at(const Stream& st, const Cursor& c) {
-    return st.shapes[st.group_first[c.group] + c.index];
+  // (Inline: these run for every kernel, from both the scheduler and the batcher.)
+  static Cursor first_cursor(const workload::KernelSequence& seq) {
+    Cursor c;
+    while (c.group < seq.groups.size() && seq.groups[c.group].kernels.empty()) ++c.group;
+    return c;
   }
+  static bool advance(const workload::KernelSequence& seq, Cursor& c) {
+    if (++c.index < seq.groups[c.group].kernels.size()) return true;
+    c.index = 0;
+    if (++c.rep < seq.groups[c.group].repeat) return true;
+    c.rep = 0;
+    do {
+      ++c.group;
+    } while (c.group < seq.groups.size() && seq.groups[c.group].kernels.empty());
+    return c.group < seq.groups.size();
+  }
+  static const workload::Kernel& kernel_at(const workload::KernelSequence& seq, const Cursor& c) {
+    return seq.groups[c.group].kernels[c.index];
+  }
+  static KernelInfo& info_at(Stream& st, const Cursor& c) {
+    return st.kernels[st.group_first[c.group] + c.index];
+  }
+  // `info`'s fresh plan on `sms` SMs in the current domain and clock, made or reused.
+  const KernelInfo& fresh_plan(KernelInfo& info, const workload::Kernel& kernel, int sms,
+                               double capacity) {
+    if (info.plan_sms != sms || info.plan_capacity != capacity ||
+        info.plan_clock_ratio != clock_ratio_) {
+      redraw_fresh_plan(info, kernel, sms, capacity);
+    }
+    return info;
+  }
+  void redraw_fresh_plan(KernelInfo& info, const workload::Kernel& kernel, int sms,
+                         double capacity);
   void begin_submission(std::uint32_t s);
   void make_ready(std::uint32_t s);
   void continue_stream(std::uint32_t s, bool submission_ended);

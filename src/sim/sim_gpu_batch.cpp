@@ -65,7 +65,6 @@ void SimGpu::start_batch(std::uint32_t s) {
   const int in_set = st.allowed.count();
   const int limit = l.cap > 0 ? std::min(l.cap, in_set) : in_set;
   const double capacity = domains_[l.domain].capacity;
-  const double overhead = timing_.launch_overhead_ns();
   if (st.batch_limit == 0) st.batch_limit = std::min(kFirstBatch, options_.max_batch_kernels);
   const auto max_items = static_cast<std::size_t>(st.batch_limit);
   st.batch.clear();
@@ -74,19 +73,17 @@ void SimGpu::start_batch(std::uint32_t s) {
   int most = 1;
   for (;;) {
     const workload::Kernel& k = kernel_at(seq, c);
-    const KernelShape& shape = shape_at(st, c);
-    const auto blocks = static_cast<double>(k.blocks);
-    const int n = std::max(std::min(TimingModel::sms_to_host(shape, blocks), limit), 1);
-    const Plan plan = timing_.plan(shape, blocks, n, capacity, overhead);
-    const PlanRates rates = TimingModel::rates(plan, clock_ratio_);
-    const core::Nanos end = t + remaining_ns(1.0, rates.duration_ns, 1.0);
+    KernelInfo& info = info_at(st, c);
+    const int n = std::max(std::min(info.sms_to_host, limit), 1);
+    const KernelInfo& planned = fresh_plan(info, k, n, capacity);
+    const core::Nanos end = t + planned.duration;
     st.batch.push_back(BatchItem{.kernel = &k,
                                  .cursor = c,
                                  .start = t,
                                  .end = end,
                                  .sms = n,
-                                 .compute_share = rates.compute_share,
-                                 .demand = rates.demand});
+                                 .compute_share = planned.rates.compute_share,
+                                 .demand = planned.rates.demand});
     most = std::max(most, n);
     t = end;
     Cursor next = c;
@@ -154,15 +151,16 @@ void SimGpu::split_batch(std::uint32_t s) {
 
   free_ |= l.held;
   l.kernel = item.kernel;
-  l.shape = shape_at(st, item.cursor);
+  KernelInfo& info = info_at(st, item.cursor);
+  l.shape = info.shape;
   l.start = item.start;
   l.sms_at_start = item.sms;
   l.order = next_order_++;
   l.held = l.allowed.lowest(item.sms);
   free_ &= ~l.held;
-  l.plan = timing_.plan(l.shape, static_cast<double>(item.kernel->blocks), item.sms,
-                        domains_[l.domain].capacity, timing_.launch_overhead_ns());
-  l.rates = TimingModel::rates(l.plan, clock_ratio_);
+  const KernelInfo& planned = fresh_plan(info, *item.kernel, item.sms, domains_[l.domain].capacity);
+  l.plan = planned.plan;
+  l.rates = planned.rates;
   l.share = 1;
   l.left = 1;
   l.since = item.start;

@@ -8,37 +8,34 @@
 
 namespace tessera::sim {
 
-SimGpu::Cursor SimGpu::first_cursor(const workload::KernelSequence& seq) {
-  Cursor c;
-  while (c.group < seq.groups.size() && seq.groups[c.group].kernels.empty()) ++c.group;
-  return c;
-}
-
-bool SimGpu::advance(const workload::KernelSequence& seq, Cursor& c) {
-  if (++c.index < seq.groups[c.group].kernels.size()) return true;
-  c.index = 0;
-  if (++c.rep < seq.groups[c.group].repeat) return true;
-  c.rep = 0;
-  do {
-    ++c.group;
-  } while (c.group < seq.groups.size() && seq.groups[c.group].kernels.empty());
-  return c.group < seq.groups.size();
-}
-
-const workload::Kernel& SimGpu::kernel_at(const workload::KernelSequence& seq, const Cursor& c) {
-  return seq.groups[c.group].kernels[c.index];
-}
-
 void SimGpu::begin_submission(std::uint32_t s) {
   Stream& st = streams_[s];
   const workload::KernelSequence& seq = *st.queue.front().sequence;
   st.cursor = first_cursor(seq);
-  st.shapes.clear();
+  if (st.described == st.queue.front().sequence) return;
+  st.described = st.queue.front().sequence;
+  st.kernels.clear();
   st.group_first.clear();
   for (const auto& group : seq.groups) {
-    st.group_first.push_back(static_cast<std::uint32_t>(st.shapes.size()));
-    for (const auto& k : group.kernels) st.shapes.push_back(timing_.shape(k));
+    st.group_first.push_back(static_cast<std::uint32_t>(st.kernels.size()));
+    for (const auto& k : group.kernels) {
+      KernelInfo info;
+      info.shape = timing_.shape(k);
+      info.sms_to_host = TimingModel::sms_to_host(info.shape, static_cast<double>(k.blocks));
+      st.kernels.push_back(info);
+    }
   }
+}
+
+void SimGpu::redraw_fresh_plan(KernelInfo& info, const workload::Kernel& kernel, int sms,
+                               double capacity) {
+  info.plan_sms = sms;
+  info.plan_capacity = capacity;
+  info.plan_clock_ratio = clock_ratio_;
+  info.plan = timing_.plan(info.shape, static_cast<double>(kernel.blocks), sms, capacity,
+                           timing_.launch_overhead_ns());
+  info.rates = TimingModel::rates(info.plan, clock_ratio_);
+  info.duration = remaining_ns(1.0, info.rates.duration_ns, 1.0);
 }
 
 void SimGpu::make_ready(std::uint32_t s) {
@@ -130,39 +127,42 @@ void SimGpu::launch(std::uint32_t s, const SmSet& available) {
   Stream& st = streams_[s];
   Launch& l = st.cur;
   const core::Nanos now = engine_.now();
-  const bool first = !l.launched;
-  double blocks;
-  if (first) {
+  if (!l.launched) {
+    KernelInfo& info = info_at(st, st.cursor);
     l.launched = true;
     l.allowed = st.allowed;
     l.cap = st.config.max_sms;
     l.domain = st.config.bandwidth_domain;
     l.context = st.context;
-    l.shape = shape_at(st, st.cursor);
+    l.shape = info.shape;
     l.start = now;
     l.order = next_order_++;
     Submission& sub = st.queue.front();
     if (sub.started < 0) sub.started = now;
-    blocks = static_cast<double>(l.kernel->blocks);
-  } else {
-    blocks = l.left * l.plan.blocks;
-  }
-  int n = std::min(TimingModel::sms_to_host(l.shape, blocks), available.count());
-  if (l.cap > 0) n = std::min(n, l.cap);
-  n = std::max(n, 1);
-  l.held = available.lowest(n);
-  free_ &= ~l.held;
-  const double capacity = domains_[l.domain].capacity;
-  if (first) {
+    int n = std::min(info.sms_to_host, available.count());
+    if (l.cap > 0) n = std::min(n, l.cap);
+    n = std::max(n, 1);
+    l.held = available.lowest(n);
     l.sms_at_start = n;
-    l.plan = timing_.plan(l.shape, blocks, n, capacity, timing_.launch_overhead_ns());
+    const KernelInfo& planned = fresh_plan(info, *l.kernel, n, domains_[l.domain].capacity);
+    l.plan = planned.plan;
+    l.rates = planned.rates;
     l.left = 1;
-  } else if (n != l.plan.sms) {
-    // Resumed on a different number of SMs: re-plan what is left.
-    l.plan = timing_.plan(l.shape, blocks, n, capacity, l.left * l.plan.overhead_ns);
-    l.left = 1;
+  } else {
+    // Resumed: re-plan what is left if it lands on a different number of SMs.
+    const double blocks = l.left * l.plan.blocks;
+    int n = std::min(TimingModel::sms_to_host(l.shape, blocks), available.count());
+    if (l.cap > 0) n = std::min(n, l.cap);
+    n = std::max(n, 1);
+    l.held = available.lowest(n);
+    if (n != l.plan.sms) {
+      l.plan = timing_.plan(l.shape, blocks, n, domains_[l.domain].capacity,
+                            l.left * l.plan.overhead_ns);
+      l.left = 1;
+    }
+    l.rates = TimingModel::rates(l.plan, clock_ratio_);
   }
-  l.rates = TimingModel::rates(l.plan, clock_ratio_);
+  free_ &= ~l.held;
   l.share = 1;
   l.since = now;
   l.phase = Phase::kRunning;
@@ -244,9 +244,9 @@ void SimGpu::reschedule(std::uint32_t s) {
   if (!l.reschedule) return;
   l.reschedule = false;
   if (l.phase != Phase::kRunning) return;
-  if (l.timer != 0) engine_.cancel(l.timer);
   const core::Nanos when = engine_.now() + remaining_ns(l.left, l.rates.duration_ns, l.share);
-  l.timer = engine_.schedule_at(when, [this, s] { on_kernel_done(s); });
+  if (l.timer != 0) l.timer = engine_.reschedule(l.timer, when);
+  if (l.timer == 0) l.timer = engine_.schedule_at(when, [this, s] { on_kernel_done(s); });
 }
 
 void SimGpu::push_kernel_event(std::uint32_t s, const workload::Kernel* kernel, core::Nanos start,

@@ -175,6 +175,70 @@ TEST(Engine, SurvivesHeavyCancellationWithCorrectOrder) {
   EXPECT_TRUE(std::is_sorted(ran.begin(), ran.end()));
 }
 
+TEST(Engine, RescheduleMovesAnEventLaterOrEarlierKeepingItsCallback) {
+  Engine e;
+  std::vector<std::string> order;
+  auto id = e.schedule_at(10, [&] { order.push_back("moved@" + std::to_string(e.now())); });
+  e.schedule_at(20, [&] { order.push_back("b"); });
+  e.schedule_at(30, [&] { order.push_back("c"); });
+  id = e.reschedule(id, 25);  // later: past b
+  ASSERT_NE(id, 0u);
+  EXPECT_EQ(e.pending(), 3u);
+  e.run_until(12);
+  EXPECT_TRUE(order.empty());  // its old time passed without it running
+  id = e.reschedule(id, 15);   // earlier again, before b
+  e.run_until(core::kNever);
+  EXPECT_EQ(order, (std::vector<std::string>{"moved@15", "b", "c"}));
+  EXPECT_EQ(e.reschedule(id, 50), 0u);  // already ran
+  EXPECT_FALSE(e.cancel(id));
+}
+
+TEST(Engine, RescheduleOrdersLikeCancelAndScheduleAnew) {
+  // At equal times, a moved event runs after events scheduled before the move.
+  for (core::Nanos target : {5, 40}) {
+    Engine e;
+    std::vector<int> order;
+    auto id = e.schedule_at(20, [&] { order.push_back(1); });
+    e.schedule_at(target, [&] { order.push_back(2); });
+    e.reschedule(id, target);
+    e.schedule_at(target, [&] { order.push_back(3); });
+    e.run_until(core::kNever);
+    EXPECT_EQ(order, (std::vector<int>{2, 1, 3})) << target;
+  }
+}
+
+TEST(Engine, OldIdsOfAMovedEventAreStale) {
+  Engine e;
+  bool ran = false;
+  const auto first = e.schedule_at(10, [&] { ran = true; });
+  const auto moved = e.reschedule(first, 20);
+  EXPECT_NE(first, moved);
+  EXPECT_FALSE(e.cancel(first));
+  EXPECT_EQ(e.reschedule(first, 5), 0u);
+  EXPECT_TRUE(e.cancel(moved));
+  e.run_until(core::kNever);
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(e.pending(), 0u);
+}
+
+TEST(Engine, ManyReschedulesKeepOrderAndCount) {
+  Engine e;
+  core::RandomStream rng(3);
+  std::vector<core::Nanos> ran;
+  std::vector<device::TimerId> ids;
+  for (int i = 0; i < 3000; ++i) {
+    ids.push_back(e.schedule_at(static_cast<core::Nanos>(rng.below(100000)),
+                                [&ran, &e] { ran.push_back(e.now()); }));
+  }
+  for (int round = 0; round < 10; ++round) {
+    for (auto& id : ids) id = e.reschedule(id, static_cast<core::Nanos>(rng.below(100000)));
+  }
+  EXPECT_EQ(e.pending(), 3000u);
+  e.run_until(core::kNever);
+  EXPECT_EQ(ran.size(), 3000u);
+  EXPECT_TRUE(std::is_sorted(ran.begin(), ran.end()));
+}
+
 // A random mix of schedules and cancels, driven by a seeded stream, gives the same trace twice.
 std::string random_trace(std::uint64_t seed) {
   Engine e;
