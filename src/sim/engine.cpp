@@ -16,18 +16,46 @@ device::TimerId make_id(std::uint32_t slot, std::uint64_t seq) {
   return ((seq & kLow32) << 32) | slot;
 }
 
-// Sweep tombstones once they are this many more than the live events, so a workload that cancels
-// and reschedules constantly keeps its heap (and the cost of each push and pop) bounded.
-constexpr std::size_t kSweepSlack = 1024;
-
 }  // namespace
 
-void Engine::push(core::Nanos time, std::uint64_t seq, std::uint32_t slot) {
-  Slot& s = slots_[slot];
-  s.entry_seq = seq;
-  s.entry_time = time;
-  heap_.push_back(Entry{time, seq, slot});
-  std::push_heap(heap_.begin(), heap_.end(), Later{});
+void Engine::place(std::size_t i, const Entry& e) {
+  heap_[i] = e;
+  slots_[e.slot].at = static_cast<std::uint32_t>(i);
+}
+
+void Engine::sift_up(std::size_t i, Entry e) {
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!Later{}(heap_[parent], e)) break;
+    place(i, heap_[parent]);
+    i = parent;
+  }
+  place(i, e);
+}
+
+void Engine::sift_down(std::size_t i, Entry e) {
+  const std::size_t n = heap_.size();
+  for (;;) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && Later{}(heap_[child], heap_[child + 1])) ++child;
+    if (!Later{}(e, heap_[child])) break;
+    place(i, heap_[child]);
+    i = child;
+  }
+  place(i, e);
+}
+
+void Engine::remove_at(std::size_t i) {
+  const Entry last = heap_.back();
+  heap_.pop_back();
+  if (i == heap_.size()) return;
+  // The last entry fills the hole, then moves whichever way the order asks.
+  if (i > 0 && Later{}(heap_[(i - 1) / 2], last)) {
+    sift_up(i, last);
+  } else {
+    sift_down(i, last);
+  }
 }
 
 device::TimerId Engine::schedule_at(core::Nanos when, std::function<void()> fn) {
@@ -40,12 +68,10 @@ device::TimerId Engine::schedule_at(core::Nanos when, std::function<void()> fn) 
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
   }
-  Slot& s = slots_[slot];
-  s.fn = std::move(fn);
-  s.seq = seq;
-  s.time = std::max(when, now_);
-  push(s.time, seq, slot);
-  ++live_;
+  slots_[slot].fn = std::move(fn);
+  slots_[slot].seq = seq;
+  heap_.emplace_back();
+  sift_up(heap_.size() - 1, Entry{std::max(when, now_), seq, slot});
   return make_id(slot, seq);
 }
 
@@ -60,55 +86,30 @@ Engine::Slot* Engine::live_slot(device::TimerId id) {
 bool Engine::cancel(device::TimerId id) {
   Slot* s = live_slot(id);
   if (s == nullptr) return false;
+  remove_at(s->at);
   s->fn = nullptr;
   s->seq = 0;
   free_slots_.push_back(static_cast<std::uint32_t>(id & kLow32));
-  --live_;
-  if (heap_.size() > 2 * live_ + kSweepSlack) sweep_tombstones();
   return true;
 }
 
 device::TimerId Engine::reschedule(device::TimerId id, core::Nanos when) {
   Slot* s = live_slot(id);
   if (s == nullptr) return 0;
-  const auto slot = static_cast<std::uint32_t>(id & kLow32);
-  const std::uint64_t seq = next_seq_++;
-  s->seq = seq;
-  s->time = std::max(when, now_);
-  // An entry due no later than the new time can stand for it and be re-filed when it surfaces;
-  // otherwise the event needs an earlier entry (the old one turns into a tombstone).
-  if (s->time < s->entry_time) {
-    push(s->time, seq, slot);
-    if (heap_.size() > 2 * live_ + kSweepSlack) sweep_tombstones();
+  const std::size_t i = s->at;
+  const Entry moved{std::max(when, now_), next_seq_++, heap_[i].slot};
+  s->seq = moved.seq;
+  if (Later{}(heap_[i], moved)) {
+    sift_up(i, moved);
+  } else {
+    sift_down(i, moved);
   }
-  return make_id(slot, seq);
-}
-
-void Engine::sweep_tombstones() {
-  std::erase_if(heap_, [this](const Entry& e) {
-    const Slot& s = slots_[e.slot];
-    return s.seq == 0 || s.entry_seq != e.seq;
-  });
-  std::make_heap(heap_.begin(), heap_.end(), Later{});
-}
-
-bool Engine::settle_top() {
-  while (!heap_.empty()) {
-    const Entry top = heap_.front();
-    Slot& s = slots_[top.slot];
-    const bool stands = s.seq != 0 && s.entry_seq == top.seq;
-    if (stands && s.seq == top.seq) return true;
-    std::pop_heap(heap_.begin(), heap_.end(), Later{});
-    heap_.pop_back();
-    if (stands) push(s.time, s.seq, top.slot);  // moved later: file it at its new time
-  }
-  return false;
+  return make_id(moved.slot, moved.seq);
 }
 
 void Engine::pop_and_run() {
   const Entry e = heap_.front();
-  std::pop_heap(heap_.begin(), heap_.end(), Later{});
-  heap_.pop_back();
+  remove_at(0);
   // Move the callback out and free its slot first: the callback may schedule (and so reuse the
   // slot, or grow the slot array) while it runs.
   Slot& s = slots_[e.slot];
@@ -116,7 +117,6 @@ void Engine::pop_and_run() {
   s.fn = nullptr;
   s.seq = 0;
   free_slots_.push_back(e.slot);
-  --live_;
   now_ = e.time;
   ++executed_;
   if (fn) fn();
@@ -124,8 +124,7 @@ void Engine::pop_and_run() {
 
 void Engine::run_until(core::Nanos until) {
   stop_requested_ = false;
-  while (settle_top()) {
-    if (heap_.front().time > until) break;
+  while (!heap_.empty() && heap_.front().time <= until) {
     pop_and_run();
     if (stop_requested_) {
       stop_requested_ = false;
@@ -136,7 +135,7 @@ void Engine::run_until(core::Nanos until) {
 }
 
 bool Engine::step() {
-  if (!settle_top()) return false;
+  if (heap_.empty()) return false;
   pop_and_run();
   return true;
 }

@@ -2,16 +2,13 @@
 // The discrete-event engine. Events are ordered by (time, sequence number), so events at the same
 // time run in the order they were scheduled and a run is byte-for-byte reproducible.
 //
-// Shape: a binary heap of small PODs (time, sequence, slot) over a slot array that holds the
-// callbacks. A timer id names its slot and its sequence number, so cancel is O(1): it frees the
-// slot and leaves the heap entry behind as a tombstone that is skipped when it reaches the top
-// (and swept out when tombstones outnumber live events). Slots are recycled, so a steady run
-// does no heap allocation per event beyond what std::function itself needs for large captures.
-//
-// reschedule() moves a pending event, keeping its callback. Moved later, it keeps its old heap
-// entry, which is pushed again at the new time when it reaches the top (so the common case, a
-// completion pushed back by contention, costs no extra pop); moved earlier, it gets a new entry.
-// Either way it is ordered exactly as if it had been cancelled and scheduled anew.
+// Shape: an indexed binary heap of small PODs (time, sequence, slot) over a slot array that holds
+// the callbacks; each slot knows where its entry sits in the heap. A timer id names its slot and
+// its sequence number, so cancel and reschedule find the entry in O(1) and fix the heap in
+// O(log n): the heap holds exactly the pending events, never tombstones. Slots are recycled, so a
+// steady run does no heap allocation per event beyond what std::function itself needs for large
+// captures. reschedule() moves a pending event, keeping its callback, ordered exactly as if it
+// had been cancelled and scheduled anew.
 
 #include <cstdint>
 #include <functional>
@@ -43,7 +40,7 @@ class Engine final : public device::Executor {
   // Asks a running run_until to return after the current event.
   void stop() { stop_requested_ = true; }
 
-  std::size_t pending() const { return live_; }
+  std::size_t pending() const { return heap_.size(); }
   std::uint64_t events_executed() const { return executed_; }
 
  private:
@@ -60,23 +57,19 @@ class Engine final : public device::Executor {
   struct Slot {
     std::function<void()> fn;
     std::uint64_t seq = 0;  // the live event's sequence number; 0 when the slot is free
-    core::Nanos time = 0;   // when it is due
-    // The heap entry standing for it; it may be earlier than `time` after a reschedule.
-    std::uint64_t entry_seq = 0;
-    core::Nanos entry_time = 0;
+    std::uint32_t at = 0;   // index of its entry in heap_
   };
 
   Slot* live_slot(device::TimerId id);
-  void push(core::Nanos time, std::uint64_t seq, std::uint32_t slot);
-  // Drops tombstones from the top and re-files moved events; true if a live event is due there.
-  bool settle_top();
+  void place(std::size_t i, const Entry& e);  // heap_[i] = e, keeping the slot's index
+  void sift_up(std::size_t i, Entry e);
+  void sift_down(std::size_t i, Entry e);
+  void remove_at(std::size_t i);
   void pop_and_run();
-  void sweep_tombstones();
 
   core::Nanos now_ = 0;
   std::uint64_t next_seq_ = 1;
   std::uint64_t executed_ = 0;
-  std::size_t live_ = 0;
   bool stop_requested_ = false;
   std::vector<Entry> heap_;
   std::vector<Slot> slots_;

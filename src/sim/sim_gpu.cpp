@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <utility>
 
 #include "tessera/sim/bandwidth.hpp"
@@ -404,14 +405,17 @@ void SimGpu::settle() {
     BandwidthDomain& dom = domains_[d];
     dom.dirty = false;
     const std::size_t n = dom.members.size();
-    demand_scratch_.resize(n);
-    share_scratch_.resize(n);
+    if (demand_scratch_.size() < n) {
+      demand_scratch_.resize(n);
+      share_scratch_.resize(n);
+    }
     for (std::size_t i = 0; i < n; ++i) {
       Launch& l = streams_[dom.members[i]].cur;
       sync(l);
       demand_scratch_[i] = l.rates.demand;
     }
-    water_fill(demand_scratch_, dom.capacity, share_scratch_);
+    water_fill(std::span(demand_scratch_).first(n), dom.capacity,
+               std::span(share_scratch_).first(n));
     for (std::size_t i = 0; i < n; ++i) {
       Launch& l = streams_[dom.members[i]].cur;
       if (share_scratch_[i] != l.share) {

@@ -24,14 +24,15 @@ constexpr int kFirstBatch = 8;
 }  // namespace
 
 bool SimGpu::conflicts(std::uint32_t a, std::uint32_t b) const {
-  const auto place = [this](std::uint32_t s) {
-    const Stream& st = streams_[s];
-    return st.cur.launched ? std::pair{st.cur.allowed, st.cur.domain}
-                           : std::pair{st.allowed, st.config.bandwidth_domain};
-  };
-  const auto [sms_a, domain_a] = place(a);
-  const auto [sms_b, domain_b] = place(b);
-  return domain_a == domain_b || sms_a.overlaps(sms_b);
+  const Stream& sa = streams_[a];
+  const Stream& sb = streams_[b];
+  // A launched kernel keeps the place it launched with; a waiting one takes its stream's.
+  const device::DomainId da = sa.cur.launched ? sa.cur.domain : sa.config.bandwidth_domain;
+  const device::DomainId db = sb.cur.launched ? sb.cur.domain : sb.config.bandwidth_domain;
+  if (da == db) return true;
+  const SmSet& ma = sa.cur.launched ? sa.cur.allowed : sa.allowed;
+  const SmSet& mb = sb.cur.launched ? sb.cur.allowed : sb.allowed;
+  return ma.overlaps(mb);
 }
 
 bool SimGpu::isolated(std::uint32_t s) const {

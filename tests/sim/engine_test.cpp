@@ -155,7 +155,8 @@ TEST(Engine, CallbacksMayScheduleAndCancelWhileRunning) {
   EXPECT_EQ(order, (std::vector<int>{1, 3, 2}));
 }
 
-// Many cancellations force tombstone sweeps; the survivors must still run, in order.
+// Cancellations remove entries from the middle of the heap; the survivors must still run, in
+// order.
 TEST(Engine, SurvivesHeavyCancellationWithCorrectOrder) {
   Engine e;
   std::vector<core::Nanos> ran;
