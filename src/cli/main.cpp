@@ -115,8 +115,9 @@ core::Status run(scenario::Scenario s, const RunFlags& flags) {
 void list_builtins() {
   fmt::print("GPUs:\n");
   for (const auto& g : hw::gpu_catalog()) {
-    fmt::print("  {:<18} {} SMs, {:.0f} GB, {:.2f} TB/s, {:.0f} W\n", g.name, g.sms,
-               static_cast<double>(g.memory_bytes) / 1e9, g.memory_bandwidth_bytes_per_s / 1e12,
+    fmt::print("  {:<18} {} SMs, {:.0f} GiB, {:.2f} TB/s, {:.0f} W\n", g.name, g.sms,
+               static_cast<double>(g.memory_bytes) / (1ull << 30),
+               g.memory_bandwidth_bytes_per_s / 1e12,
                g.tdp_watts);
   }
   fmt::print("Inference models:\n");
