@@ -12,7 +12,10 @@
 // sm_bandwidth_multiple x (achievable device bandwidth / SMs).
 //
 // Uncontended duration: launch overhead + max(compute, memory). Its demand is the bandwidth it
-// draws on average over that duration; the bandwidth sharer (bandwidth.hpp) may grant less.
+// draws on average over that duration; the bandwidth sharer (bandwidth.hpp) may grant less. The
+// model is fluid: a kernel progresses through the whole duration at one rate, so the overhead is
+// spread over it (its draw is averaged over it, and contention stretches it with the rest). The
+// overhead is a few microseconds next to kernels of tens to thousands; a simplification.
 
 #include "tessera/core/time.hpp"
 #include "tessera/hw/gpu_spec.hpp"

@@ -6,7 +6,10 @@
 //   against the GPU's limits before any of it is queued.
 // - SMs are held exclusively: one kernel holds an SM at a time (the hardware can co-schedule
 //   blocks of different kernels on one SM; the model does not). A kernel takes
-//   min(SMs to host all its blocks at once, free SMs in its stream's set, the stream's cap).
+//   min(SMs to host all its blocks at once, free SMs in its stream's set, the stream's cap):
+//   blocks are packed bps to an SM rather than spread one to an SM, which is how exclusive SMs
+//   leave room for other kernels. A running kernel can use more SMs while its unfinished blocks
+//   outnumber what its SMs host at once.
 //   Kernels that find no free SM in their set wait in FIFO order of becoming ready. When SMs
 //   free up, running kernels that could use more grow first, earliest launched first (the
 //   hardware dispatches an earlier kernel's remaining blocks before a later kernel's), then
@@ -29,7 +32,8 @@
 // order, once the device's state is consistent; they may submit work or reconfigure the device.
 // With SimGpuOptions::batch_isolated_kernels, kernels timed in one go report their events when
 // their run of kernels ends or is split, with their true start and end times; per stream the
-// events are identical to the per-kernel path's.
+// events are identical to the per-kernel path's. KernelEvent::kernel points into the submitted
+// sequence and is valid only during the notification.
 
 #include <cstdint>
 #include <deque>

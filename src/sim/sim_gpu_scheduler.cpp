@@ -2,7 +2,6 @@
 // fluid progress, completion.
 
 #include <algorithm>
-#include <limits>
 
 #include "tessera/sim/sim_gpu.hpp"
 

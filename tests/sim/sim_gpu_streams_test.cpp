@@ -289,6 +289,27 @@ TEST_P(Streams, ResumeOnFewerSmsReplansTheWorkLeft) {
   EXPECT_EQ(log.of_stream(a).at(0).end, 15 * kUs);
 }
 
+TEST_P(Streams, ResubmittingASequenceRetimesItForTheCurrentClockAndBandwidth) {
+  // The same sequence object, submitted again after the clock drops and after bandwidth is
+  // carved away: each run is timed for the device as it is then.
+  const auto s = *gpu.create_stream({});
+  const auto seq = sequence_of({make_kernel("gemm", 16, 1e6, 0), make_kernel("copy", 16, 0, 1e5)});
+  core::Nanos t0 = 0;
+  std::vector<core::Nanos> took;
+  const auto run = [&] {
+    t0 = engine.now();
+    ASSERT_TRUE(gpu.submit(s, seq, 0, [&](const auto& d) { took.push_back(d.finished - t0); }));
+    engine.run_until(core::kNever);
+  };
+  run();
+  ASSERT_TRUE(gpu.set_clock_mhz(500));
+  run();
+  ASSERT_TRUE(gpu.create_bandwidth_domain(0.5));
+  run();
+  // gemm 1 us at boost, 2 us at half clock; copy 1.6e6 bytes at 1600 then 800 bytes/ns.
+  EXPECT_EQ(took, (std::vector<core::Nanos>{2 * kUs, 3 * kUs, 4 * kUs}));
+}
+
 TEST_P(Streams, SameInputsGiveByteIdenticalEventLogs) {
   const auto first = test::run_mixed(11, GetParam(), 2 * core::kNanosPerMilli);
   const auto second = test::run_mixed(11, GetParam(), 2 * core::kNanosPerMilli);
@@ -385,6 +406,9 @@ TEST_F(DeviceErrors, CarvingCannotStarveAStreamOfTheWholeDeviceDomain) {
 TEST_F(DeviceErrors, InvalidOptionsAreReportedByCreateAndByEveryCall) {
   auto options = test::exact_options();
   options.achievable_bandwidth_fraction = 1.5;
+  auto good = SimGpu::create(engine, test::TestGpu().build(), test::exact_options());
+  ASSERT_TRUE(good);
+  EXPECT_TRUE((*good)->create_stream({}));
   auto made = SimGpu::create(engine, test::TestGpu().build(), options);
   ASSERT_FALSE(made);
   EXPECT_THAT(made.error().message(), HasSubstr("achievable_bandwidth_fraction is 1.5"));
