@@ -138,10 +138,8 @@ void SimGpu::launch(std::uint32_t s, const SmSet& available) {
     l.order = next_order_++;
     Submission& sub = st.queue.front();
     if (sub.started < 0) sub.started = now;
-    int n = std::min(info.sms_to_host, available.count());
-    if (l.cap > 0) n = std::min(n, l.cap);
-    n = std::max(n, 1);
-    l.held = available.lowest(n);
+    int n = l.cap > 0 ? std::min(info.sms_to_host, l.cap) : info.sms_to_host;
+    l.held = available.lowest(std::max(n, 1), n);  // n becomes what the set could give
     l.sms_at_start = n;
     const KernelInfo& planned = fresh_plan(info, *l.kernel, n, domains_[l.domain].capacity);
     l.plan = planned.plan;
@@ -150,10 +148,9 @@ void SimGpu::launch(std::uint32_t s, const SmSet& available) {
   } else {
     // Resumed: re-plan what is left if it lands on a different number of SMs.
     const double blocks = l.left * l.plan.blocks;
-    int n = std::min(TimingModel::sms_to_host(l.shape, blocks), available.count());
+    int n = TimingModel::sms_to_host(l.shape, blocks);
     if (l.cap > 0) n = std::min(n, l.cap);
-    n = std::max(n, 1);
-    l.held = available.lowest(n);
+    l.held = available.lowest(std::max(n, 1), n);
     if (n != l.plan.sms) {
       l.plan = timing_.plan(l.shape, blocks, n, domains_[l.domain].capacity,
                             l.left * l.plan.overhead_ns);

@@ -44,15 +44,23 @@ class SmSet {
 
   // The lowest `k` SMs of this set (all of them if it has fewer).
   SmSet lowest(int k) const {
+    int taken = 0;
+    return lowest(k, taken);
+  }
+  // The same, also counting the SMs taken (saves a count() when the set may have fewer than k).
+  SmSet lowest(int k, int& taken) const {
     SmSet out;
+    taken = 0;
     for (int w = 0; w < kWords && k > 0; ++w) {
       std::uint64_t word = words_[w];
       const int c = popcount(word);
       if (c <= k) {
         out.words_[w] = word;
         k -= c;
+        taken += c;
         continue;
       }
+      taken += k;
       if (k <= c - k) {  // collect the k lowest bits
         std::uint64_t taken = 0;
         for (; k > 0; --k) {
