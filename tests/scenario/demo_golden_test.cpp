@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -27,7 +28,10 @@ std::string run_demo_json() {
 TEST(DemoGolden, JsonMatchesPinnedOutput) {
   const std::string actual = run_demo_json();
   if (std::getenv("TESSERA_UPDATE_GOLDEN")) {
-    std::ofstream(kGolden) << actual;
+    std::filesystem::create_directories(std::filesystem::path(kGolden).parent_path());
+    std::ofstream out(kGolden);
+    out << actual;
+    ASSERT_TRUE(out.good()) << "cannot write " << kGolden;
     GTEST_SKIP() << "golden file rewritten: " << kGolden;
   }
   std::ifstream in(kGolden);
