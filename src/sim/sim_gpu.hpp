@@ -65,7 +65,6 @@ class SimGpu final : public device::GpuDevice {
   const hw::GpuSpec& spec() const override { return spec_; }
   device::Capabilities capabilities() const override;
   device::Executor& executor() override { return engine_; }
-  const SimGpuOptions& options() const { return options_; }
 
   core::Result<device::DomainId> create_bandwidth_domain(double share) override;
   core::Result<device::StreamId> create_stream(const device::StreamConfig& config) override;

@@ -38,7 +38,6 @@ class SmSet {
     return c;
   }
   bool none() const { return (words_[0] | words_[1] | words_[2] | words_[3]) == 0; }
-  bool test(int sm) const { return (words_[sm / 64] >> (sm % 64)) & 1U; }
   bool overlaps(const SmSet& o) const { return !(*this & o).none(); }
   bool contains(const SmSet& o) const { return (o & ~*this).none(); }
 
@@ -97,7 +96,6 @@ class SmSet {
   }
   SmSet& operator|=(const SmSet& o) { return *this = *this | o; }
   SmSet& operator&=(const SmSet& o) { return *this = *this & o; }
-  bool operator==(const SmSet&) const = default;
 
  private:
   // std::popcount is a library call unless the build targets a CPU with POPCNT; this is the same
