@@ -1,6 +1,6 @@
 // Simulated-GPU throughput: kernels simulated per wall-clock second, and how many times faster
 // than real time the simulation runs (sim_x_realtime), for an LLM decode stream (Llama-3-8B,
-// batch 8, ~232 kernels per step, steps back to back) on a simulated H100:
+// batch 8, steps back to back; kernels_per_step says how many) on a simulated H100:
 //   alone       the decode stream by itself on every SM
 //   shared      decode plus a ResNet-50 training stream, both on every SM in one bandwidth
 //               domain (MPS-like: per-kernel path, kernels contend for SMs and bandwidth)
