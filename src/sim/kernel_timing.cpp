@@ -55,9 +55,7 @@ KernelShape TimingModel::shape(const workload::Kernel& kernel) const {
   return s;
 }
 
-int TimingModel::sms_to_host(const KernelShape& shape, double blocks) {
-  return static_cast<int>(ceil_whole(blocks / shape.blocks_per_sm));
-}
+int TimingModel::sms_wanted(double blocks) { return static_cast<int>(ceil_whole(blocks)); }
 
 Plan TimingModel::plan(const KernelShape& shape, double blocks, int sms, double domain_bandwidth,
                        double overhead_ns) const {

@@ -54,8 +54,12 @@ class TimingModel {
   TimingModel(const hw::GpuSpec& spec, const SimGpuOptions& options);
 
   KernelShape shape(const workload::Kernel& kernel) const;
-  // SMs that host `blocks` blocks at once.
-  static int sms_to_host(const KernelShape& shape, double blocks);
+  // SMs a kernel with `blocks` unfinished blocks can use: one per block. The hardware block
+  // scheduler spreads a grid across SMs before it stacks blocks on one, and in this throughput
+  // model blocks on one SM share its throughput, so spreading is never slower. Occupancy
+  // (blocks_per_sm) decides whether a launch is valid, not how fast it runs: latency hiding is
+  // not modelled.
+  static int sms_wanted(double blocks);
   Plan plan(const KernelShape& shape, double blocks, int sms, double domain_bandwidth,
             double overhead_ns) const;
   // The memory term of `plan` in a domain of `domain_bandwidth` (bytes per ns).

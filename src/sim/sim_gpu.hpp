@@ -138,7 +138,7 @@ class SimGpu final : public device::GpuDevice {
   // again and again; the plan is then reused, bit for bit the one a new computation would give.
   struct KernelInfo {
     KernelShape shape;
-    int sms_to_host = 0;  // for the whole grid
+    int sms_wanted = 0;  // for the whole grid
     int plan_sms = 0;     // 0: no plan yet
     double plan_capacity = 0;
     double plan_clock_ratio = 0;

@@ -75,7 +75,7 @@ void SimGpu::start_batch(std::uint32_t s) {
   for (;;) {
     const workload::Kernel& k = kernel_at(seq, c);
     KernelInfo& info = info_at(st, c);
-    const int n = std::max(std::min(info.sms_to_host, limit), 1);
+    const int n = std::max(std::min(info.sms_wanted, limit), 1);
     const KernelInfo& planned = fresh_plan(info, k, n, capacity);
     const core::Nanos end = t + planned.duration;
     st.batch.push_back(BatchItem{.kernel = &k,

@@ -20,7 +20,7 @@ void SimGpu::begin_submission(std::uint32_t s) {
     for (const auto& k : group.kernels) {
       KernelInfo info;
       info.shape = timing_.shape(k);
-      info.sms_to_host = TimingModel::sms_to_host(info.shape, static_cast<double>(k.blocks));
+      info.sms_wanted = TimingModel::sms_wanted(static_cast<double>(k.blocks));
       st.kernels.push_back(info);
     }
   }
@@ -98,7 +98,7 @@ void SimGpu::dispatch() {
     const Launch& l = streams_[s].cur;
     if (l.cap > 0 && l.plan.sms >= l.cap) continue;
     // A kernel can use more SMs only while its unfinished blocks overflow the ones it holds.
-    if (fraction_left_now(l) * l.plan.blocks <= l.plan.sms * l.shape.blocks_per_sm) continue;
+    if (fraction_left_now(l) * l.plan.blocks <= l.plan.sms) continue;
     const SmSet available = free_ & l.allowed;
     if (!available.none()) grow(s, available);
     if (free_.none()) return;
@@ -138,7 +138,7 @@ void SimGpu::launch(std::uint32_t s, const SmSet& available) {
     l.order = next_order_++;
     Submission& sub = st.queue.front();
     if (sub.started < 0) sub.started = now;
-    int n = l.cap > 0 ? std::min(info.sms_to_host, l.cap) : info.sms_to_host;
+    int n = l.cap > 0 ? std::min(info.sms_wanted, l.cap) : info.sms_wanted;
     l.held = available.lowest(std::max(n, 1), n);  // n becomes what the set could give
     l.sms_at_start = n;
     const KernelInfo& planned = fresh_plan(info, *l.kernel, n, domains_[l.domain].capacity);
@@ -148,7 +148,7 @@ void SimGpu::launch(std::uint32_t s, const SmSet& available) {
   } else {
     // Resumed: re-plan what is left if it lands on a different number of SMs.
     const double blocks = l.left * l.plan.blocks;
-    int n = TimingModel::sms_to_host(l.shape, blocks);
+    int n = TimingModel::sms_wanted(blocks);
     if (l.cap > 0) n = std::min(n, l.cap);
     l.held = available.lowest(std::max(n, 1), n);
     if (n != l.plan.sms) {
@@ -172,7 +172,7 @@ void SimGpu::grow(std::uint32_t s, const SmSet& available) {
   Launch& l = streams_[s].cur;
   // Decide before touching the kernel's progress: a kernel that does not grow is left exactly as
   // it was (its progress is only rewritten when its plan changes).
-  int n = std::min(TimingModel::sms_to_host(l.shape, fraction_left_now(l) * l.plan.blocks),
+  int n = std::min(TimingModel::sms_wanted(fraction_left_now(l) * l.plan.blocks),
                    l.plan.sms + available.count());
   if (l.cap > 0) n = std::min(n, l.cap);
   const int extra = n - l.plan.sms;

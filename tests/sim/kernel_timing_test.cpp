@@ -28,14 +28,12 @@ TEST_F(Timing, AchievableFractionStretchesBlockTime) {
   EXPECT_DOUBLE_EQ(half.shape(test::make_kernel("k", 1, 1e6, 0)).block_ns_at_boost, 2000);
 }
 
-TEST_F(Timing, SmsToHostIsBlocksOverOccupancyRoundedUp) {
-  const auto shape = model.shape(test::make_kernel("k", 1, 1, 0, /*bps=*/4));
-  EXPECT_EQ(shape.blocks_per_sm, 4);
-  EXPECT_EQ(TimingModel::sms_to_host(shape, 1), 1);
-  EXPECT_EQ(TimingModel::sms_to_host(shape, 4), 1);
-  EXPECT_EQ(TimingModel::sms_to_host(shape, 5), 2);
-  EXPECT_EQ(TimingModel::sms_to_host(shape, 64), 16);
-  EXPECT_EQ(TimingModel::sms_to_host(shape, 0), 0);
+TEST_F(Timing, SmsWantedIsOnePerUnfinishedBlock) {
+  EXPECT_EQ(TimingModel::sms_wanted(1), 1);
+  EXPECT_EQ(TimingModel::sms_wanted(4), 4);
+  EXPECT_EQ(TimingModel::sms_wanted(4.5), 5);
+  EXPECT_EQ(TimingModel::sms_wanted(64), 64);
+  EXPECT_EQ(TimingModel::sms_wanted(0), 0);
 }
 
 TEST_F(Timing, ComputeTimeIsWholeRoundsOfBlockTime) {
