@@ -32,6 +32,8 @@ struct ModeReport {
 struct RunReport {
   std::string scenario;
   std::string gpu;
+  // Where the figures come from: "simulator" (tessera's GPU model) or a real device later.
+  std::string backend = "simulator";
   std::uint64_t seed = 0;
   std::vector<ModeReport> modes;
 };

@@ -82,6 +82,7 @@ json to_json(const RunReport& report) {
   json modes = json::array();
   for (const ModeReport& m : report.modes) modes.push_back(mode_json(m));
   return {{"scenario", report.scenario},
+          {"backend", report.backend},
           {"gpu", report.gpu},
           {"seed", report.seed},
           {"modes", std::move(modes)}};

@@ -88,7 +88,8 @@ std::string format_table(const RunReport& report) {
     for (const TenantReport& t : m.tenants) widen(rows.emplace_back(tenant_row(m.mode, t)));
   }
 
-  std::string out = fmt::format("{} on {}, seed {}\n", report.scenario, report.gpu, report.seed);
+  std::string out = fmt::format("{} on {} ({}), seed {}\n", report.scenario, report.gpu,
+                                report.backend, report.seed);
   const std::string header = format_row(kHeader, widths);
   out += header + "\n" + std::string(header.size(), '-') + "\n";
   std::size_t next = 0;

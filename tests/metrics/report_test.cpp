@@ -72,6 +72,7 @@ TEST(ReportJson, RoundTripKeepsKeysAndValues) {
   EXPECT_EQ(parsed["scenario"], "demo");
   EXPECT_EQ(parsed["gpu"], "H100-SXM5-80GB");
   EXPECT_EQ(parsed["seed"], 42);
+  EXPECT_EQ(parsed["backend"], "simulator");
   ASSERT_EQ(parsed["modes"].size(), 2u);
 
   const auto& mode = parsed["modes"][0];
