@@ -24,42 +24,13 @@
 #include "tessera/device/gpu_device.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/workload/kernel.hpp"
+#include "support/test_gpu.hpp"
 
 namespace tessera::test {
 
-// A GPU of `sms` SMs in TPCs of `sms_per_tpc`. The other fields are placeholders (shaped like an
-// H100's, not facts the tests rely on): the fake's timing uses none of them.
+// A GPU of `sms` SMs in TPCs of `sms_per_tpc`; the fake's timing uses none of its other fields.
 inline hw::GpuSpec fake_spec(int sms = 16, int sms_per_tpc = 2) {
-  hw::GpuSpec s{};
-  s.name = "fake-gpu";
-  s.architecture = "Fake";
-  s.compute_capability_major = 9;
-  s.compute_capability_minor = 0;
-  s.sms = sms;
-  s.tpcs = sms / sms_per_tpc;
-  s.gpcs = 1;
-  s.sms_per_tpc = sms_per_tpc;
-  s.sm = hw::SmLimits{.max_threads = 2048,
-                      .max_blocks = 32,
-                      .registers = 65536,
-                      .max_registers_per_thread = 255,
-                      .shared_memory_bytes = 228 * 1024,
-                      .max_shared_memory_per_block_bytes = 227 * 1024,
-                      .max_threads_per_block = 1024};
-  s.memory_bytes = std::int64_t{80} << 30;
-  s.memory_bandwidth_bytes_per_s = 3.35e12;
-  s.peak_fp16_tensor_flops = 989e12;
-  s.peak_fp32_flops = 67e12;
-  s.min_clock_mhz = 345;
-  s.base_clock_mhz = 1590;
-  s.boost_clock_mhz = 1980;
-  s.tdp_watts = 700;
-  s.idle_watts = 70;
-  s.green_ctx_sm_granularity = 8;
-  s.green_ctx_min_sms = 8;
-  s.mig_capable = true;
-  s.mig_max_instances = 7;
-  return s;
+  return TestGpu().name("fake-gpu").sms(sms).sms_per_tpc(sms_per_tpc).build();
 }
 
 inline device::Capabilities all_capabilities() {

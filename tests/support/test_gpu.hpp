@@ -54,6 +54,11 @@ class TestGpu {
     fp32_per_sm_per_cycle(1000);
     return *this;
   }
+  TestGpu& sms_per_tpc(int n) {
+    s_.sms_per_tpc = n;
+    s_.tpcs = s_.sms / n;
+    return *this;
+  }
   TestGpu& fp32_per_sm_per_cycle(double flops) {
     s_.peak_fp32_flops = flops * s_.sms * s_.boost_clock_mhz * 1e6;
     s_.peak_fp16_tensor_flops = 4 * s_.peak_fp32_flops;
