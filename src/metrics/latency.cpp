@@ -52,9 +52,9 @@ InferenceSummary summarize_inference(std::span<const RequestRecord> records, con
   double output_tokens = 0;
   for (const RequestRecord& r : records) {
     if (r.done() || r.arrival <= elapsed) ++s.arrived;
+    if (r.first_token >= 0) ttft.push_back(core::to_millis(r.ttft()));
     if (!r.done()) continue;
     ++s.completed;
-    ttft.push_back(core::to_millis(r.ttft()));
     tpot.push_back(core::to_millis(r.tpot()));
     e2e.push_back(core::to_millis(r.e2e()));
     if (meets(r, slo)) ++met;

@@ -46,7 +46,7 @@ struct Slo {
 struct InferenceSummary {
   std::size_t arrived = 0;  // records with arrival <= elapsed, plus any that finished
   std::size_t completed = 0;
-  Percentiles ttft_ms;
+  Percentiles ttft_ms;  // requests with a first token, finished or not
   Percentiles tpot_ms;
   Percentiles e2e_ms;
   // Fraction of arrived requests that completed within every target; unfinished ones miss.
@@ -54,7 +54,7 @@ struct InferenceSummary {
   double output_tokens_per_s = 0;
 };
 // `records` may include requests whose arrival lies beyond the run; the run covers [0, elapsed].
-// Latencies (in ms) are over completed requests only.
+// TTFT (ms) is over requests that have their first token; TPOT and E2E over completed ones.
 InferenceSummary summarize_inference(std::span<const RequestRecord> records, const Slo& slo,
                                      core::Nanos elapsed);
 

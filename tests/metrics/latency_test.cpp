@@ -102,7 +102,9 @@ TEST(SummarizeInference, CountsArrivedAndCompleted) {
   const InferenceSummary s = summarize_inference(records, {}, core::seconds(1));
   EXPECT_EQ(s.arrived, 4u);
   EXPECT_EQ(s.completed, 3u);
-  EXPECT_EQ(s.ttft_ms.count, 3u);
+  // The unfinished request has its first token (ttft 60), so TTFT counts it; TPOT and E2E do not.
+  EXPECT_EQ(s.ttft_ms.count, 4u);
+  EXPECT_EQ(s.tpot_ms.count, 3u);
   EXPECT_DOUBLE_EQ(s.ttft_ms.p50, 60);
   EXPECT_DOUBLE_EQ(s.ttft_ms.max, 200);
   EXPECT_DOUBLE_EQ(s.tpot_ms.p99, 30);
