@@ -9,7 +9,9 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <expected>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
 
@@ -58,35 +60,46 @@ std::optional<int> digits(std::string_view s, std::size_t pos, std::size_t count
   return value;
 }
 
+enum class TimestampError { kMalformed, kOutOfRange };
+
+// Nanoseconds since 1970 fill an int64 until 2262-04-11 23:47:16.854775807; times before 1970 are
+// refused too, so that the offset between any two rows fits as well.
+constexpr std::string_view kTimestampRange = "1970-01-01 to 2262-04-11";
+
 // "YYYY-MM-DD HH:MM:SS" plus an optional fraction of 1-9 digits, as nanoseconds since the Unix
 // epoch (UTC; only differences are used).
-std::optional<core::Nanos> parse_timestamp(std::string_view s) {
+std::expected<core::Nanos, TimestampError> parse_timestamp(std::string_view s) {
+  const auto malformed = std::unexpected(TimestampError::kMalformed);
   const auto year = digits(s, 0, 4);
   const auto month = digits(s, 5, 2);
   const auto day = digits(s, 8, 2);
   const auto hour = digits(s, 11, 2);
   const auto minute = digits(s, 14, 2);
   const auto second = digits(s, 17, 2);
-  if (!year || !month || !day || !hour || !minute || !second) return std::nullopt;
+  if (!year || !month || !day || !hour || !minute || !second) return malformed;
   if (s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' ||
       s[16] != ':') {
-    return std::nullopt;
+    return malformed;
   }
   const std::chrono::year_month_day date{std::chrono::year{*year},
                                          std::chrono::month{static_cast<unsigned>(*month)},
                                          std::chrono::day{static_cast<unsigned>(*day)}};
-  if (!date.ok() || *hour > 23 || *minute > 59 || *second > 59) return std::nullopt;
+  if (!date.ok() || *hour > 23 || *minute > 59 || *second > 59) return malformed;
   core::Nanos fraction = 0;
   if (s.size() > 19) {
     const std::string_view frac = s.substr(20);
-    if (s[19] != '.' || frac.empty() || frac.size() > 9) return std::nullopt;
+    if (s[19] != '.' || frac.empty() || frac.size() > 9) return malformed;
     const auto value = digits(frac, 0, frac.size());
-    if (!value) return std::nullopt;
+    if (!value) return malformed;
     fraction = *value;
     for (std::size_t i = frac.size(); i < 9; ++i) fraction *= 10;
   }
   const std::int64_t days = std::chrono::sys_days{date}.time_since_epoch().count();
   const std::int64_t secs = ((days * 24 + *hour) * 60 + *minute) * 60 + *second;
+  if (secs < 0 ||
+      secs > (std::numeric_limits<core::Nanos>::max() - fraction) / core::kNanosPerSecond) {
+    return std::unexpected(TimestampError::kOutOfRange);
+  }
   return secs * core::kNanosPerSecond + fraction;
 }
 
@@ -210,6 +223,12 @@ core::Result<std::vector<Request>> parse_trace_csv(std::string_view text,
     }
     const std::string_view ts = fields[columns->timestamp];
     const auto time = parse_timestamp(ts);
+    if (!time && time.error() == TimestampError::kOutOfRange) {
+      return std::unexpected(parser.error(
+          line_no, fmt::format("column {}: '{}' is outside {}, the span a trace time can have "
+                               "(nanoseconds since 1970 in 64 bits)",
+                               kTimestamp, ts, kTimestampRange)));
+    }
     if (!time) {
       return std::unexpected(
           parser.error(line_no, fmt::format("column {}: expected a time like '{}', got '{}'",
@@ -245,10 +264,14 @@ core::Result<std::vector<Request>> parse_trace_csv(std::string_view text,
       break;
     }
     const core::Nanos raw = r.time - first;
-    const core::Nanos offset =
-        options.time_scale == 1.0
-            ? raw
-            : static_cast<core::Nanos>(std::llround(static_cast<double>(raw) * options.time_scale));
+    core::Nanos offset = raw;
+    if (options.time_scale != 1.0) {
+      const double scaled = std::round(static_cast<double>(raw) * options.time_scale);
+      // At 2^63 ns or later (about 292 years) the offset does not fit in Nanos, and it is past
+      // every horizon, kNever included.
+      if (scaled >= 0x1p63) break;
+      offset = static_cast<core::Nanos>(scaled);
+    }
     if (offset >= options.horizon) break;  // rows are sorted: every later one is later still
     out.push_back(Request{
         .id = out.size(), .arrival = offset, .input_tokens = r.input, .output_tokens = r.output});

@@ -136,6 +136,50 @@ TEST(TraceCsvTest, BadOptionsAreRejected) {
   EXPECT_NE(r.error().message().find("time_scale"), std::string::npos);
 }
 
+// Found by tests/fuzz/trace_csv_fuzz.cpp: nanoseconds since 1970 overflowed int64 (undefined
+// behaviour) for times after 2262-04-11, and offsets between rows did for times before 1970.
+TEST(TraceCsvTest, TimesOutsideTheNanosecondRangeAreErrors) {
+  const std::string cases[] = {
+      "2023-11-16 18:17:03,1,1\n4046-11-16 18:17:04,1,1\n",
+      "9999-12-31 23:59:59.999999999,1,1\n",
+      "2262-04-11 23:47:16.854775808,1,1\n",  // one nanosecond past INT64_MAX
+      "1969-12-31 23:59:59.999999999,1,1\n",
+      "0000-01-01 00:00:00,1,1\n",
+  };
+  for (const std::string& body : cases) {
+    auto r = parse_trace_csv(std::string(kHeader) + body, "range.csv", {});
+    ASSERT_FALSE(r.has_value()) << body;
+    EXPECT_EQ(r.error().code(), core::Code::kParse);
+    EXPECT_EQ(r.error().message().rfind("range.csv:", 0), 0u) << r.error().message();
+    EXPECT_NE(r.error().message().find("1970-01-01 to 2262-04-11"), std::string::npos)
+        << r.error().message();
+  }
+  // The ends of the range are times a trace may hold. (An offset of kNever itself would be cut by
+  // the default horizon, which drops arrivals at or after it, so the first row starts 1 ns in.)
+  auto ends = parse_trace_csv(std::string(kHeader) +
+                                  "1970-01-01 00:00:00.000000001,1,1\n"
+                                  "2262-04-11 23:47:16.854775807,1,1\n",
+                              "range.csv", {});
+  ASSERT_TRUE(ends.has_value()) << ends.error().message();
+  ASSERT_EQ(ends->size(), 2u);
+  EXPECT_EQ((*ends)[1].arrival, core::kNever - 1);
+  EXPECT_TRUE(parse_trace_csv(std::string(kHeader) + "1970-01-01 00:00:00,1,1\n", "range.csv", {}));
+}
+
+// Found by tests/fuzz/trace_csv_fuzz.cpp: a time_scale that stretched an offset past the int64
+// range turned it into a large negative arrival (llround out of range), ahead of every other row.
+TEST(TraceCsvTest, StretchingPastTheNanosecondRangeEndsTheTrace) {
+  const std::string text = std::string(kHeader) +
+                           "2023-11-16 18:17:03,1,1\n"
+                           "2023-11-16 18:17:04,2,2\n"
+                           "2023-11-16 18:17:33,3,3\n";  // 30 s: 3e19 ns at time_scale 1e9
+  auto r = parse_trace_csv(text, "s.csv", {.time_scale = 1e9});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].arrival, 0);
+  EXPECT_EQ((*r)[1].arrival, core::Nanos{1'000'000'000'000'000'000});
+}
+
 TEST(TraceCsvTest, ReadsFromDiskAndReportsMissingFiles) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("tessera_trace_" +
