@@ -60,6 +60,10 @@ Result<ArrivalSpec> parse_arrivals(const ConfigNode& n, const std::string& base_
       return std::unexpected(n.at("time_scale")->error("time_scale must be > 0"));
     }
     TESSERA_ASSIGN_OR_RETURN(spec.trace.max_requests, n.int_or("max_requests", -1));
+    if (spec.trace.max_requests < -1 || spec.trace.max_requests == 0) {
+      return std::unexpected(n.at("max_requests")->error(
+          "max_requests must be a positive count (leave it out to replay the whole trace)"));
+    }
     for (auto key : {"rate", "cv", "input_tokens", "output_tokens"}) {
       TESSERA_TRY(reject_field(n, key, "does not apply to a trace: the trace gives the times and "
                                        "token counts"));
@@ -114,6 +118,10 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
   TESSERA_ASSIGN_OR_RETURN(const std::string kind, n.get_string("kind"));
   TESSERA_ASSIGN_OR_RETURN(const std::string model, n.get_string("model"));
   TESSERA_ASSIGN_OR_RETURN(const std::int64_t priority, n.int_or("priority", 0));
+  if (priority < -1000 || priority > 1000) {
+    return std::unexpected(n.at("priority")->error(
+        fmt::format("priority must be an integer in [-1000, 1000], got {}", priority)));
+  }
   t.priority = static_cast<int>(priority);
   TESSERA_ASSIGN_OR_RETURN(t.sm_share, n.double_or("sm_share", 0.0));
   if (t.sm_share < 0 || t.sm_share > 1) {

@@ -127,6 +127,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"missing tenants", "gpu: h100\nduration: 1s\nmode: mps\n",
                 {"missing required field 'tenants'"}},
         BadCase{"broken yaml", mutate("tenants:", "tenants: [\n"), {"bad.yaml:"}},
+        BadCase{"priority out of range", mutate("kind: training", "kind: training\n    priority: 4294967306"),
+                {"tenants[1].priority", "[-1000, 1000]"}},
+        BadCase{"zero max_requests",
+                mutate("arrivals: {process: gamma, rate: 3, cv: 4, input_tokens: {min: 10, max: 20},\n"
+                       "               output_tokens: {min: 2, max: 5}}",
+                       "arrivals: {trace: a.csv, max_requests: 0}"),
+                {"tenants[0].arrivals.max_requests", "positive"}},
         BadCase{"poisson with cv", mutate("process: gamma", "process: poisson"),
                 {"Poisson", "gamma"}}),
     [](const auto& info) {
