@@ -147,6 +147,7 @@ int main(int argc, char** argv) {
       "Without a GPU, everything runs on tessera's discrete-event GPU simulator."};
   app.set_version_flag("--version", "tessera 0.1.0");
   app.require_subcommand(1);
+  app.failure_message(CLI::FailureMessage::help);  // a wrong flag shows the usage, not just a line
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();
