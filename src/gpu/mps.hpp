@@ -1,6 +1,8 @@
 #pragma once
-// "mps": NVIDIA's Multi-Process Service. The blocks of every client share all SMs and the
-// whole-device memory bandwidth at once, with no priorities between clients. An active thread
+// "mps": NVIDIA's Multi-Process Service. Every client's kernels may run on all SMs and share the
+// whole-device memory bandwidth at once, with no priorities between clients (how the device
+// divides SMs between concurrent kernels is the backend's: the simulator gives each SM to one
+// kernel at a time). An active thread
 // percentage below 100 limits how many SMs a client may use without reserving them for it
 // (NVIDIA MPS documentation, "Volta MPS Execution Resource Provisioning"); rounding the limit
 // up to ceil(pct/100 x SMs) whole SMs is an assumption of the model.

@@ -85,7 +85,7 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
   std::vector<int> track_of_tenant(s.tenants.size(), -1);
   for (std::size_t g = 0; g < gpus.size(); ++g) {
     auto& slot = gpus[g];
-    TESSERA_ASSIGN_OR_RETURN(slot.device, sim::SimGpu::create(engine, s.gpu));
+    TESSERA_ASSIGN_OR_RETURN(slot.device, sim::SimGpu::create(engine, s.gpu, s.sim_options));
     TESSERA_ASSIGN_OR_RETURN(slot.mode, gpu::make_sharing_mode(mode_name, s.mode_options));
     const auto attached = exclusive ? std::span(infos).subspan(g, 1) : std::span(infos);
     TESSERA_TRY(core::with_context(slot.mode->attach(*slot.device, attached),

@@ -174,6 +174,31 @@ Result<gpu::ModeOptions> parse_mode_options(const ConfigNode& n) {
   return o;
 }
 
+// Overrides of the simulator's model assumptions, for sensitivity studies; see
+// src/sim/sim_gpu_options.hpp for what each one means and its default.
+Result<sim::SimGpuOptions> parse_sim_options(const ConfigNode& n, const hw::GpuSpec& gpu) {
+  TESSERA_TRY(n.check_keys({"achievable_compute_fraction", "achievable_bandwidth_fraction",
+                            "sm_bandwidth_multiple", "launch_overhead", "compute_power_weight",
+                            "batch_isolated_kernels"}));
+  sim::SimGpuOptions o;
+  TESSERA_ASSIGN_OR_RETURN(o.achievable_compute_fraction,
+                           n.double_or("achievable_compute_fraction", o.achievable_compute_fraction));
+  TESSERA_ASSIGN_OR_RETURN(
+      o.achievable_bandwidth_fraction,
+      n.double_or("achievable_bandwidth_fraction", o.achievable_bandwidth_fraction));
+  TESSERA_ASSIGN_OR_RETURN(o.sm_bandwidth_multiple,
+                           n.double_or("sm_bandwidth_multiple", o.sm_bandwidth_multiple));
+  TESSERA_ASSIGN_OR_RETURN(o.launch_overhead, n.duration_or("launch_overhead", o.launch_overhead));
+  TESSERA_ASSIGN_OR_RETURN(o.compute_power_weight,
+                           n.double_or("compute_power_weight", o.compute_power_weight));
+  TESSERA_ASSIGN_OR_RETURN(o.batch_isolated_kernels,
+                           n.bool_or("batch_isolated_kernels", o.batch_isolated_kernels));
+  if (auto valid = sim::validate_model(gpu, o); !valid) {
+    return std::unexpected(n.error(valid.error().message()));
+  }
+  return o;
+}
+
 Result<std::vector<std::string>> parse_modes(const ConfigNode& root) {
   std::vector<std::string> modes;
   if (root.has("mode") && root.has("modes")) {
@@ -216,7 +241,7 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& source
                                 const std::string& base_dir) {
   TESSERA_ASSIGN_OR_RETURN(const ConfigNode root, ConfigNode::parse(text, source_name));
   TESSERA_TRY(root.check_keys(
-      {"name", "gpu", "seed", "duration", "mode", "modes", "mode_options", "tenants"}));
+      {"name", "gpu", "seed", "duration", "mode", "modes", "mode_options", "sim", "tenants"}));
   Scenario s;
   s.source = source_name;
   TESSERA_ASSIGN_OR_RETURN(s.name, root.string_or("name", "unnamed"));
@@ -230,6 +255,9 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& source
   TESSERA_ASSIGN_OR_RETURN(s.modes, parse_modes(root));
   if (auto opts = root.find("mode_options")) {
     TESSERA_ASSIGN_OR_RETURN(s.mode_options, parse_mode_options(*opts));
+  }
+  if (auto sim = root.find("sim")) {
+    TESSERA_ASSIGN_OR_RETURN(s.sim_options, parse_sim_options(*sim, s.gpu));
   }
   TESSERA_ASSIGN_OR_RETURN(const ConfigNode tenants, root.at("tenants"));
   TESSERA_ASSIGN_OR_RETURN(const auto items, tenants.items());

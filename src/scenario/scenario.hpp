@@ -11,6 +11,7 @@
 #include "tessera/core/time.hpp"
 #include "tessera/gpu/sharing_mode.hpp"
 #include "tessera/hw/gpu_spec.hpp"
+#include "tessera/sim/sim_gpu_options.hpp"
 #include "tessera/tenant/inference_server.hpp"
 #include "tessera/tenant/training_job.hpp"
 #include "tessera/workload/arrivals.hpp"
@@ -44,6 +45,7 @@ struct Scenario {
   core::Nanos duration = core::seconds(60);
   std::vector<std::string> modes;  // sharing modes to run, side by side
   gpu::ModeOptions mode_options;
+  sim::SimGpuOptions sim_options;  // the simulated GPU's model assumptions (`sim:` section)
   std::vector<TenantSpec> tenants;
 };
 

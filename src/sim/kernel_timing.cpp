@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tessera/sim/occupancy.hpp"
 
 namespace tessera::sim {
 
@@ -29,8 +28,7 @@ double ceil_whole(double x) {
 
 }  // namespace
 
-TimingModel::TimingModel(const hw::GpuSpec& spec, const SimGpuOptions& options)
-    : sm_limits_(spec.sm) {
+TimingModel::TimingModel(const hw::GpuSpec& spec, const SimGpuOptions& options) {
   const double boost_hz = spec.boost_clock_mhz * 1e6;
   const double frac = options.achievable_compute_fraction;
   const auto ns_per_flop = [&](double flops_per_sm_per_cycle) {
@@ -47,7 +45,6 @@ TimingModel::TimingModel(const hw::GpuSpec& spec, const SimGpuOptions& options)
 
 KernelShape TimingModel::shape(const workload::Kernel& kernel) const {
   KernelShape s;
-  s.blocks_per_sm = blocks_per_sm(sm_limits_, kernel.block);
   const double ns_per_flop =
       kernel.pipe == workload::ComputePipe::kTensorFp16 ? tensor_ns_per_flop_ : fp32_ns_per_flop_;
   s.block_ns_at_boost = kernel.flops_per_block * ns_per_flop;

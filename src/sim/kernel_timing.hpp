@@ -26,7 +26,6 @@ namespace tessera::sim {
 
 // What the model needs of a kernel, computed once per launch.
 struct KernelShape {
-  int blocks_per_sm = 1;
   double block_ns_at_boost = 0;  // t_b at the boost clock
   double bytes_per_block = 0;
 };
@@ -71,7 +70,6 @@ class TimingModel {
   double device_bandwidth() const { return device_bandwidth_; }
 
  private:
-  hw::SmLimits sm_limits_;
   double tensor_ns_per_flop_;  // per SM, at the boost clock, at the achievable fraction
   double fp32_ns_per_flop_;
   double device_bandwidth_;

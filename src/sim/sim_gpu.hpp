@@ -6,10 +6,9 @@
 //   against the GPU's limits before any of it is queued.
 // - SMs are held exclusively: one kernel holds an SM at a time (the hardware can co-schedule
 //   blocks of different kernels on one SM; the model does not). A kernel takes
-//   min(SMs to host all its blocks at once, free SMs in its stream's set, the stream's cap):
-//   blocks are packed bps to an SM rather than spread one to an SM, which is how exclusive SMs
-//   leave room for other kernels. A running kernel can use more SMs while its unfinished blocks
-//   outnumber what its SMs host at once.
+//   min(one SM per unfinished block, free SMs in its stream's set, the stream's cap): like the
+//   hardware block scheduler, it spreads a grid across SMs before stacking blocks on one. A
+//   running kernel can use more SMs while its unfinished blocks outnumber the SMs it holds.
 //   Kernels that find no free SM in their set wait in FIFO order of becoming ready. When SMs
 //   free up, running kernels that could use more grow first, earliest launched first (the
 //   hardware dispatches an earlier kernel's remaining blocks before a later kernel's), then

@@ -1,7 +1,7 @@
 #pragma once
 // The simulated GPU's model assumptions. None of these is a datasheet fact: each default is a
 // first-order guess, labelled ASSUMPTION, to be checked against a real GPU when one is available
-// (the same kernels timed for real). Scenarios and tests may override them.
+// (the same kernels timed for real). Scenarios override them in their `sim:` section.
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/time.hpp"

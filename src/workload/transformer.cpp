@@ -151,7 +151,7 @@ Kernel prefill_attention(const Shape& s, std::span<const int> lengths) {
   return Kernel{
       .name = "flash_attention_prefill",
       .kind = KernelClass::kAttention,
-      .pipe = ComputePipe::kTensorFp16,
+      .pipe = ComputePipe::kFp32,  // as V1
       .blocks = blocks,
       .block = {.threads = kFlashThreads,
                 .registers_per_thread = kFlashRegisters,
@@ -189,7 +189,7 @@ void decode_attention(const Shape& s, std::span<const int> contexts, std::vector
     out.push_back(Kernel{
         .name = "paged_attention_v1",
         .kind = KernelClass::kAttention,
-        .pipe = ComputePipe::kTensorFp16,
+        .pipe = ComputePipe::kFp32,  // PagedAttention's dot products are FP32 FMAs, not MMA
         .blocks = head_rows,
         .block = {.threads = kPagedThreads,
                   .registers_per_thread = kPagedRegisters,
@@ -210,7 +210,7 @@ void decode_attention(const Shape& s, std::span<const int> contexts, std::vector
   out.push_back(Kernel{
       .name = "paged_attention_v2",
       .kind = KernelClass::kAttention,
-      .pipe = ComputePipe::kTensorFp16,
+      .pipe = ComputePipe::kFp32,  // as V1
       .blocks = blocks,
       .block = {.threads = kPagedThreads,
                 .registers_per_thread = kPagedRegisters,

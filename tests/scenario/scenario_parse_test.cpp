@@ -66,6 +66,17 @@ TEST(ScenarioParse, ValidScenarioIsReadCompletely) {
   EXPECT_EQ(train.training.batch, 32);
 }
 
+TEST(ScenarioParse, SimSectionOverridesModelAssumptions) {
+  auto r = parse_scenario(
+      mutate("tenants:", "sim: {achievable_compute_fraction: 0.8, launch_overhead: 5us}\ntenants:"),
+      "ok.yaml", "/data");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_DOUBLE_EQ(r->sim_options.achievable_compute_fraction, 0.8);
+  EXPECT_EQ(r->sim_options.launch_overhead, core::micros(5));
+  EXPECT_DOUBLE_EQ(r->sim_options.achievable_bandwidth_fraction,
+                   sim::SimGpuOptions{}.achievable_bandwidth_fraction);
+}
+
 TEST(ScenarioParse, BuiltInDemoParses) {
   auto r = parse_scenario(demo_scenario_yaml(), std::string(kDemoScenarioName), ".");
   ASSERT_TRUE(r.has_value()) << r.error().message();
@@ -134,6 +145,11 @@ INSTANTIATE_TEST_SUITE_P(
                        "               output_tokens: {min: 2, max: 5}}",
                        "arrivals: {trace: a.csv, max_requests: 0}"),
                 {"tenants[0].arrivals.max_requests", "positive"}},
+        BadCase{"impossible model assumption",
+                mutate("tenants:", "sim: {achievable_compute_fraction: 1.5}\ntenants:"),
+                {"bad.yaml:7:", "sim", "achievable"}},
+        BadCase{"unknown sim option", mutate("tenants:", "sim: {l2_cache: 50MB}\ntenants:"),
+                {"unknown field 'l2_cache'"}},
         BadCase{"poisson with cv", mutate("process: gamma", "process: poisson"),
                 {"Poisson", "gamma"}}),
     [](const auto& info) {
