@@ -1,8 +1,8 @@
 // The tessera command: simulate scenarios, run the demo, list what is built in.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
 
@@ -104,8 +104,9 @@ core::Status run(scenario::Scenario s, const RunFlags& flags) {
   if (!flags.trace_path.empty()) {
     TESSERA_TRY(timeline.write(flags.trace_path));
     if (timeline.kernel_events_dropped() > 0) {
-      fmt::print(stderr, "note: the timeline keeps the first kernels of each run; {} later kernels "
-                         "are counted but not drawn\n",
+      fmt::print(stderr,
+                 "note: the timeline keeps the first kernels of each run; {} later kernels "
+                 "are counted but not drawn\n",
                  timeline.kernel_events_dropped());
     }
   }
@@ -117,8 +118,7 @@ void list_builtins() {
   for (const auto& g : hw::gpu_catalog()) {
     fmt::print("  {:<18} {} SMs, {:.0f} GiB, {:.2f} TB/s, {:.0f} W\n", g.name, g.sms,
                static_cast<double>(g.memory_bytes) / (1ull << 30),
-               g.memory_bandwidth_bytes_per_s / 1e12,
-               g.tdp_watts);
+               g.memory_bandwidth_bytes_per_s / 1e12, g.tdp_watts);
   }
   fmt::print("Inference models:\n");
   for (const auto& m : workload::model_catalog()) {
@@ -160,8 +160,9 @@ int main(int argc, char** argv) {
 
   cli::RunFlags demo_flags;
   auto* demo = app.add_subcommand(
-      "demo", "LLM inference with an SLO beside a training job on a simulated H100, under every "
-              "baseline sharing mode (the built-in examples/demo.yaml)");
+      "demo",
+      "LLM inference with an SLO beside a training job on a simulated H100, under every "
+      "baseline sharing mode (the built-in examples/demo.yaml)");
   cli::add_run_flags(*demo, demo_flags);
 
   auto* list = app.add_subcommand("list", "List built-in GPUs, models and sharing modes");

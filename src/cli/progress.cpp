@@ -21,7 +21,8 @@ void ProgressLine::update(const scenario::Progress& p) {
   if (!last && now - last_draw_ < core::millis(100)) return;
   last_draw_ = now;
   const double fraction = static_cast<double>(p.simulated) / static_cast<double>(p.duration);
-  fmt::print(stderr, "\r\033[K[{}/{}] {:<18} simulated {:>7.1f} s of {:.0f} s ({:3.0f}%)  wall {:.1f} s",
+  fmt::print(stderr,
+             "\r\033[K[{}/{}] {:<18} simulated {:>7.1f} s of {:.0f} s ({:3.0f}%)  wall {:.1f} s",
              p.mode_index + 1, p.mode_count, p.mode, core::to_seconds(p.simulated),
              core::to_seconds(p.duration), 100 * fraction, core::to_seconds(now));
   std::fflush(stderr);

@@ -14,6 +14,8 @@ Nanos steady_nanos() {
 
 SystemClock::SystemClock() : origin_(steady_nanos()) {}
 
-Nanos SystemClock::now() const { return steady_nanos() - origin_; }
+Nanos SystemClock::now() const {
+  return steady_nanos() - origin_;
+}
 
 }  // namespace tessera::core

@@ -80,7 +80,9 @@ Error ConfigNode::error(std::string_view what) const {
                fmt::format("{}:{}:{}: {}: {}", *source_, line(), column(), where, what));
 }
 
-bool ConfigNode::has(std::string_view key) const { return find(key).has_value(); }
+bool ConfigNode::has(std::string_view key) const {
+  return find(key).has_value();
+}
 
 std::optional<ConfigNode> ConfigNode::find(std::string_view key) const {
   if (!node_.IsMap()) return std::nullopt;
@@ -91,8 +93,8 @@ std::optional<ConfigNode> ConfigNode::find(std::string_view key) const {
 
 Result<ConfigNode> ConfigNode::at(std::string_view key) const {
   if (!node_.IsMap()) {
-    return std::unexpected(error(fmt::format("expected a mapping with field '{}', got {}", key,
-                                             describe(node_))));
+    return std::unexpected(
+        error(fmt::format("expected a mapping with field '{}', got {}", key, describe(node_))));
   }
   if (auto child = find(key)) return *child;
   return std::unexpected(error(fmt::format("missing required field '{}'", key)));
@@ -117,7 +119,9 @@ std::vector<std::string> ConfigNode::keys() const {
   return out;
 }
 
-std::string ConfigNode::scalar_text() const { return node_.IsScalar() ? node_.Scalar() : ""; }
+std::string ConfigNode::scalar_text() const {
+  return node_.IsScalar() ? node_.Scalar() : "";
+}
 
 Result<std::string> ConfigNode::as_string() const {
   if (!node_.IsScalar()) {
@@ -231,7 +235,7 @@ Result<Nanos> parse_duration(std::string_view text) {
     double nanos;
   };
   // Longest suffixes first so "ms" is not read as "s".
-  static constexpr Unit kUnits[] = {{"min", 60e9}, {"ms", 1e6}, {"us", 1e3},
+  static constexpr Unit kUnits[] = {{"min", 60e9}, {"ms", 1e6},   {"us", 1e3},
                                     {"ns", 1.0},   {"h", 3600e9}, {"s", 1e9}};
   for (const auto& u : kUnits) {
     if (text.size() > u.suffix.size() && text.ends_with(u.suffix)) {

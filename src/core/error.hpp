@@ -3,12 +3,12 @@
 // abort on bad input. An Error carries a domain, a small code and a message written for the user:
 // it says what is wrong and what to fix.
 
+#include <fmt/format.h>
+
 #include <expected>
 #include <string>
 #include <string_view>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace tessera::core {
 
@@ -19,7 +19,7 @@ enum class Domain {
   kWorkload,  // models, traces, arrivals
   kDevice,    // launches rejected by a device backend
   kSim,
-  kGpu,       // sharing modes and policies
+  kGpu,  // sharing modes and policies
   kScenario,
   kIo,
 };

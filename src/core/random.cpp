@@ -14,7 +14,9 @@ std::uint64_t splitmix64(std::uint64_t& x) {
   return z ^ (z >> 31);
 }
 
-std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+std::uint64_t rotl(std::uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
 
 std::uint64_t fnv1a(std::string_view s) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
@@ -44,9 +46,13 @@ std::uint64_t RandomStream::next_u64() {
   return result;
 }
 
-double RandomStream::uniform01() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+double RandomStream::uniform01() {
+  return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
+}
 
-double RandomStream::uniform(double lo, double hi) { return lo + (hi - lo) * uniform01(); }
+double RandomStream::uniform(double lo, double hi) {
+  return lo + (hi - lo) * uniform01();
+}
 
 std::uint64_t RandomStream::below(std::uint64_t n) {
   // Lemire's nearly-divisionless method would be faster; rejection keeps it simple and unbiased.
@@ -58,7 +64,9 @@ std::uint64_t RandomStream::below(std::uint64_t n) {
   return v % n;
 }
 
-double RandomStream::exponential(double rate) { return -std::log1p(-uniform01()) / rate; }
+double RandomStream::exponential(double rate) {
+  return -std::log1p(-uniform01()) / rate;
+}
 
 double RandomStream::normal(double mean, double stddev) {
   // Box-Muller; one of the pair is dropped so the stream state stays a pure function of calls.

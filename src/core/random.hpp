@@ -14,10 +14,10 @@ class RandomStream {
   explicit RandomStream(std::uint64_t seed);
 
   std::uint64_t next_u64();
-  double uniform01();                      // [0, 1)
-  double uniform(double lo, double hi);    // [lo, hi)
-  std::uint64_t below(std::uint64_t n);    // [0, n), n > 0
-  double exponential(double rate);         // mean 1/rate, rate > 0
+  double uniform01();                    // [0, 1)
+  double uniform(double lo, double hi);  // [lo, hi)
+  std::uint64_t below(std::uint64_t n);  // [0, n), n > 0
+  double exponential(double rate);       // mean 1/rate, rate > 0
   double normal(double mean, double stddev);
   double gamma(double shape, double scale);  // mean shape*scale, shape > 0, scale > 0
 

@@ -6,12 +6,12 @@
 #define TESSERA_CONCAT_INNER(a, b) a##b
 #define TESSERA_CONCAT(a, b) TESSERA_CONCAT_INNER(a, b)
 
-#define TESSERA_TRY(expr)                                                \
-  do {                                                                   \
-    auto&& tessera_try_result_ = (expr);                                 \
-    if (!tessera_try_result_) {                                          \
-      return std::unexpected(std::move(tessera_try_result_).error());    \
-    }                                                                    \
+#define TESSERA_TRY(expr)                                             \
+  do {                                                                \
+    auto&& tessera_try_result_ = (expr);                              \
+    if (!tessera_try_result_) {                                       \
+      return std::unexpected(std::move(tessera_try_result_).error()); \
+    }                                                                 \
   } while (0)
 
 #define TESSERA_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)       \

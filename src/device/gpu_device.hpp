@@ -34,9 +34,9 @@ struct Capabilities {
 };
 
 struct StreamConfig {
-  ContextId context = 0;             // owner; time-slicing suspends and resumes whole contexts
-  SmMask sms;                        // SMs the stream's kernels may use; empty means all SMs
-  int max_sms = 0;                   // 0: no cap; otherwise at most this many SMs at once
+  ContextId context = 0;  // owner; time-slicing suspends and resumes whole contexts
+  SmMask sms;             // SMs the stream's kernels may use; empty means all SMs
+  int max_sms = 0;        // 0: no cap; otherwise at most this many SMs at once
   DomainId bandwidth_domain = kWholeDevice;
 };
 

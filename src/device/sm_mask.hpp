@@ -30,7 +30,9 @@ class SmMask {
   std::bitset<kMaxSms> bits_;
 };
 
-inline SmMask SmMask::first(int n) { return range(0, n); }
+inline SmMask SmMask::first(int n) {
+  return range(0, n);
+}
 inline SmMask SmMask::range(int begin, int end) {
   SmMask m;
   for (int i = begin; i < end; ++i) m.set(i);

@@ -227,10 +227,11 @@ void Timeline::write_document(std::ostream& out) const {
       buf.clear();
     }
   };
-  fmt::format_to(sink,
-                 R"({{"displayTimeUnit":"ms","otherData":{{"kernel_events":{},)"
-                 R"("kernel_events_dropped":{},"max_kernel_events_per_process":{}}},"traceEvents":[)",
-                 kernel_events_, dropped_, max_kernel_events_);
+  fmt::format_to(
+      sink,
+      R"({{"displayTimeUnit":"ms","otherData":{{"kernel_events":{},)"
+      R"("kernel_events_dropped":{},"max_kernel_events_per_process":{}}},"traceEvents":[)",
+      kernel_events_, dropped_, max_kernel_events_);
   auto metadata = [&](std::string_view kind, int pid, std::string_view tid, std::string_view key,
                       std::string_view value) {
     next_event();

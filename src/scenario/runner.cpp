@@ -63,8 +63,8 @@ Result<std::vector<std::vector<workload::Request>>> build_arrivals(const Scenari
           out[i], core::with_context(workload::load_trace_csv(t.arrivals.trace_path, opts),
                                      fmt::format("tenant '{}'", t.name)));
     } else {
-      TESSERA_ASSIGN_OR_RETURN(out[i], workload::generate_arrivals(t.arrivals.synthetic,
-                                                                   s.duration, streams, t.name));
+      TESSERA_ASSIGN_OR_RETURN(
+          out[i], workload::generate_arrivals(t.arrivals.synthetic, s.duration, streams, t.name));
     }
   }
   return out;
@@ -159,12 +159,14 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
       tr.kind = "inference";
       tr.model = t.inference.model.name;
       tr.slo = t.inference.slo;
-      tr.inference = metrics::summarize_inference(servers[i]->records(), t.inference.slo, s.duration);
+      tr.inference =
+          metrics::summarize_inference(servers[i]->records(), t.inference.slo, s.duration);
     } else {
       if (const auto& f = jobs[i]->failure()) return std::unexpected(*f);
       tr.kind = "training";
       tr.model = t.training.model.name;
-      tr.training = metrics::summarize_training(jobs[i]->iterations(), jobs[i]->batch(), s.duration);
+      tr.training =
+          metrics::summarize_training(jobs[i]->iterations(), jobs[i]->batch(), s.duration);
     }
     report.tenants.push_back(std::move(tr));
   }

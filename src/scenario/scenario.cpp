@@ -2,8 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <set>
+#include <sstream>
 
 #include "tessera/core/config.hpp"
 #include "tessera/core/try.hpp"
@@ -51,8 +51,7 @@ Result<ArrivalSpec> parse_arrivals(const ConfigNode& n, const std::string& base_
                            n.string_or("process", n.has("trace") ? "trace" : "poisson"));
   if (process == "trace") {
     spec.kind = ArrivalSpec::Kind::kTrace;
-    TESSERA_ASSIGN_OR_RETURN(const std::string path,
-                             n.get_string("trace"));
+    TESSERA_ASSIGN_OR_RETURN(const std::string path, n.get_string("trace"));
     const std::filesystem::path p(path);
     spec.trace_path = p.is_absolute() ? path : (std::filesystem::path(base_dir) / p).string();
     TESSERA_ASSIGN_OR_RETURN(spec.trace.time_scale, n.double_or("time_scale", 1.0));
@@ -61,12 +60,14 @@ Result<ArrivalSpec> parse_arrivals(const ConfigNode& n, const std::string& base_
     }
     TESSERA_ASSIGN_OR_RETURN(spec.trace.max_requests, n.int_or("max_requests", -1));
     if (spec.trace.max_requests < -1 || spec.trace.max_requests == 0) {
-      return std::unexpected(n.at("max_requests")->error(
-          "max_requests must be a positive count (leave it out to replay the whole trace)"));
+      return std::unexpected(n.at("max_requests")
+                                 ->error("max_requests must be a positive count (leave it out to "
+                                         "replay the whole trace)"));
     }
     for (auto key : {"rate", "cv", "input_tokens", "output_tokens"}) {
-      TESSERA_TRY(reject_field(n, key, "does not apply to a trace: the trace gives the times and "
-                                       "token counts"));
+      TESSERA_TRY(reject_field(n, key,
+                               "does not apply to a trace: the trace gives the times and "
+                               "token counts"));
     }
     return spec;
   }
@@ -119,14 +120,17 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
   TESSERA_ASSIGN_OR_RETURN(const std::string model, n.get_string("model"));
   TESSERA_ASSIGN_OR_RETURN(const std::int64_t priority, n.int_or("priority", 0));
   if (priority < -1000 || priority > 1000) {
-    return std::unexpected(n.at("priority")->error(
-        fmt::format("priority must be an integer in [-1000, 1000], got {}", priority)));
+    return std::unexpected(
+        n.at("priority")
+            ->error(fmt::format("priority must be an integer in [-1000, 1000], got {}", priority)));
   }
   t.priority = static_cast<int>(priority);
   TESSERA_ASSIGN_OR_RETURN(t.sm_share, n.double_or("sm_share", 0.0));
   if (t.sm_share < 0 || t.sm_share > 1) {
-    return std::unexpected(n.at("sm_share")->error(
-        fmt::format("sm_share is a fraction of the GPU's SMs in [0, 1], got {}", t.sm_share)));
+    return std::unexpected(
+        n.at("sm_share")
+            ->error(fmt::format("sm_share is a fraction of the GPU's SMs in [0, 1], got {}",
+                                t.sm_share)));
   }
   if (kind == "inference") {
     TESSERA_TRY(n.check_keys({"name", "kind", "model", "priority", "sm_share", "slo", "arrivals",
@@ -155,8 +159,8 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
                              positive_int(n, "batch", t.training.model.default_batch, 65536));
     return t;
   }
-  return std::unexpected(
-      n.at("kind")->error(fmt::format("unknown tenant kind '{}'; use inference or training", kind)));
+  return std::unexpected(n.at("kind")->error(
+      fmt::format("unknown tenant kind '{}'; use inference or training", kind)));
 }
 
 Result<gpu::ModeOptions> parse_mode_options(const ConfigNode& n) {
@@ -165,9 +169,9 @@ Result<gpu::ModeOptions> parse_mode_options(const ConfigNode& n) {
   TESSERA_ASSIGN_OR_RETURN(o.time_slice, n.duration_or("time_slice", o.time_slice));
   if (o.time_slice <= 0) return std::unexpected(n.at("time_slice")->error("must be > 0"));
   TESSERA_ASSIGN_OR_RETURN(o.context_switch, n.duration_or("context_switch", o.context_switch));
-  TESSERA_ASSIGN_OR_RETURN(o.mps_active_thread_percentage,
-                           n.double_or("mps_active_thread_percentage",
-                                       o.mps_active_thread_percentage));
+  TESSERA_ASSIGN_OR_RETURN(
+      o.mps_active_thread_percentage,
+      n.double_or("mps_active_thread_percentage", o.mps_active_thread_percentage));
   if (o.mps_active_thread_percentage <= 0 || o.mps_active_thread_percentage > 100) {
     return std::unexpected(n.at("mps_active_thread_percentage")->error("must be in (0, 100]"));
   }
@@ -181,8 +185,9 @@ Result<sim::SimGpuOptions> parse_sim_options(const ConfigNode& n, const hw::GpuS
                             "sm_bandwidth_multiple", "launch_overhead", "compute_power_weight",
                             "batch_isolated_kernels"}));
   sim::SimGpuOptions o;
-  TESSERA_ASSIGN_OR_RETURN(o.achievable_compute_fraction,
-                           n.double_or("achievable_compute_fraction", o.achievable_compute_fraction));
+  TESSERA_ASSIGN_OR_RETURN(
+      o.achievable_compute_fraction,
+      n.double_or("achievable_compute_fraction", o.achievable_compute_fraction));
   TESSERA_ASSIGN_OR_RETURN(
       o.achievable_bandwidth_fraction,
       n.double_or("achievable_bandwidth_fraction", o.achievable_bandwidth_fraction));

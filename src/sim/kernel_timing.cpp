@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdint>
 
-
 namespace tessera::sim {
 
 namespace {
@@ -52,7 +51,9 @@ KernelShape TimingModel::shape(const workload::Kernel& kernel) const {
   return s;
 }
 
-int TimingModel::sms_wanted(double blocks) { return static_cast<int>(ceil_whole(blocks)); }
+int TimingModel::sms_wanted(double blocks) {
+  return static_cast<int>(ceil_whole(blocks));
+}
 
 Plan TimingModel::plan(const KernelShape& shape, double blocks, int sms, double domain_bandwidth,
                        double overhead_ns) const {

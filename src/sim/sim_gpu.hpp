@@ -138,7 +138,7 @@ class SimGpu final : public device::GpuDevice {
   struct KernelInfo {
     KernelShape shape;
     int sms_wanted = 0;  // for the whole grid
-    int plan_sms = 0;     // 0: no plan yet
+    int plan_sms = 0;    // 0: no plan yet
     double plan_capacity = 0;
     double plan_clock_ratio = 0;
     Plan plan;

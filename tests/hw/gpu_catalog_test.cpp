@@ -165,7 +165,8 @@ TEST_P(EveryEntry, PerSmPerCyclePeaksRebuildTheDevicePeaks) {
 INSTANTIATE_TEST_SUITE_P(Catalog, EveryEntry, ::testing::ValuesIn(gpu_catalog()),
                          [](const ::testing::TestParamInfo<GpuSpec>& info) {
                            std::string n;
-                           for (char c : info.param.name) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           for (char c : info.param.name)
+                             n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                            return n;
                          });
 

@@ -114,47 +114,60 @@ TEST_P(ScenarioRejects, WithAMessageNamingTheProblem) {
 INSTANTIATE_TEST_SUITE_P(
     Malformed, ScenarioRejects,
     ::testing::Values(
-        BadCase{"unknown gpu", mutate("gpu: H100-SXM5-80GB", "gpu: H900"),
+        BadCase{"unknown gpu",
+                mutate("gpu: H100-SXM5-80GB", "gpu: H900"),
                 {"bad.yaml:3:", "gpu", "H900", "H100-SXM5-80GB"}},
-        BadCase{"unknown model", mutate("model: llama-3-8b", "model: llama-9"),
+        BadCase{"unknown model",
+                mutate("model: llama-3-8b", "model: llama-9"),
                 {"bad.yaml:10:", "tenants[0].model", "llama-9"}},
-        BadCase{"unknown mode", mutate("[mps, static-partitions]", "[mps, magic]"),
+        BadCase{"unknown mode",
+                mutate("[mps, static-partitions]", "[mps, magic]"),
                 {"unknown sharing mode 'magic'", "time-slicing"}},
-        BadCase{"typo in a field", mutate("sm_share: 0.5", "sm_shar: 0.5"),
+        BadCase{"typo in a field",
+                mutate("sm_share: 0.5", "sm_shar: 0.5"),
                 {"bad.yaml:11:", "unknown field 'sm_shar'", "sm_share"}},
-        BadCase{"duration without unit", mutate("duration: 10s", "duration: 10"),
-                {"duration", "unit"}},
-        BadCase{"negative rate", mutate("rate: 3", "rate: -3"), {"tenants[0].arrivals.rate", "> 0"}},
+        BadCase{
+            "duration without unit", mutate("duration: 10s", "duration: 10"), {"duration", "unit"}},
+        BadCase{
+            "negative rate", mutate("rate: 3", "rate: -3"), {"tenants[0].arrivals.rate", "> 0"}},
         BadCase{"bad token range",
                 mutate("input_tokens: {min: 10, max: 20}", "input_tokens: {min: 30, max: 20}"),
                 {"input_tokens", "min <= max"}},
-        BadCase{"not a number", mutate("batch: 32", "batch: lots"),
+        BadCase{"not a number",
+                mutate("batch: 32", "batch: lots"),
                 {"tenants[1].batch", "integer", "'lots'"}},
-        BadCase{"shares over one", mutate("batch: 32", "batch: 32\n    sm_share: 0.7"),
+        BadCase{"shares over one",
+                mutate("batch: 32", "batch: 32\n    sm_share: 0.7"),
                 {"sm_share", "must not exceed 1"}},
         BadCase{"duplicate names", mutate("name: train", "name: chat"), {"'chat'", "twice"}},
-        BadCase{"unknown kind", mutate("kind: training", "kind: batch"),
+        BadCase{"unknown kind",
+                mutate("kind: training", "kind: batch"),
                 {"unknown tenant kind 'batch'"}},
-        BadCase{"missing tenants", "gpu: h100\nduration: 1s\nmode: mps\n",
+        BadCase{"missing tenants",
+                "gpu: h100\nduration: 1s\nmode: mps\n",
                 {"missing required field 'tenants'"}},
         BadCase{"broken yaml", mutate("tenants:", "tenants: [\n"), {"bad.yaml:"}},
-        BadCase{"priority out of range", mutate("kind: training", "kind: training\n    priority: 4294967306"),
+        BadCase{"priority out of range",
+                mutate("kind: training", "kind: training\n    priority: 4294967306"),
                 {"tenants[1].priority", "[-1000, 1000]"}},
-        BadCase{"zero max_requests",
-                mutate("arrivals: {process: gamma, rate: 3, cv: 4, input_tokens: {min: 10, max: 20},\n"
-                       "               output_tokens: {min: 2, max: 5}}",
-                       "arrivals: {trace: a.csv, max_requests: 0}"),
-                {"tenants[0].arrivals.max_requests", "positive"}},
+        BadCase{
+            "zero max_requests",
+            mutate("arrivals: {process: gamma, rate: 3, cv: 4, input_tokens: {min: 10, max: 20},\n"
+                   "               output_tokens: {min: 2, max: 5}}",
+                   "arrivals: {trace: a.csv, max_requests: 0}"),
+            {"tenants[0].arrivals.max_requests", "positive"}},
         BadCase{"impossible model assumption",
                 mutate("tenants:", "sim: {achievable_compute_fraction: 1.5}\ntenants:"),
                 {"bad.yaml:7:", "sim", "achievable"}},
-        BadCase{"unknown sim option", mutate("tenants:", "sim: {l2_cache: 50MB}\ntenants:"),
+        BadCase{"unknown sim option",
+                mutate("tenants:", "sim: {l2_cache: 50MB}\ntenants:"),
                 {"unknown field 'l2_cache'"}},
-        BadCase{"poisson with cv", mutate("process: gamma", "process: poisson"),
-                {"Poisson", "gamma"}}),
+        BadCase{
+            "poisson with cv", mutate("process: gamma", "process: poisson"), {"Poisson", "gamma"}}),
     [](const auto& info) {
       std::string name = info.param.what;
-      for (auto& ch : name) if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      for (auto& ch : name)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
       return name;
     });
 

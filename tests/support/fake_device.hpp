@@ -20,11 +20,11 @@
 #include <utility>
 #include <vector>
 
+#include "support/test_gpu.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/device/gpu_device.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/workload/kernel.hpp"
-#include "support/test_gpu.hpp"
 
 namespace tessera::test {
 
