@@ -151,7 +151,7 @@ Kernel prefill_attention(const Shape& s, std::span<const int> lengths) {
   return Kernel{
       .name = "flash_attention_prefill",
       .kind = KernelClass::kAttention,
-      .pipe = ComputePipe::kFp32,  // as V1
+      .pipe = ComputePipe::kTensorFp16,
       .blocks = blocks,
       .block = {.threads = kFlashThreads,
                 .registers_per_thread = kFlashRegisters,

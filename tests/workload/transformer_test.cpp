@@ -77,7 +77,7 @@ TEST(DecodeStepTest, AttentionReadsTheWholeCacheOfEverySequence) {
   EXPECT_LT(a->total_bytes(), kv * 1.05);
   EXPECT_EQ(a->blocks, 2 * m.heads);
   EXPECT_EQ(a->kind, KernelClass::kAttention);
-  EXPECT_EQ(a->pipe, ComputePipe::kTensorFp16);
+  EXPECT_EQ(a->pipe, ComputePipe::kFp32);  // PagedAttention uses CUDA-core FMAs
 }
 
 TEST(DecodeStepTest, LongContextsUsePartitionedAttentionWithAReduce) {
