@@ -5,12 +5,24 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/core/random.hpp"
 
 namespace tessera::sim {
+
+// Reaches into the engine to test the sequence-number wrap, which a run meets only after 2^32
+// schedules.
+struct EngineTestPeer {
+  // Moves the sequence counter forward to `left` numbers before the wrap.
+  static void near_wrap(Engine& e, std::uint64_t left) {
+    e.next_seq_ = std::max(e.next_seq_, Engine::kSeqLimit - left);
+  }
+};
+
 namespace {
 
 TEST(Engine, RunsEventsInTimeOrderAndSameTimeInScheduleOrder) {
@@ -269,6 +281,150 @@ TEST(Engine, SameSeedGivesByteIdenticalTrace) {
   EXPECT_GT(a.size(), 1000u);
   EXPECT_EQ(a, random_trace(7));
   EXPECT_NE(a, random_trace(8));
+}
+
+TEST(Engine, CancelOfTheEarliestEventLetsTheNextOneRunFirst) {
+  Engine e;
+  std::vector<int> order;
+  std::vector<device::TimerId> ids;
+  for (int i = 0; i < 40; ++i) {
+    ids.push_back(e.schedule_at(100 - i, [&order, i] { order.push_back(i); }));
+  }
+  EXPECT_TRUE(e.cancel(ids[39]));  // time 61: the root of the heap
+  EXPECT_TRUE(e.cancel(ids[38]));  // time 62: the root again
+  ASSERT_TRUE(e.step());
+  EXPECT_EQ(e.now(), 63);
+  EXPECT_EQ(order, (std::vector<int>{37}));
+  EXPECT_EQ(e.pending(), 37u);
+}
+
+TEST(Engine, CancelOfTheLastEntryLeavesTheRestInOrder) {
+  Engine e;
+  std::vector<core::Nanos> ran;
+  device::TimerId last = 0;
+  // Increasing times never sift up, so the latest schedule is the heap's last entry.
+  for (int i = 0; i < 21; ++i) last = e.schedule_at(i, [&] { ran.push_back(e.now()); });
+  EXPECT_TRUE(e.cancel(last));
+  EXPECT_EQ(e.pending(), 20u);
+  e.run_until(core::kNever);
+  ASSERT_EQ(ran.size(), 20u);
+  EXPECT_TRUE(std::is_sorted(ran.begin(), ran.end()));
+  EXPECT_EQ(ran.back(), 19);
+}
+
+TEST(Engine, RescheduleDeepInALargeQueueMovesBothWays) {
+  Engine e;
+  std::vector<int> order;
+  std::vector<device::TimerId> ids;
+  for (int i = 0; i < 1000; ++i) {
+    ids.push_back(e.schedule_at(10 * (i + 1), [&order, i] { order.push_back(i); }));
+  }
+  ids[999] = e.reschedule(ids[999], 5);    // from the bottom to the root
+  ids[0] = e.reschedule(ids[0], 100'000);  // from the root to the bottom
+  ids[300] = e.reschedule(ids[300], 7);    // from the middle to just below the root
+  ids[500] = e.reschedule(ids[500], 20);   // onto event 1's time: runs after it
+  e.run_until(core::kNever);
+  ASSERT_EQ(order.size(), 1000u);
+  EXPECT_EQ(std::vector<int>(order.begin(), order.begin() + 6),
+            (std::vector<int>{999, 300, 1, 500, 2, 3}));
+  EXPECT_EQ(order.back(), 0);
+  EXPECT_EQ(e.now(), 100'000);
+}
+
+// The sequence numbers of pending events are renumbered when the counter wraps: same-time
+// events still run in schedule order, and ids given out before the wrap stay good.
+TEST(Engine, SequenceWrapKeepsScheduleOrderAndIds) {
+  Engine e;
+  std::vector<int> order;
+  std::vector<device::TimerId> ids;
+  for (int i = 0; i < 6; ++i) ids.push_back(e.schedule_at(10, [&order, i] { order.push_back(i); }));
+  // Moved in reverse, so schedule order (5, 4, ..., 0) differs from where they sit in the heap.
+  for (int i = 5; i >= 0; --i) ids[i] = e.reschedule(ids[i], 10);
+  const auto doomed = e.schedule_at(10, [&] { order.push_back(99); });
+  EngineTestPeer::near_wrap(e, 1);
+  for (int i = 6; i < 9; ++i) ids.push_back(e.schedule_at(10, [&order, i] { order.push_back(i); }));
+  EXPECT_TRUE(e.cancel(doomed));  // an id from before the wrap still works
+  ids[5] = e.reschedule(ids[5], 10);
+  EXPECT_NE(ids[5], 0u);
+  e.run_until(core::kNever);
+  EXPECT_EQ(order, (std::vector<int>{4, 3, 2, 1, 0, 6, 7, 8, 5}));
+}
+
+// A random mix of schedule, cancel, reschedule and step, checked at every step against a plain
+// ordered map keyed by (time, order of scheduling). Times are drawn from a narrow window so that
+// ties and clamps to now are common.
+void check_against_reference(std::uint64_t seed, bool wrap_often) {
+  using Key = std::pair<core::Nanos, std::uint64_t>;
+  struct Timer {
+    device::TimerId id;
+    Key key;
+    int label;
+  };
+  Engine e;
+  core::RandomStream rng(seed);
+  std::map<Key, std::size_t> ref;  // pending events -> index in timers
+  std::vector<Timer> timers;       // every id handed out, live or not
+  std::vector<int> ran;
+  std::uint64_t ref_seq = 0;
+  int next_label = 0;
+  const auto draw_time = [&] { return e.now() + static_cast<core::Nanos>(rng.below(64)) - 8; };
+  const auto pick = [&]() -> std::size_t {
+    switch (rng.below(3)) {
+      case 0: return ref.empty() ? 0 : ref.begin()->second;  // the earliest pending event
+      case 1: return timers.size() - 1 - rng.below(std::min<std::size_t>(timers.size(), 32));
+      default: return rng.below(timers.size());
+    }
+  };
+  for (int op = 0; op < 30000; ++op) {
+    if (wrap_often && op % 250 == 0) EngineTestPeer::near_wrap(e, rng.below(4));
+    const auto kind = rng.below(10);
+    if (kind < 4 || timers.empty()) {
+      const core::Nanos t = draw_time();
+      const int label = next_label++;
+      const auto id = e.schedule_at(t, [&ran, label] { ran.push_back(label); });
+      ASSERT_NE(id, 0u);
+      timers.push_back({id, {std::max(t, e.now()), ref_seq++}, label});
+      ref[timers.back().key] = timers.size() - 1;
+    } else if (kind < 6) {
+      const std::size_t k = pick();
+      const bool live = ref.count(timers[k].key) == 1;
+      ASSERT_EQ(e.cancel(timers[k].id), live) << "op " << op;
+      ref.erase(timers[k].key);
+    } else if (kind < 8) {
+      const std::size_t k = pick();
+      const bool live = ref.count(timers[k].key) == 1;
+      const core::Nanos t = draw_time();
+      const auto id = e.reschedule(timers[k].id, t);
+      ASSERT_EQ(id != 0, live) << "op " << op;
+      if (live) {
+        ref.erase(timers[k].key);
+        timers.push_back({id, {std::max(t, e.now()), ref_seq++}, timers[k].label});
+        ref[timers.back().key] = timers.size() - 1;
+      }
+    } else {
+      ASSERT_EQ(e.step(), !ref.empty());
+      if (!ref.empty()) {
+        const auto [key, k] = *ref.begin();
+        ASSERT_EQ(ran.back(), timers[k].label) << "op " << op;
+        ASSERT_EQ(e.now(), key.first);
+        ref.erase(ref.begin());
+      }
+    }
+    ASSERT_EQ(e.pending(), ref.size()) << "op " << op;
+  }
+  EXPECT_GT(ref.size(), 1000u);  // the heap was deep, not a handful of entries
+  std::vector<int> expected = ran;
+  for (const auto& [key, k] : ref) expected.push_back(timers[k].label);
+  e.run_until(core::kNever);
+  EXPECT_EQ(ran, expected);
+}
+
+TEST(Engine, MatchesAReferenceQueueUnderRandomOperations) {
+  check_against_reference(11, false);
+}
+
+TEST(Engine, MatchesAReferenceQueueAcrossManySequenceWraps) {
+  check_against_reference(12, true);
 }
 
 }  // namespace
