@@ -45,13 +45,10 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
 core::Status apply_overrides(scenario::Scenario& s, const RunFlags& f) {
   if (!f.modes.empty()) {
     for (const auto& m : f.modes) {
-      bool known = false;
-      for (const auto& e : gpu::sharing_modes()) known = known || e.name == m;
-      if (!known) {
-        std::vector<std::string_view> names;
-        for (const auto& e : gpu::sharing_modes()) names.push_back(e.name);
+      if (!gpu::is_sharing_mode(m)) {
         return core::failf(core::Domain::kScenario, core::Code::kInvalidArgument,
-                           "--mode {}: unknown sharing mode; known: {}", m, fmt::join(names, ", "));
+                           "--mode {}: unknown sharing mode; known: {}", m,
+                           gpu::sharing_mode_names());
       }
     }
     s.modes = f.modes;

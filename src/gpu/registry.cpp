@@ -33,16 +33,29 @@ const std::vector<ModeEntry>& sharing_modes() {
   return modes;
 }
 
-core::Result<std::unique_ptr<SharingMode>> make_sharing_mode(std::string_view name,
-                                                             const ModeOptions& options) {
+bool is_sharing_mode(std::string_view name) {
+  for (const auto& entry : sharing_modes()) {
+    if (entry.name == name) return true;
+  }
+  return false;
+}
+
+std::string sharing_mode_names() {
   std::string known;
   for (const auto& entry : sharing_modes()) {
-    if (entry.name == name) return entry.make(options);
     known += known.empty() ? "" : ", ";
     known += entry.name;
   }
+  return known;
+}
+
+core::Result<std::unique_ptr<SharingMode>> make_sharing_mode(std::string_view name,
+                                                             const ModeOptions& options) {
+  for (const auto& entry : sharing_modes()) {
+    if (entry.name == name) return entry.make(options);
+  }
   return core::failf(core::Domain::kGpu, core::Code::kNotFound,
-                     "unknown sharing mode '{}'; known modes: {}", name, known);
+                     "unknown sharing mode '{}'; known modes: {}", name, sharing_mode_names());
 }
 
 }  // namespace tessera::gpu

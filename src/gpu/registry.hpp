@@ -3,6 +3,7 @@
 // one file plus one line in registry.cpp.
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct ModeEntry {
 };
 
 const std::vector<ModeEntry>& sharing_modes();
+bool is_sharing_mode(std::string_view name);
+// The known names, comma-separated, for error messages.
+std::string sharing_mode_names();
 // Unknown names get an error listing the known ones.
 core::Result<std::unique_ptr<SharingMode>> make_sharing_mode(std::string_view name,
                                                              const ModeOptions& options);

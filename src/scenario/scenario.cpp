@@ -224,13 +224,9 @@ Result<std::vector<std::string>> parse_modes(const ConfigNode& root) {
   std::set<std::string> seen;
   const ConfigNode where = root.has("mode") ? *root.find("mode") : *root.find("modes");
   for (const auto& m : modes) {
-    bool known = false;
-    for (const auto& entry : gpu::sharing_modes()) known = known || entry.name == m;
-    if (!known) {
-      std::vector<std::string_view> names;
-      for (const auto& entry : gpu::sharing_modes()) names.push_back(entry.name);
+    if (!gpu::is_sharing_mode(m)) {
       return std::unexpected(where.error(
-          fmt::format("unknown sharing mode '{}'; known: {}", m, fmt::join(names, ", "))));
+          fmt::format("unknown sharing mode '{}'; known: {}", m, gpu::sharing_mode_names())));
     }
     if (!seen.insert(m).second) {
       return std::unexpected(where.error(fmt::format("mode '{}' is listed twice", m)));

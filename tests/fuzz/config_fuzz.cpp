@@ -17,9 +17,12 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_check.hpp"
 #include "tessera/core/config.hpp"
 
 namespace {
+
+using tessera::fuzz::require;
 
 using tessera::core::ConfigNode;
 
@@ -28,10 +31,6 @@ using tessera::core::ConfigNode;
 constexpr int kMaxDepth = 48;
 constexpr int kMaxVisits = 2'000;
 constexpr std::string_view kSource = "fuzz.yaml";
-
-void require(bool ok) {
-  if (!ok) __builtin_trap();
-}
 
 // Every error a node reports must start with its location.
 template <typename R>

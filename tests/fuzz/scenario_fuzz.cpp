@@ -21,27 +21,19 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_check.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/scenario/scenario.hpp"
 
 namespace {
+
+using tessera::fuzz::require;
 
 using tessera::scenario::ArrivalSpec;
 using tessera::scenario::Scenario;
 using tessera::scenario::TenantSpec;
 
 const std::string kSource = "fuzz.yaml";
-
-void require(bool ok) {
-  if (!ok) __builtin_trap();
-}
-
-bool known_mode(std::string_view name) {
-  for (const auto& entry : tessera::gpu::sharing_modes()) {
-    if (entry.name == name) return true;
-  }
-  return false;
-}
 
 void check_range(const tessera::workload::LengthRange& r) {
   require(1 <= r.min && r.min <= r.max);
@@ -72,7 +64,7 @@ void check_scenario(const Scenario& s) {
   require(!s.modes.empty());
   std::set<std::string> modes;
   for (const std::string& m : s.modes) {
-    require(known_mode(m));
+    require(tessera::gpu::is_sharing_mode(m));
     require(modes.insert(m).second);
   }
   require(s.mode_options.time_slice > 0);

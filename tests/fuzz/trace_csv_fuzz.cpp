@@ -26,20 +26,19 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_check.hpp"
 #include "tessera/core/time.hpp"
 #include "tessera/workload/arrivals.hpp"
 
 namespace {
+
+using tessera::fuzz::require;
 
 using tessera::core::Nanos;
 using tessera::workload::Request;
 using tessera::workload::TraceOptions;
 
 const std::string kSource = "fuzz.csv";
-
-void require(bool ok) {
-  if (!ok) __builtin_trap();
-}
 
 bool same(const Request& a, const Request& b) {
   return a.id == b.id && a.arrival == b.arrival && a.input_tokens == b.input_tokens &&
