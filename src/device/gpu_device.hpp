@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string_view>
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/time.hpp"
@@ -24,6 +25,14 @@ using DomainId = std::uint32_t;
 
 inline constexpr DomainId kWholeDevice = 0;
 
+// Thread blocks [begin, end) of a kernel's grid. A kernel launched whole runs [0, blocks).
+struct BlockRange {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  std::int64_t size() const { return end - begin; }
+  bool operator==(const BlockRange&) const = default;
+};
+
 // What a backend can do; policies check these and degrade cleanly where one is missing.
 struct Capabilities {
   bool sm_partitions = false;         // a stream can be confined to an SM set
@@ -31,6 +40,12 @@ struct Capabilities {
   bool bandwidth_partitions = false;  // memory bandwidth can be split into domains (MIG-like)
   bool context_preemption = false;    // a context's running kernels can be suspended and resumed
   bool clock_control = false;         // the graphics clock can be set
+  // A launch can run a block range of a kernel's grid, with the kernel's own launch configuration
+  // (LithOS's atoms: blocks outside the range exit at once).
+  bool block_ranges = false;
+  // A stream's running kernel that polls a preemption flag (workload::Kernel::checkpoints > 0) can
+  // be asked to stop at its next checkpoint (CoGPU's resident control kernel).
+  bool kernel_preemption = false;
 };
 
 struct StreamConfig {
@@ -49,7 +64,11 @@ struct KernelEvent {
   std::uint64_t submission_tag;
   core::Nanos start;
   core::Nanos end;
-  int sms;  // SMs it held when it started
+  int sms;              // SMs it held when it started
+  BlockRange blocks{};  // the part of the grid this launch ran: all of it unless atomized
+  // It stopped at a checkpoint on request (request_yield); the rest of its work runs in a later
+  // launch of the same kernel, with the same launch configuration.
+  bool yielded = false;
 };
 
 class DeviceObserver {
@@ -91,6 +110,23 @@ class GpuDevice {
   // Queues a sequence on a stream; `done` runs once its last kernel has finished.
   virtual core::Status submit(StreamId stream, workload::KernelSequencePtr sequence,
                               std::uint64_t tag, DoneCallback done) = 0;
+  // Queues blocks `range` of the only kernel of `sequence` (one group, one kernel, repeat 1) as
+  // one launch. The launch configuration is the kernel's own; only blocks in the range do work.
+  // Needs Capabilities::block_ranges and a block-independent kernel; the range must be non-empty
+  // and inside the grid.
+  virtual core::Status submit_range(StreamId stream, workload::KernelSequencePtr sequence,
+                                    BlockRange range, std::uint64_t tag, DoneCallback done) {
+    (void)sequence, (void)range, (void)tag, (void)done;
+    return unsupported(stream, "block-range launches");
+  }
+  // Asks the kernel now running on `stream` to stop at its next checkpoint. It gives its SMs back
+  // there (reported as a KernelEvent with yielded = true) and the rest of its work stays at the
+  // head of the stream, to run with the stream's configuration at that time. A kernel without
+  // checkpoints runs to its end; an idle stream is left alone. Needs
+  // Capabilities::kernel_preemption.
+  virtual core::Status request_yield(StreamId stream) {
+    return unsupported(stream, "kernel preemption");
+  }
 
   // Context preemption: a suspended context's running kernels stop where they are and give their
   // SMs back; they continue from there after resume. Queued kernels wait.
@@ -102,6 +138,13 @@ class GpuDevice {
 
   virtual void add_observer(DeviceObserver* observer) = 0;
   virtual DeviceStats stats() const = 0;
+
+ protected:
+  core::Status unsupported(StreamId stream, std::string_view what) const {
+    return core::failf(core::Domain::kDevice, core::Code::kUnsupported,
+                       "{} (stream {}) does not support {}; check capabilities() first",
+                       spec().name, stream, what);
+  }
 };
 
 }  // namespace tessera::device

@@ -36,6 +36,25 @@ struct ModeOptions {
   core::Nanos context_switch = core::micros(25);
   // MPS: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE for every client, in (0, 100].
   double mps_active_thread_percentage = 100;
+
+  // lithos. Target length of one atom of a split kernel: the longest a high-priority kernel waits
+  // for a best-effort atom on its TPCs. LithOS does not report its value; 250 us is an assumption.
+  core::Nanos atom_duration = core::micros(250);
+  bool right_sizing = false;  // give each kernel the fewest TPCs within latency_slip
+  bool dvfs = false;          // lower the clock where latency_slip allows
+  // Right-sizing and DVFS may make a kernel at most this fraction slower (LithOS evaluates 1.1x).
+  double latency_slip = 0.1;
+
+  // cogpu, tpot-first. Moving a virtual context to another SM partition drains its stream and
+  // waits on an event in the new one; 10 us is an assumption (CoGPU reports only relative cost).
+  core::Nanos remap_cost = core::micros(10);
+};
+
+// A named figure a mode keeps about its own decisions (atoms launched, TPCs lent, remaps), for
+// reports; the name carries the unit.
+struct ModeCounter {
+  std::string name;
+  double value = 0;
 };
 
 // A named SM set with its bandwidth domain, for timelines and reports.
@@ -60,6 +79,9 @@ class SharingMode {
                               std::uint64_t tag, device::DoneCallback done) = 0;
 
   virtual std::vector<PartitionInfo> partitions() const = 0;
+
+  // Figures about the mode's own decisions so far; baselines have none.
+  virtual std::vector<ModeCounter> counters() const { return {}; }
 };
 
 }  // namespace tessera::gpu

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/device/gpu_device.hpp"
@@ -27,6 +28,9 @@ struct ModeReport {
   int gpus = 1;                // exclusive mode gives each tenant its own GPU
   device::DeviceStats device;  // summed energy, mean utilization over the mode's GPUs
   std::vector<TenantReport> tenants;
+  // The mode's own figures (gpu::SharingMode::counters), name with unit -> value, summed over
+  // its GPUs; empty for the baselines.
+  std::vector<std::pair<std::string, double>> counters;
 };
 
 struct RunReport {

@@ -69,11 +69,17 @@ json device_json(const device::DeviceStats& d) {
 json mode_json(const ModeReport& m) {
   json tenants = json::array();
   for (const TenantReport& t : m.tenants) tenants.push_back(tenant_json(t));
-  return {{"mode", m.mode},
-          {"simulated_s", round6(core::to_seconds(m.simulated))},
-          {"gpus", m.gpus},
-          {"device", device_json(m.device)},
-          {"tenants", std::move(tenants)}};
+  json j = {{"mode", m.mode},
+            {"simulated_s", round6(core::to_seconds(m.simulated))},
+            {"gpus", m.gpus},
+            {"device", device_json(m.device)},
+            {"tenants", std::move(tenants)}};
+  if (!m.counters.empty()) {
+    json counters = json::object();
+    for (const auto& [name, value] : m.counters) counters[name] = round6(value);
+    j["counters"] = std::move(counters);
+  }
+  return j;
 }
 
 }  // namespace

@@ -49,6 +49,16 @@ std::vector<gpu::TenantInfo> tenant_infos(const Scenario& s) {
   return out;
 }
 
+void add_counter(std::vector<std::pair<std::string, double>>& out, const gpu::ModeCounter& c) {
+  for (auto& [name, value] : out) {
+    if (name == c.name) {
+      value += c.value;
+      return;
+    }
+  }
+  out.emplace_back(c.name, c.value);
+}
+
 // Arrivals are drawn once per scenario so every mode serves exactly the same requests.
 Result<std::vector<std::vector<workload::Request>>> build_arrivals(const Scenario& s) {
   const core::RandomStreams streams(s.seed);
@@ -149,6 +159,7 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
     report.device.average_power_watts += st.average_power_watts;
     report.device.kernels_completed += st.kernels_completed;
     report.device.sm_busy_fraction += st.sm_busy_fraction / static_cast<double>(gpus.size());
+    for (const auto& c : g.mode->counters()) add_counter(report.counters, c);
   }
   for (std::size_t i = 0; i < s.tenants.size(); ++i) {
     const auto& t = s.tenants[i];

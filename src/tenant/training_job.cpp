@@ -29,7 +29,9 @@ void TrainingJob::start() {
                     config_.name, config_.model.name, config_.batch));
     return;
   }
-  iteration_ = std::make_shared<const workload::KernelSequence>(config_.model.iteration(batch()));
+  auto iteration = config_.model.iteration(batch());
+  iteration.phase = workload::Phase::kTraining;
+  iteration_ = std::make_shared<const workload::KernelSequence>(std::move(iteration));
   submit_next();
 }
 

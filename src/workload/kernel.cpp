@@ -19,6 +19,23 @@ std::string_view to_string(KernelClass c) {
   return "unknown";
 }
 
+std::string_view to_string(Phase p) {
+  switch (p) {
+    case Phase::kUnspecified: return "unspecified";
+    case Phase::kPrefill: return "prefill";
+    case Phase::kDecode: return "decode";
+    case Phase::kTraining: return "training";
+  }
+  return "unknown";
+}
+
+KernelSequencePtr single_kernel(const Kernel& kernel, Phase phase) {
+  auto seq = std::make_shared<KernelSequence>();
+  seq->groups.push_back(KernelGroup{.kernels = {kernel}, .repeat = 1});
+  seq->phase = phase;
+  return seq;
+}
+
 std::int64_t KernelSequence::kernel_count() const {
   std::int64_t n = 0;
   for (const auto& g : groups) n += static_cast<std::int64_t>(g.kernels.size()) * g.repeat;

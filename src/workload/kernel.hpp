@@ -46,6 +46,10 @@ struct Kernel {
   // True when blocks neither synchronise grid-wide nor depend on each other, so the grid may be
   // split into block ranges. Kernels with cooperative launch or cross-block reductions say false.
   bool block_independent = true;
+  // Persistent kernels loop over work tiles and poll a preemption flag between them: this many
+  // evenly spaced checkpoints where the kernel can stop and later resume (CoGPU's resident
+  // control kernel raises the flag). 0: the kernel cannot be preempted and runs to its end.
+  int checkpoints = 0;
 
   double total_flops() const { return flops_per_block * static_cast<double>(blocks); }
   double total_bytes() const { return bytes_per_block * static_cast<double>(blocks); }
@@ -58,8 +62,13 @@ struct KernelGroup {
   int repeat = 1;
 };
 
+// What a submission is, for policies that treat phases differently (CoGPU's TPOT-first).
+enum class Phase { kUnspecified, kPrefill, kDecode, kTraining };
+std::string_view to_string(Phase p);
+
 struct KernelSequence {
   std::vector<KernelGroup> groups;
+  Phase phase = Phase::kUnspecified;
 
   std::int64_t kernel_count() const;
   double total_flops() const;
@@ -67,5 +76,8 @@ struct KernelSequence {
 };
 
 using KernelSequencePtr = std::shared_ptr<const KernelSequence>;
+
+// A sequence of just `kernel`, for schedulers that launch kernel by kernel.
+KernelSequencePtr single_kernel(const Kernel& kernel, Phase phase = Phase::kUnspecified);
 
 }  // namespace tessera::workload

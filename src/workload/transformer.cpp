@@ -309,8 +309,10 @@ KernelSequence prefill_step(const ModelConfig& m, std::span<const int> prompt_le
                 .seqs = static_cast<double>(seqs),
                 .seq_rows = seqs,
                 .e = static_cast<double>(m.bytes_per_param)};
-  return build(
+  auto seq = build(
       s, [&](std::vector<Kernel>& out) { out.push_back(prefill_attention(s, prompt_lengths)); });
+  seq.phase = Phase::kPrefill;
+  return seq;
 }
 
 KernelSequence decode_step(const ModelConfig& m, std::span<const int> context_lengths) {
@@ -322,7 +324,10 @@ KernelSequence decode_step(const ModelConfig& m, std::span<const int> context_le
                 .seqs = static_cast<double>(seqs),
                 .seq_rows = seqs,
                 .e = static_cast<double>(m.bytes_per_param)};
-  return build(s, [&](std::vector<Kernel>& out) { decode_attention(s, context_lengths, out); });
+  auto seq =
+      build(s, [&](std::vector<Kernel>& out) { decode_attention(s, context_lengths, out); });
+  seq.phase = Phase::kDecode;
+  return seq;
 }
 
 }  // namespace tessera::workload
