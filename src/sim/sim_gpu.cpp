@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "tessera/sim/bandwidth.hpp"
-#include "tessera/sim/occupancy.hpp"
+#include "tessera/device/occupancy.hpp"
 
 namespace tessera::sim {
 
@@ -237,7 +237,7 @@ core::Status SimGpu::submit(device::StreamId stream, workload::KernelSequencePtr
   }
   Stream& st = streams_[stream];
   if (sequence != st.validated) {
-    if (auto v = validate_sequence(spec_, *sequence); !v) {
+    if (auto v = device::validate_sequence(spec_, *sequence); !v) {
       return std::unexpected(v.error().with_context(fmt::format("stream {}", stream)));
     }
     st.validated = sequence;

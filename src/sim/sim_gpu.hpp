@@ -2,7 +2,7 @@
 // The simulated GPU: a device::GpuDevice in the engine's virtual time.
 //
 // The model, first-order (assumptions are named in SimGpuOptions and beside the code):
-// - Occupancy fixes blocks per SM (occupancy.hpp); every kernel of a submission is checked
+// - Occupancy fixes blocks per SM (device/occupancy.hpp); every kernel of a submission is checked
 //   against the GPU's limits before any of it is queued.
 // - SMs are held exclusively: one kernel holds an SM at a time (the hardware can co-schedule
 //   blocks of different kernels on one SM; the model does not). A kernel takes

@@ -1,11 +1,11 @@
-#include "tessera/sim/occupancy.hpp"
+#include "tessera/device/occupancy.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
-namespace tessera::sim {
+namespace tessera::device {
 
 using core::Code;
 using core::Domain;
@@ -146,4 +146,4 @@ core::Status validate_sequence(const hw::GpuSpec& spec, const workload::KernelSe
   return {};
 }
 
-}  // namespace tessera::sim
+}  // namespace tessera::device

@@ -1,4 +1,4 @@
-#include "tessera/sim/occupancy.hpp"
+#include "tessera/device/occupancy.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include "sim/sim_test_util.hpp"
 #include "support/test_gpu.hpp"
 
-namespace tessera::sim {
+namespace tessera::device {
 namespace {
 
 using ::testing::AllOf;
@@ -120,4 +120,4 @@ TEST(ValidateSequence, NamesTheOffendingKernelsPosition) {
 }
 
 }  // namespace
-}  // namespace tessera::sim
+}  // namespace tessera::device

@@ -11,7 +11,7 @@
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/workload/kernel.hpp"
 
-namespace tessera::sim {
+namespace tessera::device {
 
 // Blocks of `block` resident on one SM at once; 0 if even one does not fit.
 int blocks_per_sm(const hw::SmLimits& sm, const workload::BlockResources& block);
@@ -25,4 +25,4 @@ core::Status validate_kernel(const hw::GpuSpec& spec, const workload::Kernel& ke
 // is prefixed with its position ("group 1, kernel 2: kernel 'qkv' ...").
 core::Status validate_sequence(const hw::GpuSpec& spec, const workload::KernelSequence& sequence);
 
-}  // namespace tessera::sim
+}  // namespace tessera::device
