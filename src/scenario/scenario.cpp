@@ -164,7 +164,9 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
 }
 
 Result<gpu::ModeOptions> parse_mode_options(const ConfigNode& n) {
-  TESSERA_TRY(n.check_keys({"time_slice", "context_switch", "mps_active_thread_percentage"}));
+  TESSERA_TRY(
+      n.check_keys({"time_slice", "context_switch", "mps_active_thread_percentage", "atom_duration",
+                    "right_sizing", "dvfs", "latency_slip", "remap_cost"}));
   gpu::ModeOptions o;
   TESSERA_ASSIGN_OR_RETURN(o.time_slice, n.duration_or("time_slice", o.time_slice));
   if (o.time_slice <= 0) return std::unexpected(n.at("time_slice")->error("must be > 0"));
@@ -175,6 +177,21 @@ Result<gpu::ModeOptions> parse_mode_options(const ConfigNode& n) {
   if (o.mps_active_thread_percentage <= 0 || o.mps_active_thread_percentage > 100) {
     return std::unexpected(n.at("mps_active_thread_percentage")->error("must be in (0, 100]"));
   }
+  TESSERA_ASSIGN_OR_RETURN(o.atom_duration, n.duration_or("atom_duration", o.atom_duration));
+  if (o.atom_duration <= 0) {
+    return std::unexpected(
+        n.at("atom_duration")->error("must be > 0 (the target length of one atom, e.g. 250us)"));
+  }
+  TESSERA_ASSIGN_OR_RETURN(o.right_sizing, n.bool_or("right_sizing", o.right_sizing));
+  TESSERA_ASSIGN_OR_RETURN(o.dvfs, n.bool_or("dvfs", o.dvfs));
+  TESSERA_ASSIGN_OR_RETURN(o.latency_slip, n.double_or("latency_slip", o.latency_slip));
+  if (!(o.latency_slip >= 0 && o.latency_slip <= 1)) {
+    return std::unexpected(n.at("latency_slip")
+                               ->error(fmt::format("latency_slip is the fraction a kernel may "
+                                                   "slow down, in [0, 1] (0.1 allows 1.1x), got {}",
+                                                   o.latency_slip)));
+  }
+  TESSERA_ASSIGN_OR_RETURN(o.remap_cost, n.duration_or("remap_cost", o.remap_cost));
   return o;
 }
 

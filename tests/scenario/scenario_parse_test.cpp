@@ -77,6 +77,29 @@ TEST(ScenarioParse, SimSectionOverridesModelAssumptions) {
                    sim::SimGpuOptions{}.achievable_bandwidth_fraction);
 }
 
+TEST(ScenarioParse, ModeOptionsSetTheSchedulersKnobs) {
+  auto r =
+      parse_scenario(mutate("tenants:",
+                            "mode_options: {atom_duration: 100us, right_sizing: true, dvfs: true, "
+                            "latency_slip: 0.05, remap_cost: 20us}\ntenants:"),
+                     "ok.yaml", "/data");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->mode_options.atom_duration, core::micros(100));
+  EXPECT_TRUE(r->mode_options.right_sizing);
+  EXPECT_TRUE(r->mode_options.dvfs);
+  EXPECT_DOUBLE_EQ(r->mode_options.latency_slip, 0.05);
+  EXPECT_EQ(r->mode_options.remap_cost, core::micros(20));
+  // Left out, each keeps its documented default.
+  auto d = parse_scenario(mutate("tenants:", "mode_options: {time_slice: 1ms}\ntenants:"),
+                          "ok.yaml", "/data");
+  ASSERT_TRUE(d.has_value()) << d.error().message();
+  EXPECT_EQ(d->mode_options.atom_duration, gpu::ModeOptions{}.atom_duration);
+  EXPECT_FALSE(d->mode_options.right_sizing);
+  EXPECT_FALSE(d->mode_options.dvfs);
+  EXPECT_DOUBLE_EQ(d->mode_options.latency_slip, gpu::ModeOptions{}.latency_slip);
+  EXPECT_EQ(d->mode_options.remap_cost, gpu::ModeOptions{}.remap_cost);
+}
+
 TEST(ScenarioParse, BuiltInDemoParses) {
   auto r = parse_scenario(demo_scenario_yaml(), std::string(kDemoScenarioName), ".");
   ASSERT_TRUE(r.has_value()) << r.error().message();
@@ -159,6 +182,21 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"impossible model assumption",
                 mutate("tenants:", "sim: {achievable_compute_fraction: 1.5}\ntenants:"),
                 {"bad.yaml:7:", "sim", "achievable"}},
+        BadCase{"zero atom duration",
+                mutate("tenants:", "mode_options: {atom_duration: 0us}\ntenants:"),
+                {"bad.yaml:7:", "atom_duration", "> 0"}},
+        BadCase{"latency slip above one",
+                mutate("tenants:", "mode_options: {latency_slip: 1.5}\ntenants:"),
+                {"latency_slip", "[0, 1]", "1.5"}},
+        BadCase{"negative remap cost",
+                mutate("tenants:", "mode_options: {remap_cost: -5us}\ntenants:"),
+                {"remap_cost", "non-negative"}},
+        BadCase{"right_sizing not a bool",
+                mutate("tenants:", "mode_options: {right_sizing: sometimes}\ntenants:"),
+                {"right_sizing", "sometimes"}},
+        BadCase{"unknown mode option",
+                mutate("tenants:", "mode_options: {atom_size: 10}\ntenants:"),
+                {"unknown field 'atom_size'", "atom_duration"}},
         BadCase{"unknown sim option",
                 mutate("tenants:", "sim: {l2_cache: 50MB}\ntenants:"),
                 {"unknown field 'l2_cache'"}},
