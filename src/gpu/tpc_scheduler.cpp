@@ -1,0 +1,308 @@
+#include "tessera/gpu/tpc_scheduler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace tessera::gpu {
+
+using core::Code;
+using core::Domain;
+
+namespace {
+
+// Shares are decimal user input; the tolerance keeps 0.5 x 66 TPCs from rounding down to 32.
+constexpr double kShareTolerance = 1e-9;
+
+core::Status check_spec(const hw::GpuSpec& spec) {
+  if (spec.sms_per_tpc <= 0 || spec.tpcs <= 0 || spec.tpcs * spec.sms_per_tpc > spec.sms ||
+      spec.sms > device::kMaxSms) {
+    return core::failf(Domain::kGpu, Code::kInvalidArgument,
+                       "lithos: GPU '{}' describes {} SMs in {} TPCs of {} SMs, which cannot be "
+                       "scheduled by TPC (at most {} SMs); fix the GPU spec",
+                       spec.name, spec.sms, spec.tpcs, spec.sms_per_tpc, device::kMaxSms);
+  }
+  return {};
+}
+
+core::Result<std::vector<int>> allocate_by_share(const hw::GpuSpec& spec,
+                                                 std::span<const TenantInfo> tenants) {
+  std::vector<int> owner(static_cast<std::size_t>(spec.tpcs), kNoTenant);
+  double sum = 0;
+  int next = 0;
+  for (std::size_t i = 0; i < tenants.size(); ++i) {
+    const auto& t = tenants[i];
+    if (!std::isfinite(t.sm_share) || t.sm_share < 0 || t.sm_share > 1) {
+      return core::failf(Domain::kGpu, Code::kInvalidArgument,
+                         "lithos: tenant '{}' has SM share {}; a share is a fraction in (0, 1], "
+                         "or 0 for a tenant that owns no TPCs and only borrows",
+                         t.name, t.sm_share);
+    }
+    if (t.sm_share == 0) continue;
+    sum += t.sm_share;
+    if (sum > 1 + kShareTolerance) {
+      return core::failf(Domain::kGpu, Code::kInvalidArgument,
+                         "lithos: tenant '{}' over-subscribes the GPU: SM shares add up to {}, "
+                         "more than 1; lower the shares",
+                         t.name, sum);
+    }
+    const int n = static_cast<int>(std::floor(t.sm_share * spec.tpcs + kShareTolerance));
+    if (n < 1) {
+      return core::failf(Domain::kGpu, Code::kInvalidArgument,
+                         "lithos: tenant '{}' would own less than one of {}'s {} TPCs with SM "
+                         "share {}; give it a share of at least {:.4f}, or 0 to only borrow",
+                         t.name, spec.name, spec.tpcs, t.sm_share, 1.0 / spec.tpcs);
+    }
+    for (int k = 0; k < n && next < spec.tpcs; ++k)
+      owner[static_cast<std::size_t>(next++)] = static_cast<int>(i);
+  }
+  return owner;
+}
+
+}  // namespace
+
+device::SmMask sms_of(const hw::GpuSpec& spec, const TpcSet& tpcs) {
+  device::SmMask mask;
+  for (int t = 0; t < spec.tpcs && t < kMaxTpcs; ++t) {
+    if (!tpcs.test(static_cast<std::size_t>(t))) continue;
+    for (int s = t * spec.sms_per_tpc; s < (t + 1) * spec.sms_per_tpc; ++s) mask.set(s);
+  }
+  return mask;
+}
+
+core::Result<std::vector<int>> allocate_tpcs(const hw::GpuSpec& spec,
+                                             std::span<const TenantInfo> tenants) {
+  if (auto ok = check_spec(spec); !ok) return std::unexpected(ok.error());
+  if (tenants.empty()) {
+    return core::fail(Domain::kGpu, Code::kInvalidArgument,
+                      "lithos: no tenants to allocate TPCs to; attach at least one tenant");
+  }
+  const bool shares = std::any_of(tenants.begin(), tenants.end(),
+                                  [](const TenantInfo& t) { return t.sm_share != 0; });
+  if (shares) return allocate_by_share(spec, tenants);
+
+  const bool any_critical = std::any_of(tenants.begin(), tenants.end(),
+                                        [](const TenantInfo& t) { return t.latency_critical; });
+  int top = tenants.front().priority;
+  for (const auto& t : tenants) top = std::max(top, t.priority);
+  std::vector<std::size_t> owners;
+  for (std::size_t i = 0; i < tenants.size(); ++i) {
+    const bool owns = any_critical ? tenants[i].latency_critical : tenants[i].priority == top;
+    if (owns) owners.push_back(i);
+  }
+  const int n = static_cast<int>(owners.size());
+  if (n > spec.tpcs) {
+    return core::failf(Domain::kGpu, Code::kInvalidArgument,
+                       "lithos: {} {} tenants cannot each own one of {}'s {} TPCs; give some of "
+                       "them sm_share 0 and the others explicit shares",
+                       n, any_critical ? "latency-critical" : "top-priority", spec.name, spec.tpcs);
+  }
+  std::vector<int> owner(static_cast<std::size_t>(spec.tpcs), kNoTenant);
+  int next = 0;
+  for (int k = 0; k < n; ++k) {
+    const int count = spec.tpcs / n + (k < spec.tpcs % n ? 1 : 0);
+    for (int j = 0; j < count; ++j) {
+      owner[static_cast<std::size_t>(next++)] =
+          static_cast<int>(owners[static_cast<std::size_t>(k)]);
+    }
+  }
+  return owner;
+}
+
+core::Result<TpcScheduler> TpcScheduler::make(const hw::GpuSpec& spec,
+                                              std::span<const TenantInfo> tenants,
+                                              core::Nanos atom_target) {
+  if (atom_target <= 0) {
+    return core::failf(Domain::kGpu, Code::kInvalidArgument,
+                       "lithos: atom duration must be positive, got {} ns; set atom_duration to "
+                       "the longest a high-priority kernel may wait for a borrowed TPC",
+                       atom_target);
+  }
+  auto owner = allocate_tpcs(spec, tenants);
+  if (!owner) return std::unexpected(owner.error());
+  TpcScheduler s;
+  s.spec_ = spec;
+  s.atom_target_ = atom_target;
+  s.owner_ = std::move(*owner);
+  s.owned_.assign(tenants.size(), TpcSet{});
+  s.owned_count_.assign(tenants.size(), 0);
+  for (std::size_t j = 0; j < s.owner_.size(); ++j) {
+    if (s.owner_[j] == kNoTenant) continue;
+    const auto t = static_cast<std::size_t>(s.owner_[j]);
+    s.owned_[t].set(j);
+    ++s.owned_count_[t];
+  }
+  for (std::size_t i = 0; i < tenants.size(); ++i) s.order_.push_back(i);
+  std::stable_sort(s.order_.begin(), s.order_.end(), [&](std::size_t a, std::size_t b) {
+    if (tenants[a].priority != tenants[b].priority) {
+      return tenants[a].priority > tenants[b].priority;
+    }
+    return tenants[a].latency_critical && !tenants[b].latency_critical;
+  });
+  s.plans_.resize(tenants.size());
+  s.need_at_.resize(tenants.size());
+  s.finite_.reserve(s.owner_.size());
+  s.reclaim_.reserve(s.owner_.size());
+  s.chosen_.reserve(s.owner_.size());
+  return s;
+}
+
+void TpcScheduler::take_own(std::size_t t, std::span<const TpcState> tpcs, int want) {
+  Plan& plan = plans_[t];
+  plan = Plan{};
+  const int take = std::min(want, owned_count_[t]);
+  reclaim_.clear();
+  for (int j = 0; j < static_cast<int>(owner_.size()) && plan.own_count < take; ++j) {
+    if (!owned_[t].test(static_cast<std::size_t>(j))) continue;
+    const int runner = tpcs[static_cast<std::size_t>(j)].runner;
+    if (runner == kNoTenant || runner == static_cast<int>(t)) {
+      plan.own.set(static_cast<std::size_t>(j));
+      ++plan.own_count;
+    } else {
+      reclaim_.push_back(j);
+    }
+  }
+  if (plan.own_count < take) {
+    // Take back the TPCs whose borrowed atoms are predicted to end first (unknown ends last).
+    const auto end_of = [&](int j) {
+      const core::Nanos e = tpcs[static_cast<std::size_t>(j)].busy_until;
+      return e == kUnknownEnd ? core::kNever : e;
+    };
+    std::sort(reclaim_.begin(), reclaim_.end(),
+              [&](int a, int b) { return end_of(a) != end_of(b) ? end_of(a) < end_of(b) : a < b; });
+    for (int j : reclaim_) {
+      if (plan.own_count == take) break;
+      plan.own.set(static_cast<std::size_t>(j));
+      ++plan.own_count;
+      ++plan.reclaimed;
+    }
+  }
+  plan.want_more = want - take;
+}
+
+Atom TpcScheduler::plan_atom(const TenantState& state, int tpc_count, bool borrowing,
+                             const LatencyPredictor& predictor) const {
+  const workload::Kernel& k = *state.ready;
+  if (!borrowing) {
+    const device::BlockRange rest{.begin = state.next_block, .end = k.blocks};
+    return Atom{.range = rest,
+                .reason = AtomReason::kOwnTpcs,
+                .predicted = predictor.predict(k, rest.size(), tpc_count)};
+  }
+  Atom atom =
+      next_atom(spec_, AtomRequest{.kernel = &k,
+                                   .next_block = state.next_block,
+                                   .tpcs = tpc_count,
+                                   .whole_latency = predictor.predict(k, k.blocks, tpc_count),
+                                   .target = atom_target_});
+  if (atom.reason == AtomReason::kNotSplittable) {
+    atom.predicted = predictor.predict(k, atom.range.size(), tpc_count);
+  }
+  return atom;
+}
+
+void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const TenantState> tenants,
+                          core::Nanos now, const LatencyPredictor& predictor,
+                          std::vector<TpcLaunch>& out) {
+  out.clear();
+  const int total = static_cast<int>(owner_.size());
+  if (tpcs.size() < owner_.size() || tenants.size() != plans_.size()) return;
+  // Per tenant: when it needs its own TPCs back. No work: never; ready: now (it takes them in
+  // pass 1); a piece in flight: the earliest timer of the TPCs it runs on (unknown, or none
+  // left: now, so nothing it owns is lent).
+  for (std::size_t t = 0; t < tenants.size(); ++t) {
+    plans_[t] = Plan{};
+    need_at_[t] = !tenants[t].has_work ? core::kNever : now;
+  }
+  for (int j = 0; j < total; ++j) {
+    const auto& s = tpcs[static_cast<std::size_t>(j)];
+    if (s.runner == kNoTenant) continue;
+    const auto r = static_cast<std::size_t>(s.runner);
+    if (!tenants[r].has_work || tenants[r].ready != nullptr) continue;
+    const core::Nanos end = s.busy_until == kUnknownEnd ? now : s.busy_until;
+    // The first TPC seen replaces the placeholder `now`; later ones can only bring it earlier.
+    need_at_[r] = plans_[r].seen ? std::min(need_at_[r], end) : end;
+    plans_[r].seen = true;
+  }
+
+  // Pass 1: every ready tenant takes its own TPCs (up to its right-sized need).
+  taken_.reset();
+  for (std::size_t t : order_) {
+    const TenantState& st = tenants[t];
+    if (st.ready == nullptr) continue;
+    const int want = st.tpc_need > 0 ? std::min(st.tpc_need, total) : total;
+    take_own(t, tpcs, want);
+    Plan& plan = plans_[t];
+    taken_ |= plan.own;
+    if (plan.want_more == 0 && plan.own_count > 0) {
+      plan.atom = plan_atom(st, plan.own_count, false, predictor);
+      plan.launch = true;
+      // Right-sizing left some of its TPCs unused: they may be lent until this piece ends.
+      need_at_[t] = plan.atom.predicted ? now + *plan.atom.predicted : now;
+    }
+  }
+
+  // Pass 2: tenants that would use more borrow idle TPCs, most important first.
+  for (std::size_t t : order_) {
+    const TenantState& st = tenants[t];
+    Plan& plan = plans_[t];
+    if (st.ready == nullptr || plan.launch) continue;
+    chosen_.clear();
+    finite_.clear();
+    for (int j = 0; j < total && static_cast<int>(chosen_.size()) < plan.want_more; ++j) {
+      const auto idx = static_cast<std::size_t>(j);
+      if (taken_.test(idx) || tpcs[idx].runner != kNoTenant) continue;
+      const int o = owner_[idx];
+      const core::Nanos deadline =
+          o == kNoTenant ? core::kNever : need_at_[static_cast<std::size_t>(o)];
+      if (deadline <= now) continue;
+      if (deadline == core::kNever) {
+        chosen_.push_back(Candidate{.tpc = j, .deadline = deadline});
+      } else {
+        finite_.push_back(Candidate{.tpc = j, .deadline = deadline});
+      }
+    }
+    if (static_cast<int>(chosen_.size()) < plan.want_more && !finite_.empty()) {
+      std::sort(finite_.begin(), finite_.end(), [](const Candidate& a, const Candidate& b) {
+        return a.deadline != b.deadline ? a.deadline > b.deadline : a.tpc < b.tpc;
+      });
+      for (const auto& c : finite_) {
+        if (static_cast<int>(chosen_.size()) == plan.want_more) break;
+        chosen_.push_back(c);
+      }
+    }
+    // The atom's length depends on how many TPCs it gets; drop TPCs whose owner needs them
+    // before it would end until the atom fits every deadline left (each round drops at least
+    // one TPC, and TPCs of idle owners are never dropped).
+    while (!chosen_.empty()) {
+      plan.atom = plan_atom(st, plan.own_count + static_cast<int>(chosen_.size()), true, predictor);
+      const core::Nanos end = plan.atom.predicted ? now + *plan.atom.predicted : core::kNever;
+      const std::size_t before = chosen_.size();
+      while (!chosen_.empty() && chosen_.back().deadline < end) chosen_.pop_back();
+      if (chosen_.size() == before) break;
+    }
+    if (chosen_.empty()) {
+      if (plan.own_count == 0) continue;
+      plan.atom = plan_atom(st, plan.own_count, false, predictor);
+    }
+    for (const auto& c : chosen_) {
+      plan.own.set(static_cast<std::size_t>(c.tpc));
+      taken_.set(static_cast<std::size_t>(c.tpc));
+    }
+    plan.borrowed = static_cast<int>(chosen_.size());
+    plan.launch = true;
+  }
+
+  for (std::size_t t : order_) {
+    const Plan& plan = plans_[t];
+    if (!plan.launch) continue;
+    out.push_back(TpcLaunch{.tenant = t,
+                            .tpcs = plan.own,
+                            .tpc_count = plan.own_count + plan.borrowed,
+                            .borrowed = plan.borrowed,
+                            .reclaimed = plan.reclaimed,
+                            .atom = plan.atom});
+  }
+}
+
+}  // namespace tessera::gpu
