@@ -25,6 +25,9 @@ struct TenantInfo {
   bool latency_critical = false;  // inference with an SLO, as opposed to best-effort work
   int priority = 0;               // larger is more important
   double sm_share = 0;            // static partitions: fraction of SMs; 0 splits evenly
+  // The tenant's latency targets, for SLO-aware modes (cogpu, tpot-first); 0: no target.
+  core::Nanos ttft_slo = 0;
+  core::Nanos tpot_slo = 0;
 };
 
 // Options of the baseline modes; each mode reads the fields that concern it.

@@ -40,11 +40,14 @@ std::vector<gpu::TenantInfo> tenant_infos(const Scenario& s) {
   std::vector<gpu::TenantInfo> out;
   for (std::size_t i = 0; i < s.tenants.size(); ++i) {
     const auto& t = s.tenants[i];
+    const bool inference = t.kind == TenantSpec::Kind::kInference;
     out.push_back(gpu::TenantInfo{.id = static_cast<gpu::TenantId>(i),
                                   .name = t.name,
-                                  .latency_critical = t.kind == TenantSpec::Kind::kInference,
+                                  .latency_critical = inference,
                                   .priority = t.priority,
-                                  .sm_share = t.sm_share});
+                                  .sm_share = t.sm_share,
+                                  .ttft_slo = inference ? t.inference.slo.ttft : 0,
+                                  .tpot_slo = inference ? t.inference.slo.tpot : 0});
   }
   return out;
 }
