@@ -53,14 +53,39 @@ std::optional<std::string> differs(const workload::Kernel& want, const workload:
 
 }  // namespace
 
-void DeterminismChecker::on_submit(device::ContextId context,
-                                   const workload::KernelSequencePtr& sequence) {
-  if (sequence) contexts_[context].pending.push_back(sequence);
+std::int64_t DeterminismChecker::on_submit(device::ContextId context,
+                                           const workload::KernelSequencePtr& sequence) {
+  ContextState& s = contexts_[context];
+  if (sequence) s.pending.push_back(sequence);
+  return s.submitted++;
+}
+
+void DeterminismChecker::on_done(device::ContextId context, std::int64_t number) {
+  ContextState& s = contexts_[context];
+  s.reported_done = std::max(s.reported_done, number + 1);
+}
+
+const std::optional<core::Error>& DeterminismChecker::finish() {
+  for (auto& [context, s] : contexts_) {
+    if (violation_) break;
+    expected(s);  // steps past sequences whose last kernel has run
+    if (s.reported_done > s.submission) {
+      const workload::Kernel* k = expected(s);
+      fail(context, s,
+           fmt::format("the submission was reported done, but {} of the {} blocks of '{}' never "
+                       "ran",
+                       k ? k->blocks - s.covered_blocks : 0, k ? k->blocks : 0,
+                       k ? k->name : std::string_view("?")));
+    }
+  }
+  return violation_;
 }
 
 void DeterminismChecker::forget_last(device::ContextId context) {
   const auto it = contexts_.find(context);
-  if (it != contexts_.end() && !it->second.pending.empty()) it->second.pending.pop_back();
+  if (it == contexts_.end() || it->second.submitted == 0) return;
+  if (!it->second.pending.empty()) it->second.pending.pop_back();
+  --it->second.submitted;
 }
 
 void DeterminismChecker::name_context(device::ContextId context, std::string name) {
@@ -203,14 +228,22 @@ core::Status CheckedMode::submit(TenantId tenant, workload::KernelSequencePtr se
   const auto it = std::find_if(contexts_.begin(), contexts_.end(),
                                [tenant](const auto& c) { return c.first == tenant; });
   // Recorded before forwarding: a device may report the first kernel before submit returns.
-  if (it != contexts_.end()) checker_.on_submit(it->second, sequence);
-  auto status = inner_->submit(tenant, sequence, tag, std::move(done));
-  if (!status && it != contexts_.end()) checker_.forget_last(it->second);
+  if (it == contexts_.end())
+    return inner_->submit(tenant, std::move(sequence), tag, std::move(done));
+  const device::ContextId context = it->second;
+  const std::int64_t number = checker_.on_submit(context, sequence);
+  auto status = inner_->submit(tenant, std::move(sequence), tag,
+                               [checker = &checker_, context, number,
+                                done = std::move(done)](const device::SubmissionDone& d) {
+                                 checker->on_done(context, number);
+                                 if (done) done(d);
+                               });
+  if (!status) checker_.forget_last(context);
   return status;
 }
 
-core::Status CheckedMode::verdict() const {
-  if (const auto& v = checker_.violation()) {
+core::Status CheckedMode::verdict() {
+  if (const auto& v = checker_.finish()) {
     return std::unexpected(v->with_context(fmt::format("mode '{}'", inner_->name())));
   }
   return {};

@@ -45,8 +45,15 @@ namespace tessera::gpu {
 class DeterminismChecker final : public device::DeviceObserver {
  public:
   // A submission a tenant made, in order, with the device context its kernels run under (the
-  // mode's context_for(index)). Call from a wrapper around SharingMode::submit.
-  void on_submit(device::ContextId context, const workload::KernelSequencePtr& sequence);
+  // mode's context_for(index)). Call from a wrapper around SharingMode::submit. Returns the
+  // submission's number within its context, for on_done.
+  std::int64_t on_submit(device::ContextId context, const workload::KernelSequencePtr& sequence);
+  // The mode reported submission `number` of `context` done. Checked in finish(): a device may
+  // run the done callback before it reports the submission's last kernel to observers.
+  void on_done(device::ContextId context, std::int64_t number);
+  // End of run: a submission reported done must have run every block of every kernel (a policy
+  // that skips a range of the last kernel is caught here). Returns the first violation, if any.
+  const std::optional<core::Error>& finish();
   // Takes back the latest submission to `context`: the mode rejected it, so none of it will run.
   void forget_last(device::ContextId context);
   // Names the tenant behind `context` in violation messages (optional).
@@ -63,7 +70,9 @@ class DeterminismChecker final : public device::DeviceObserver {
   struct ContextState {
     std::string name;                                 // the tenant, when named
     std::deque<workload::KernelSequencePtr> pending;  // front: the sequence now running
-    std::int64_t submission = 0;  // sequences of this context that ran to their end
+    std::int64_t submission = 0;     // sequences of this context that ran to their end
+    std::int64_t submitted = 0;      // sequences recorded (including the ones that ran)
+    std::int64_t reported_done = 0;  // 1 + the highest submission number reported done
     std::size_t group = 0;
     int repeat = 0;
     std::size_t kernel = 0;
@@ -99,8 +108,9 @@ class CheckedMode final : public SharingMode {
   std::vector<ModeCounter> counters() const override { return inner_->counters(); }
 
   const DeterminismChecker& checker() const { return checker_; }
-  // The checker's violation as a Status, with the mode's name in the message.
-  core::Status verdict() const;
+  // Ends the check (DeterminismChecker::finish) and returns its violation as a Status, with the
+  // mode's name in the message. Call once the run is over.
+  core::Status verdict();
   const SharingMode& inner() const { return *inner_; }
 
  private:

@@ -7,7 +7,7 @@ namespace tessera::gpu {
 
 namespace {
 
-// Predicted slowdowns are compared with the bound less this relative margin, so that rounding in
+// The time a clock adds is compared with the slip less this relative margin, so that rounding in
 // the learned sensitivities cannot put a chosen clock a hair past the slip.
 constexpr double kSlipMargin = 1e-9;
 
@@ -96,9 +96,10 @@ double DvfsGovernor::choose_clock_mhz() const {
   const Totals t = totals();
   const double f_max = clocks_.back();
   if (!t.any_known || t.runtime_ns <= 0) return f_max;
-  const double bound = (1 + slip_) * (1 - kSlipMargin) * t.runtime_ns;
+  // The time a clock adds must fit in the time the slip allows.
+  const double allowed = slip_ * (1 - kSlipMargin) * t.runtime_ns;
   for (double c : clocks_) {
-    if (t.runtime_ns + (f_max / c - 1) * t.sensitive_ns <= bound) return c;
+    if ((f_max / c - 1) * t.sensitive_ns <= allowed) return c;
   }
   return f_max;
 }
@@ -109,7 +110,7 @@ std::optional<double> DvfsGovernor::probe_clock_mhz() const {
   // The lowest clock below f_max at which even a compute-bound kernel (s = 1) stays in the slip.
   std::optional<double> low;
   for (double c : clocks_) {
-    if (c < f_max && f_max / c <= (1 + slip_) * (1 - kSlipMargin)) {
+    if (c < f_max && f_max / c - 1 <= slip_ * (1 - kSlipMargin)) {
       low = c;
       break;
     }

@@ -362,7 +362,8 @@ class FakeDevice final : public device::GpuDevice {
                                     .submission_tag = sub.tag,
                                     .start = s.kernel_start,
                                     .end = executor_.now(),
-                                    .sms = sms};
+                                    .sms = sms,
+                                    .blocks = {.begin = 0, .end = k->blocks}};
     for (auto* o : observers_) o->on_kernel_complete(event);
     s.running = false;
     advance(sub);
