@@ -200,7 +200,7 @@ Result<gpu::ModeOptions> parse_mode_options(const ConfigNode& n) {
 Result<sim::SimGpuOptions> parse_sim_options(const ConfigNode& n, const hw::GpuSpec& gpu) {
   TESSERA_TRY(n.check_keys({"achievable_compute_fraction", "achievable_bandwidth_fraction",
                             "sm_bandwidth_multiple", "launch_overhead", "compute_power_weight",
-                            "batch_isolated_kernels"}));
+                            "batch_isolated_kernels", "atom_launch_overhead", "yield_save_cost"}));
   sim::SimGpuOptions o;
   TESSERA_ASSIGN_OR_RETURN(
       o.achievable_compute_fraction,
@@ -213,6 +213,9 @@ Result<sim::SimGpuOptions> parse_sim_options(const ConfigNode& n, const hw::GpuS
   TESSERA_ASSIGN_OR_RETURN(o.launch_overhead, n.duration_or("launch_overhead", o.launch_overhead));
   TESSERA_ASSIGN_OR_RETURN(o.compute_power_weight,
                            n.double_or("compute_power_weight", o.compute_power_weight));
+  TESSERA_ASSIGN_OR_RETURN(o.atom_launch_overhead,
+                           n.duration_or("atom_launch_overhead", o.atom_launch_overhead));
+  TESSERA_ASSIGN_OR_RETURN(o.yield_save_cost, n.duration_or("yield_save_cost", o.yield_save_cost));
   TESSERA_ASSIGN_OR_RETURN(o.batch_isolated_kernels,
                            n.bool_or("batch_isolated_kernels", o.batch_isolated_kernels));
   if (auto valid = sim::validate_model(gpu, o); !valid) {

@@ -5,8 +5,8 @@
 #include <span>
 #include <utility>
 
-#include "tessera/sim/bandwidth.hpp"
 #include "tessera/device/occupancy.hpp"
+#include "tessera/sim/bandwidth.hpp"
 
 namespace tessera::sim {
 
@@ -52,7 +52,9 @@ device::Capabilities SimGpu::capabilities() const {
                               .sm_limit = true,
                               .bandwidth_partitions = true,
                               .context_preemption = true,
-                              .clock_control = true};
+                              .clock_control = true,
+                              .block_ranges = true,
+                              .kernel_preemption = true};
 }
 
 core::Status SimGpu::usable() const {
@@ -235,6 +237,48 @@ core::Status SimGpu::submit(device::StreamId stream, workload::KernelSequencePtr
     return core::failf(Domain::kDevice, Code::kInvalidArgument,
                        "stream {}: submit needs a kernel sequence, got a null pointer", stream);
   }
+  return enqueue(stream, std::move(sequence), device::BlockRange{}, tag, std::move(done));
+}
+
+core::Status SimGpu::submit_range(device::StreamId stream, workload::KernelSequencePtr sequence,
+                                  device::BlockRange range, std::uint64_t tag,
+                                  device::DoneCallback done) {
+  if (auto st = usable(); !st) return st;
+  if (auto st = check_stream(stream); !st) return st;
+  if (!sequence) {
+    return core::failf(Domain::kDevice, Code::kInvalidArgument,
+                       "stream {}: submit_range needs a kernel sequence, got a null pointer",
+                       stream);
+  }
+  const auto& groups = sequence->groups;
+  if (groups.size() != 1 || groups[0].kernels.size() != 1 || groups[0].repeat != 1) {
+    return core::failf(Domain::kDevice, Code::kInvalidArgument,
+                       "stream {}: submit_range launches part of one kernel, but the sequence has "
+                       "{} group(s) with {} kernel launch(es) in all; submit exactly one kernel "
+                       "(one group, one kernel, repeat 1: workload::single_kernel)",
+                       stream, groups.size(), sequence->kernel_count());
+  }
+  const workload::Kernel& k = groups[0].kernels[0];
+  if (!k.block_independent) {
+    return core::failf(Domain::kDevice, Code::kInvalidArgument,
+                       "stream {}: kernel '{}' synchronises across blocks (block_independent is "
+                       "false), so it must run whole; submit it with submit(), not as block "
+                       "ranges",
+                       stream, k.name);
+  }
+  if (range.size() <= 0 || range.begin < 0 || range.end > k.blocks) {
+    return core::failf(Domain::kDevice, Code::kInvalidArgument,
+                       "stream {}: block range [{}, {}) of kernel '{}' is {}; give a non-empty "
+                       "range inside its grid [0, {})",
+                       stream, range.begin, range.end, k.name,
+                       range.size() <= 0 ? "empty" : "outside the grid", k.blocks);
+  }
+  return enqueue(stream, std::move(sequence), range, tag, std::move(done));
+}
+
+core::Status SimGpu::enqueue(device::StreamId stream, workload::KernelSequencePtr sequence,
+                             device::BlockRange range, std::uint64_t tag,
+                             device::DoneCallback done) {
   Stream& st = streams_[stream];
   if (sequence != st.validated) {
     if (auto v = device::validate_sequence(spec_, *sequence); !v) {
@@ -244,6 +288,7 @@ core::Status SimGpu::submit(device::StreamId stream, workload::KernelSequencePtr
   }
   begin_op();
   st.queue.push_back(Submission{.sequence = std::move(sequence),
+                                .range = range,
                                 .tag = tag,
                                 .done = std::move(done),
                                 .submitted = engine_.now()});
@@ -251,6 +296,38 @@ core::Status SimGpu::submit(device::StreamId stream, workload::KernelSequencePtr
     begin_submission(stream);
     make_ready(stream);
   }
+  end_op();
+  return {};
+}
+
+core::Status SimGpu::request_yield(device::StreamId stream) {
+  if (auto st = usable(); !st) return st;
+  if (auto st = check_stream(stream); !st) return st;
+  Stream& st = streams_[stream];
+  Launch& l = st.cur;
+  if (l.phase == Phase::kBatched) {
+    // The kernel in flight is the first that ends at or after now (split_batch's rule). Only a
+    // kernel that can stop splits the batch; any other runs to its end as timed.
+    const core::Nanos now = engine_.now();
+    std::size_t j = 0;
+    while (j + 1 < st.batch.size() && st.batch[j].end < now) ++j;
+    if (st.batch[j].kernel->checkpoints <= 0) return {};
+    begin_op();
+    split_batch(stream);
+    start_yield(stream);
+    end_op();
+    return {};
+  }
+  // A kernel that has not launched yet, or is already saving, is left alone; one that has launched
+  // but is suspended or waiting for SMs stops at its next checkpoint once it runs again.
+  const bool launched_and_stopped_or_running =
+      l.launched &&
+      (l.phase == Phase::kRunning || l.phase == Phase::kWaiting || l.phase == Phase::kSuspended);
+  if (!launched_and_stopped_or_running || l.kernel->checkpoints <= 0 || l.yield_blocks >= 0) {
+    return {};
+  }
+  begin_op();
+  start_yield(stream);
   end_op();
   return {};
 }
@@ -367,6 +444,11 @@ device::DeviceStats SimGpu::stats() const {
     in.sm_ns += l.plan.sms * dt;
     in.compute += l.plan.sms * l.share * l.rates.compute_share * clock_cube_ * dt;
     in.bytes += l.share * l.rates.demand * dt;
+  }
+  for (const auto& st : streams_) {
+    if (st.cur.phase == Phase::kSaving) {
+      in.sm_ns += st.cur.plan.sms * static_cast<double>(now - st.cur.since);
+    }
   }
   for (const auto s : batched_) {
     for (const auto& item : streams_[s].batch) {

@@ -27,6 +27,19 @@
 //   is the fraction of SMs held, each weighted by the fraction of its time its kernel computes;
 //   memory activity is the bandwidth in use over the achievable device bandwidth.
 //
+// - Block ranges (submit_range, LithOS's atoms): a launch of blocks [b, e) of a block-independent
+//   kernel is timed as the kernel with e - b blocks (same per-block cost and resources), plus
+//   SimGpuOptions::atom_launch_overhead on top of the launch overhead.
+// - Yields (request_yield, CoGPU's preemption of persistent kernels): a kernel with c checkpoints
+//   can stop at fractions j / (c + 1) of its work. Asked to yield, it runs on to the next one,
+//   holds its SMs for SimGpuOptions::yield_save_cost more (phase kSaving: no progress, no DRAM
+//   traffic), gives them back and reports a yielded event. The rest of its work stays at the head
+//   of its stream: the same grid launched again, every block with (c + 1 - j) / (c + 1) of its
+//   cost left, under the stream's configuration at that time and paying the launch overhead
+//   again. A pending request
+//   survives context suspension (the kernel stops at its checkpoint after resume); a kernel that
+//   is saving when its context is suspended finishes saving, and its rest then waits for resume.
+//
 // Delivery: observers and done callbacks run at the end of the operation that produced them, in
 // order, once the device's state is consistent; they may submit work or reconfigure the device.
 // With SimGpuOptions::batch_isolated_kernels, kernels timed in one go report their events when
@@ -71,6 +84,10 @@ class SimGpu final : public device::GpuDevice {
                                 const device::StreamConfig& config) override;
   core::Status submit(device::StreamId stream, workload::KernelSequencePtr sequence,
                       std::uint64_t tag, device::DoneCallback done) override;
+  core::Status submit_range(device::StreamId stream, workload::KernelSequencePtr sequence,
+                            device::BlockRange range, std::uint64_t tag,
+                            device::DoneCallback done) override;
+  core::Status request_yield(device::StreamId stream) override;
 
   core::Status suspend_context(device::ContextId context) override;
   core::Status resume_context(device::ContextId context) override;
@@ -91,6 +108,7 @@ class SimGpu final : public device::GpuDevice {
 
   struct Submission {
     workload::KernelSequencePtr sequence;
+    device::BlockRange range;  // of its only kernel (submit_range); empty: whole kernels
     std::uint64_t tag = 0;
     device::DoneCallback done;
     core::Nanos submitted = 0;
@@ -103,6 +121,7 @@ class SimGpu final : public device::GpuDevice {
     kRunning,    // holds SMs, has a completion event
     kSuspended,  // its context is suspended; holds no SM, keeps its progress
     kBatched,    // the stream runs a batch of kernels timed in one go (batch.cpp)
+    kSaving,     // stopped at a checkpoint, holds its SMs while it saves its state (yield)
   };
 
   // A stream's current kernel (a stream runs one kernel at a time).
@@ -129,6 +148,9 @@ class SimGpu final : public device::GpuDevice {
     core::Nanos since = 0;  // progress and energy are accounted up to here
     device::TimerId timer = 0;
     bool reschedule = false;
+    // A pending yield: the kernel stops when its unfinished blocks fall to this (< 0: none).
+    double yield_blocks = -1;
+    int yield_checkpoint = 0;
   };
 
   // What the scheduler knows of one distinct kernel of a stream's current submission: its shape,
@@ -137,8 +159,10 @@ class SimGpu final : public device::GpuDevice {
   // again and again; the plan is then reused, bit for bit the one a new computation would give.
   struct KernelInfo {
     KernelShape shape;
-    int sms_wanted = 0;  // for the whole grid
-    int plan_sms = 0;    // 0: no plan yet
+    double blocks = 0;       // blocks a launch runs: the grid, or the submitted range
+    double overhead_ns = 0;  // per launch
+    int sms_wanted = 0;      // for those blocks
+    int plan_sms = 0;        // 0: no plan yet
     double plan_capacity = 0;
     double plan_clock_ratio = 0;
     Plan plan;
@@ -171,7 +195,11 @@ class SimGpu final : public device::GpuDevice {
     // their addresses cannot be reused) to skip redoing either.
     workload::KernelSequencePtr validated;
     workload::KernelSequencePtr described;
+    device::BlockRange described_range;
     Launch cur;
+    // Checkpoints the current kernel has stopped at (yields): after j of c, its next launch runs
+    // the same grid with (c + 1 - j) / (c + 1) of each block's work left.
+    int checkpoints_passed = 0;
     std::vector<BatchItem> batch;
     Cursor batch_next;  // where the stream continues after the batch
     // Kernels the next batch may time: doubles after a batch that ran to its end, drops back
@@ -216,6 +244,8 @@ class SimGpu final : public device::GpuDevice {
   // --- Structure (sim_gpu.cpp) ---
   core::Status usable() const;
   core::Status check_stream(device::StreamId stream) const;
+  core::Status enqueue(device::StreamId stream, workload::KernelSequencePtr sequence,
+                       device::BlockRange range, std::uint64_t tag, device::DoneCallback done);
   core::Result<SmSet> resolve_sms(const device::StreamConfig& config) const;
   core::Status check_config(const device::StreamConfig& config) const;
   std::uint32_t context_index(device::ContextId id);
@@ -251,16 +281,14 @@ class SimGpu final : public device::GpuDevice {
     return st.kernels[st.group_first[c.group] + c.index];
   }
   // `info`'s fresh plan on `sms` SMs in the current domain and clock, made or reused.
-  const KernelInfo& fresh_plan(KernelInfo& info, const workload::Kernel& kernel, int sms,
-                               double capacity) {
+  const KernelInfo& fresh_plan(KernelInfo& info, int sms, double capacity) {
     if (info.plan_sms != sms || info.plan_capacity != capacity ||
         info.plan_clock_ratio != clock_ratio_) {
-      redraw_fresh_plan(info, kernel, sms, capacity);
+      redraw_fresh_plan(info, sms, capacity);
     }
     return info;
   }
-  void redraw_fresh_plan(KernelInfo& info, const workload::Kernel& kernel, int sms,
-                         double capacity);
+  void redraw_fresh_plan(KernelInfo& info, int sms, double capacity);
   void begin_submission(std::uint32_t s);
   void make_ready(std::uint32_t s);
   void continue_stream(std::uint32_t s, bool submission_ended);
@@ -275,7 +303,11 @@ class SimGpu final : public device::GpuDevice {
   void reschedule(std::uint32_t s);
   void on_kernel_done(std::uint32_t s);
   void push_kernel_event(std::uint32_t s, const workload::Kernel* kernel, core::Nanos start,
-                         core::Nanos end, int sms);
+                         core::Nanos end, int sms, bool yielded = false);
+  void leave_running(std::uint32_t s);
+  void start_yield(std::uint32_t s);
+  void on_checkpoint(std::uint32_t s);
+  void on_saved(std::uint32_t s);
   double fraction_left_now(const Launch& launch) const;
 
   // --- Exact batching of an isolated stream's kernels (batch.cpp) ---

@@ -76,7 +76,7 @@ void SimGpu::start_batch(std::uint32_t s) {
     const workload::Kernel& k = kernel_at(seq, c);
     KernelInfo& info = info_at(st, c);
     const int n = std::max(std::min(info.sms_wanted, limit), 1);
-    const KernelInfo& planned = fresh_plan(info, k, n, capacity);
+    const KernelInfo& planned = fresh_plan(info, n, capacity);
     const core::Nanos end = t + planned.duration;
     st.batch.push_back(BatchItem{.kernel = &k,
                                  .cursor = c,
@@ -159,7 +159,7 @@ void SimGpu::split_batch(std::uint32_t s) {
   l.order = next_order_++;
   l.held = l.allowed.lowest(item.sms);
   free_ &= ~l.held;
-  const KernelInfo& planned = fresh_plan(info, *item.kernel, item.sms, domains_[l.domain].capacity);
+  const KernelInfo& planned = fresh_plan(info, item.sms, domains_[l.domain].capacity);
   l.plan = planned.plan;
   l.rates = planned.rates;
   l.share = 1;

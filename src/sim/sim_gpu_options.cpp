@@ -73,6 +73,14 @@ core::Status validate_model(const hw::GpuSpec& spec, const SimGpuOptions& o) {
     return bad_option(
         fmt::format("launch_overhead is {} ns; it cannot be negative", o.launch_overhead));
   }
+  if (o.atom_launch_overhead < 0) {
+    return bad_option(fmt::format("atom_launch_overhead is {} ns; it cannot be negative",
+                                  o.atom_launch_overhead));
+  }
+  if (o.yield_save_cost < 0) {
+    return bad_option(
+        fmt::format("yield_save_cost is {} ns; it cannot be negative", o.yield_save_cost));
+  }
   if (!(o.compute_power_weight >= 0 && o.compute_power_weight <= 1)) {
     return bad_option(
         fmt::format("compute_power_weight is {}; use a value in [0, 1]", o.compute_power_weight));

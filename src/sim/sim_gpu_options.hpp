@@ -29,6 +29,21 @@ struct SimGpuOptions {
   // microseconds is the commonly quoted launch latency on the CUDA driver).
   core::Nanos launch_overhead = core::micros(3);
 
+  // ASSUMPTION: what a block-range launch (a LithOS atom, GpuDevice::submit_range) costs on top
+  // of launch_overhead. The launch keeps the kernel's whole grid; a prelude makes the blocks
+  // outside the range exit at once, and the interposer writes the range before each launch.
+  // Neither LithOS nor its reviewers give a figure; 1 us is a guess (a third of the assumed
+  // launch cost) to be measured as the time of an atom of a few blocks against the same blocks
+  // launched as their own grid.
+  core::Nanos atom_launch_overhead = core::micros(1);
+
+  // ASSUMPTION: time a kernel that stops at a checkpoint (GpuDevice::request_yield) keeps its SMs
+  // after reaching it: its blocks see the flag, save their tile counter to global memory and
+  // exit. CoGPU gives no figure; 1 us (a few DRAM round trips and a grid drain) is a guess, to be
+  // measured as the time from raising the flag to the kernel's end minus the time to its next
+  // checkpoint.
+  core::Nanos yield_save_cost = core::micros(1);
+
   // ASSUMPTION: share of the dynamic power (TDP minus idle) that follows compute activity and the
   // clock (the rest follows memory traffic). Dynamic power ~ C V^2 f with V roughly proportional
   // to f gives the (f / f_boost)^3 factor applied to the compute part.

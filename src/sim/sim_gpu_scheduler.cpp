@@ -9,30 +9,37 @@ namespace tessera::sim {
 
 void SimGpu::begin_submission(std::uint32_t s) {
   Stream& st = streams_[s];
-  const workload::KernelSequence& seq = *st.queue.front().sequence;
+  const Submission& sub = st.queue.front();
+  const workload::KernelSequence& seq = *sub.sequence;
   st.cursor = first_cursor(seq);
-  if (st.described == st.queue.front().sequence) return;
-  st.described = st.queue.front().sequence;
+  if (st.described == sub.sequence && st.described_range == sub.range) return;
+  st.described = sub.sequence;
+  st.described_range = sub.range;
   st.kernels.clear();
   st.group_first.clear();
+  // A range launch keeps the kernel's grid and per-block cost; it runs only the range's blocks
+  // and pays the atom's prelude on top of the launch.
+  const bool ranged = sub.range.size() > 0;
+  const double overhead = timing_.launch_overhead_ns() +
+                          (ranged ? static_cast<double>(options_.atom_launch_overhead) : 0.0);
   for (const auto& group : seq.groups) {
     st.group_first.push_back(static_cast<std::uint32_t>(st.kernels.size()));
     for (const auto& k : group.kernels) {
       KernelInfo info;
       info.shape = timing_.shape(k);
-      info.sms_wanted = TimingModel::sms_wanted(static_cast<double>(k.blocks));
+      info.blocks = static_cast<double>(ranged ? sub.range.size() : k.blocks);
+      info.overhead_ns = overhead;
+      info.sms_wanted = TimingModel::sms_wanted(info.blocks);
       st.kernels.push_back(info);
     }
   }
 }
 
-void SimGpu::redraw_fresh_plan(KernelInfo& info, const workload::Kernel& kernel, int sms,
-                               double capacity) {
+void SimGpu::redraw_fresh_plan(KernelInfo& info, int sms, double capacity) {
   info.plan_sms = sms;
   info.plan_capacity = capacity;
   info.plan_clock_ratio = clock_ratio_;
-  info.plan = timing_.plan(info.shape, static_cast<double>(kernel.blocks), sms, capacity,
-                           timing_.launch_overhead_ns());
+  info.plan = timing_.plan(info.shape, info.blocks, sms, capacity, info.overhead_ns);
   info.rates = TimingModel::rates(info.plan, clock_ratio_);
   info.duration = remaining_ns(1.0, info.rates.duration_ns, 1.0);
 }
@@ -48,6 +55,7 @@ void SimGpu::make_ready(std::uint32_t s) {
   l.left = 1;
   l.timer = 0;
   l.reschedule = false;
+  l.yield_blocks = -1;
   l.ready_seq = next_ready_++;
   if (contexts_[st.context].suspended) {
     l.phase = Phase::kSuspended;
@@ -113,7 +121,8 @@ void SimGpu::dispatch() {
       waiting_[keep++] = s;
       continue;
     }
-    if (!st.cur.launched && isolated(s)) {
+    // The rest of a yielded kernel is not a whole kernel: it runs on the per-kernel path.
+    if (!st.cur.launched && st.checkpoints_passed == 0 && isolated(s)) {
       start_batch(s);
     } else {
       launch(s, available);
@@ -141,9 +150,19 @@ void SimGpu::launch(std::uint32_t s, const SmSet& available) {
     int n = l.cap > 0 ? std::min(info.sms_wanted, l.cap) : info.sms_wanted;
     l.held = available.lowest(std::max(n, 1), n);  // n becomes what the set could give
     l.sms_at_start = n;
-    const KernelInfo& planned = fresh_plan(info, *l.kernel, n, domains_[l.domain].capacity);
-    l.plan = planned.plan;
-    l.rates = planned.rates;
+    if (const int passed = st.checkpoints_passed; passed > 0) {
+      // After a yield the same grid runs again, every block from the checkpoint it saved.
+      const int c = l.kernel->checkpoints;
+      const double rest = static_cast<double>(c + 1 - passed) / static_cast<double>(c + 1);
+      l.shape.block_ns_at_boost *= rest;
+      l.shape.bytes_per_block *= rest;
+      l.plan = timing_.plan(l.shape, info.blocks, n, domains_[l.domain].capacity, info.overhead_ns);
+      l.rates = TimingModel::rates(l.plan, clock_ratio_);
+    } else {
+      const KernelInfo& planned = fresh_plan(info, n, domains_[l.domain].capacity);
+      l.plan = planned.plan;
+      l.rates = planned.rates;
+    }
     l.left = 1;
   } else {
     // Resumed: re-plan what is left if it lands on a different number of SMs.
@@ -209,7 +228,7 @@ void SimGpu::add_running(std::uint32_t s) {
   running_.insert(it, s);
 }
 
-void SimGpu::retire(std::uint32_t s) {
+void SimGpu::leave_running(std::uint32_t s) {
   Launch& l = streams_[s].cur;
   running_.erase(std::find(running_.begin(), running_.end(), s));
   auto& members = domains_[l.domain].members;
@@ -217,6 +236,11 @@ void SimGpu::retire(std::uint32_t s) {
   *it = members.back();
   members.pop_back();
   mark_dirty(l.domain);
+}
+
+void SimGpu::retire(std::uint32_t s) {
+  Launch& l = streams_[s].cur;
+  leave_running(s);
   free_ |= l.held;
   l.held = SmSet{};
   dispatch_needed_ = true;
@@ -240,35 +264,49 @@ void SimGpu::reschedule(std::uint32_t s) {
   if (!l.reschedule) return;
   l.reschedule = false;
   if (l.phase != Phase::kRunning) return;
-  const core::Nanos when = engine_.now() + remaining_ns(l.left, l.rates.duration_ns, l.share);
+  // With a yield pending the kernel's next event is its checkpoint, not its end.
+  const double left =
+      l.yield_blocks < 0 ? l.left : std::max(0.0, l.left - l.yield_blocks / l.plan.blocks);
+  const core::Nanos when = engine_.now() + remaining_ns(left, l.rates.duration_ns, l.share);
   if (l.timer != 0) l.timer = engine_.reschedule(l.timer, when);
   if (l.timer == 0) l.timer = engine_.schedule_at(when, [this, s] { on_kernel_done(s); });
 }
 
 void SimGpu::push_kernel_event(std::uint32_t s, const workload::Kernel* kernel, core::Nanos start,
-                               core::Nanos end, int sms) {
-  ++integrals_.kernels;
+                               core::Nanos end, int sms, bool yielded) {
+  // A yielded launch is part of a kernel, which counts once, when it completes.
+  if (!yielded) ++integrals_.kernels;
   if (observers_.empty()) return;
   const Stream& st = streams_[s];
+  const Submission& sub = st.queue.front();
+  const device::BlockRange blocks =
+      sub.range.size() > 0 ? sub.range : device::BlockRange{.begin = 0, .end = kernel->blocks};
   notices_.push_back(Notice{.event = device::KernelEvent{.stream = s,
                                                          .context = contexts_[st.cur.context].id,
                                                          .bandwidth_domain = st.cur.domain,
                                                          .kernel = kernel,
-                                                         .submission_tag = st.queue.front().tag,
+                                                         .submission_tag = sub.tag,
                                                          .start = start,
                                                          .end = end,
-                                                         .sms = sms},
+                                                         .sms = sms,
+                                                         .blocks = blocks,
+                                                         .yielded = yielded},
                             .done = -1});
 }
 
 void SimGpu::on_kernel_done(std::uint32_t s) {
-  begin_op();
   Stream& st = streams_[s];
   Launch& l = st.cur;
+  if (l.yield_blocks >= 0) {
+    on_checkpoint(s);
+    return;
+  }
+  begin_op();
   l.timer = 0;
   sync(l);
   retire(s);
   push_kernel_event(s, l.kernel, l.start, engine_.now(), l.sms_at_start);
+  st.checkpoints_passed = 0;
   const bool more = advance(*st.queue.front().sequence, st.cursor);
   continue_stream(s, !more);
   end_op();

@@ -77,6 +77,20 @@ TEST(ScenarioParse, SimSectionOverridesModelAssumptions) {
                    sim::SimGpuOptions{}.achievable_bandwidth_fraction);
 }
 
+TEST(ScenarioParse, SimSectionSetsAtomAndYieldCosts) {
+  auto r = parse_scenario(
+      mutate("tenants:", "sim: {atom_launch_overhead: 2us, yield_save_cost: 750ns}\ntenants:"),
+      "ok.yaml", "/data");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->sim_options.atom_launch_overhead, core::micros(2));
+  EXPECT_EQ(r->sim_options.yield_save_cost, 750);
+  auto bad = parse_scenario(mutate("tenants:", "sim: {yield_save_cost: -1us}\ntenants:"),
+                            "bad.yaml", "/data");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("yield_save_cost"), std::string::npos)
+      << bad.error().message();
+}
+
 TEST(ScenarioParse, ModeOptionsSetTheSchedulersKnobs) {
   auto r =
       parse_scenario(mutate("tenants:",

@@ -62,16 +62,20 @@ inline workload::KernelSequencePtr sequence_of(std::initializer_list<workload::K
 }
 
 // A kernel event as recorded: the kernel pointer is only valid during the notification (the
-// sequence may be gone after), so the name is copied.
+// sequence may be gone after), so the name is copied; the address is kept for identity checks by
+// tests that keep the sequence alive.
 struct Recorded {
   device::StreamId stream;
   device::ContextId context;
   device::DomainId bandwidth_domain;
   std::string name;
+  const workload::Kernel* kernel;
   std::uint64_t submission_tag;
   core::Nanos start;
   core::Nanos end;
   int sms;
+  device::BlockRange blocks;
+  bool yielded;
 };
 
 // Records every kernel event; dump() is a byte-comparable log.
@@ -82,10 +86,13 @@ class EventLog final : public device::DeviceObserver {
                               .context = e.context,
                               .bandwidth_domain = e.bandwidth_domain,
                               .name = std::string(e.kernel->name),
+                              .kernel = e.kernel,
                               .submission_tag = e.submission_tag,
                               .start = e.start,
                               .end = e.end,
-                              .sms = e.sms});
+                              .sms = e.sms,
+                              .blocks = e.blocks,
+                              .yielded = e.yielded});
   }
 
   std::vector<Recorded> of_stream(device::StreamId s) const {
@@ -96,8 +103,9 @@ class EventLog final : public device::DeviceObserver {
     return out;
   }
   static std::string line(const Recorded& e) {
-    return fmt::format("s{} c{} d{} {} tag{} [{}, {}] sms={}\n", e.stream, e.context,
-                       e.bandwidth_domain, e.name, e.submission_tag, e.start, e.end, e.sms);
+    return fmt::format("s{} c{} d{} {} tag{} [{}, {}] sms={} blocks=[{}, {}){}\n", e.stream,
+                       e.context, e.bandwidth_domain, e.name, e.submission_tag, e.start, e.end,
+                       e.sms, e.blocks.begin, e.blocks.end, e.yielded ? " yielded" : "");
   }
   std::string dump() const {
     std::string out;
