@@ -2,10 +2,13 @@
 
 #include <string>
 
+#include "tessera/gpu/cogpu_mode.hpp"
+#include "tessera/gpu/cogpu_policy.hpp"
 #include "tessera/gpu/exclusive.hpp"
 #include "tessera/gpu/mps.hpp"
 #include "tessera/gpu/static_partitions.hpp"
 #include "tessera/gpu/time_slicing.hpp"
+#include "tessera/gpu/tpot_first_policy.hpp"
 
 namespace tessera::gpu {
 
@@ -28,6 +31,16 @@ const std::vector<ModeEntry>& sharing_modes() {
        "disjoint TPC-aligned SM sets, each with the same share of bandwidth (MIG-like)",
        [](const ModeOptions&) -> std::unique_ptr<SharingMode> {
          return std::make_unique<StaticPartitionsMode>();
+       }},
+      {"cogpu",
+       "virtual contexts remapped between kernels onto SLO-sized SM partitions (CoGPU default)",
+       [](const ModeOptions& o) -> std::unique_ptr<SharingMode> {
+         return std::make_unique<CoGpuMode>(o, std::make_unique<CoGpuPolicy>());
+       }},
+      {"tpot-first",
+       "cogpu remapping that reserves SMs for decode steps and delays prefills' share",
+       [](const ModeOptions& o) -> std::unique_ptr<SharingMode> {
+         return std::make_unique<CoGpuMode>(o, std::make_unique<TpotFirstPolicy>());
        }},
   };
   return modes;

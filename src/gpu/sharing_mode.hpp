@@ -51,6 +51,10 @@ struct ModeOptions {
   // cogpu, tpot-first. Moving a virtual context to another SM partition drains its stream and
   // waits on an event in the new one; 10 us is an assumption (CoGPU reports only relative cost).
   core::Nanos remap_cost = core::micros(10);
+  // cogpu, tpot-first. A latency-critical tenant's partition is not shrunk sooner than this after
+  // it last changed, so a gap between requests shorter than this keeps its SMs instead of two
+  // remaps (anti-thrash). CoGPU gives no value; 2 ms (about one decode step) is an assumption.
+  core::Nanos remap_min_residency = core::millis(2);
 };
 
 // A named figure a mode keeps about its own decisions (atoms launched, TPCs lent, remaps), for

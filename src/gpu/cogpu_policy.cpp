@@ -1,0 +1,19 @@
+#include "tessera/gpu/cogpu_policy.hpp"
+
+namespace tessera::gpu {
+
+RemapTargets CoGpuPolicy::decide(const RemapSnapshot& s) const {
+  std::vector<Claim> claims;
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+    const auto& t = s.tenants[i];
+    if (!t.latency_critical || !t.has_work) continue;
+    // Nothing queued, a kernel in flight: size for the phase it is in.
+    const auto phase = t.next_phase != workload::Phase::kUnspecified ? t.next_phase
+                       : t.decoding                                  ? workload::Phase::kDecode
+                                                                     : workload::Phase::kPrefill;
+    claims.push_back({.tenant = i, .demand = slo_demand(s, t, phase), .tier = -t.priority});
+  }
+  return allocate(s, std::move(claims));
+}
+
+}  // namespace tessera::gpu
