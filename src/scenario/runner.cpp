@@ -4,6 +4,7 @@
 
 #include "tessera/core/random.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/gpu/determinism_checker.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/sim/engine.hpp"
 #include "tessera/sim/sim_gpu.hpp"
@@ -32,7 +33,7 @@ class TimelineTap final : public device::DeviceObserver {
 
 struct Gpu {
   std::unique_ptr<sim::SimGpu> device;
-  std::unique_ptr<gpu::SharingMode> mode;
+  std::unique_ptr<gpu::CheckedMode> mode;  // every mode runs under the determinism checker
   std::unique_ptr<TimelineTap> tap;
 };
 
@@ -99,7 +100,8 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
   for (std::size_t g = 0; g < gpus.size(); ++g) {
     auto& slot = gpus[g];
     TESSERA_ASSIGN_OR_RETURN(slot.device, sim::SimGpu::create(engine, s.gpu, s.sim_options));
-    TESSERA_ASSIGN_OR_RETURN(slot.mode, gpu::make_sharing_mode(mode_name, s.mode_options));
+    TESSERA_ASSIGN_OR_RETURN(auto inner, gpu::make_sharing_mode(mode_name, s.mode_options));
+    slot.mode = std::make_unique<gpu::CheckedMode>(std::move(inner));
     const auto attached = exclusive ? std::span(infos).subspan(g, 1) : std::span(infos);
     TESSERA_TRY(core::with_context(slot.mode->attach(*slot.device, attached),
                                    fmt::format("mode '{}'", mode_name)));
@@ -150,6 +152,8 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
     progress.simulated = s.duration;
     options.progress(progress);
   }
+  // A run that broke the determinism invariant has no results worth reporting.
+  for (auto& g : gpus) TESSERA_TRY(g.mode->verdict());
 
   metrics::ModeReport report;
   report.mode = mode_name;
