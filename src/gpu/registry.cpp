@@ -5,6 +5,7 @@
 #include "tessera/gpu/cogpu_mode.hpp"
 #include "tessera/gpu/cogpu_policy.hpp"
 #include "tessera/gpu/exclusive.hpp"
+#include "tessera/gpu/lithos_mode.hpp"
 #include "tessera/gpu/mps.hpp"
 #include "tessera/gpu/static_partitions.hpp"
 #include "tessera/gpu/time_slicing.hpp"
@@ -41,6 +42,10 @@ const std::vector<ModeEntry>& sharing_modes() {
        "cogpu remapping that reserves SMs for decode steps and delays prefills' share",
        [](const ModeOptions& o) -> std::unique_ptr<SharingMode> {
          return std::make_unique<CoGpuMode>(o, std::make_unique<TpotFirstPolicy>());
+       }},
+      {"lithos", "priority TPC scheduling with stealing and kernel atomization (LithOS)",
+       [](const ModeOptions& o) -> std::unique_ptr<SharingMode> {
+         return std::make_unique<LithosMode>(o);
        }},
   };
   return modes;

@@ -1,0 +1,339 @@
+// The lithos sharing mode on the simulated GPU (the synthetic TestGpu, 8 TPCs of 2 SMs, where a
+// block of 1e6 FP32 FLOPs takes 1 us on one SM) and, for attach and submit checks, on the fake
+// device. Every run goes through CheckedMode, so the determinism invariant (every block of every
+// kernel exactly once, in order, with its own launch configuration) is checked on all of them.
+
+#include "tessera/gpu/lithos_mode.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/mode_test_util.hpp"
+#include "sim/sim_test_util.hpp"
+#include "tessera/gpu/determinism_checker.hpp"
+#include "tessera/gpu/registry.hpp"
+
+namespace tessera::gpu {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr core::Nanos kAtom = core::micros(250);
+
+sim::SimGpuOptions sim_options() {
+  auto o = test::exact_options(/*batch=*/false);
+  o.launch_overhead = core::micros(2);
+  return o;
+}
+
+// One block of 1e7 FLOPs: 10 us per wave on any SM count. 1600 blocks on all 16 SMs: 1 ms.
+workload::Kernel big(std::string_view name = "big", bool independent = true) {
+  auto k = test::make_kernel(name, 1600, 1e7, 0);
+  k.block_independent = independent;
+  return k;
+}
+// 32 blocks of 1e6 FLOPs: 2 us on 16 SMs.
+workload::Kernel small(std::string_view name) {
+  return test::make_kernel(name, 32, 1e6, 0);
+}
+
+std::vector<TenantInfo> chat_and_train() {
+  return {TenantInfo{.id = 10, .name = "chat", .latency_critical = true, .priority = 1},
+          TenantInfo{.id = 11, .name = "train"}};
+}
+
+// A SimGpu with lithos (wrapped in the determinism checker) attached, and an event log.
+struct Rig {
+  explicit Rig(ModeOptions options = {}, std::vector<TenantInfo> infos = chat_and_train(),
+               sim::SimGpuOptions sim = sim_options())
+      : gpu(engine, test::TestGpu().build(), sim),
+        mode(std::make_unique<LithosMode>(options)),
+        lithos(static_cast<LithosMode*>(mode.get())),
+        checked(std::move(mode)) {
+    gpu.add_observer(&log);
+    const auto ok = checked.attach(gpu, infos);
+    EXPECT_TRUE(ok) << ok.error().message();
+  }
+
+  // Submits `seq` as tenant `id` now, and again from its done callback `times` - 1 more times.
+  void repeat(TenantId id, workload::KernelSequencePtr seq, int times,
+              std::vector<core::Nanos>* durations = nullptr) {
+    auto next = std::make_shared<std::function<void(int)>>();
+    *next = [=, this](int left) {
+      const auto ok = checked.submit(id, seq, static_cast<std::uint64_t>(left),
+                                     [=](const device::SubmissionDone& d) {
+                                       if (durations)
+                                         durations->push_back(d.finished - d.submitted);
+                                       if (left > 1) (*next)(left - 1);
+                                     });
+      EXPECT_TRUE(ok) << ok.error().message();
+    };
+    (*next)(times);
+    keep.push_back(next);
+  }
+
+  void finish() {
+    engine.run_until(core::kNever);
+    const auto verdict = checked.verdict();
+    EXPECT_TRUE(verdict) << verdict.error().message();
+  }
+
+  double counter(std::string_view name) const {
+    for (const auto& c : lithos->counters()) {
+      if (c.name == name) return c.value;
+    }
+    ADD_FAILURE() << "no counter " << name;
+    return 0;
+  }
+
+  std::vector<test::Recorded> of_context(device::ContextId c) const {
+    std::vector<test::Recorded> out;
+    for (const auto& e : log.events) {
+      if (e.context == c) out.push_back(e);
+    }
+    return out;
+  }
+
+  sim::Engine engine;
+  sim::SimGpu gpu;
+  test::EventLog log;
+  std::unique_ptr<SharingMode> mode;
+  LithosMode* lithos;
+  CheckedMode checked;
+  std::vector<std::shared_ptr<std::function<void(int)>>> keep;
+};
+
+constexpr device::ContextId kChat = 1;  // context_for(0)
+constexpr device::ContextId kTrain = 2;
+
+TEST(LithosMode, AttachNeedsSmPartitionsAndBlockRanges) {
+  test::ManualExecutor ex;
+  auto caps = test::all_capabilities();
+  caps.block_ranges = false;
+  test::FakeDevice fake(ex, test::fake_spec(), caps);
+  LithosMode mode{ModeOptions{}};
+  const auto ok = mode.attach(fake, chat_and_train());
+  ASSERT_FALSE(ok);
+  EXPECT_EQ(ok.error().code(), core::Code::kUnsupported);
+  EXPECT_THAT(ok.error().message(), HasSubstr("lacks block-range launches"));
+  EXPECT_THAT(ok.error().message(), HasSubstr("choose mps or time-slicing"));
+}
+
+TEST(LithosMode, DvfsNeedsClockControl) {
+  test::ManualExecutor ex;
+  auto caps = test::all_capabilities();
+  caps.block_ranges = true;
+  caps.clock_control = false;
+  test::FakeDevice fake(ex, test::fake_spec(), caps);
+  LithosMode mode{ModeOptions{.dvfs = true}};
+  const auto ok = mode.attach(fake, chat_and_train());
+  ASSERT_FALSE(ok);
+  EXPECT_THAT(ok.error().message(), HasSubstr("turn dvfs off"));
+}
+
+TEST(LithosMode, RejectsBadInputWithoutRunningAnything) {
+  Rig rig;
+  auto too_wide = small("wide");
+  too_wide.block.threads = 4096;  // more than a block may have
+  const auto bad_kernel = rig.checked.submit(11, test::sequence_of({too_wide}), 1, nullptr);
+  ASSERT_FALSE(bad_kernel);
+  EXPECT_THAT(bad_kernel.error().message(), HasSubstr("tenant 'train'"));
+  const auto bad_tenant = rig.checked.submit(99, test::sequence_of({small("a")}), 1, nullptr);
+  ASSERT_FALSE(bad_tenant);
+  EXPECT_FALSE(rig.checked.submit(10, nullptr, 1, nullptr));
+  rig.finish();
+  EXPECT_TRUE(rig.log.events.empty());
+  EXPECT_FALSE(rig.lithos->attach(rig.gpu, chat_and_train()));  // attached once only
+}
+
+TEST(LithosMode, RegistryMakesIt) {
+  const auto mode = make_sharing_mode("lithos", ModeOptions{});
+  ASSERT_TRUE(mode);
+  EXPECT_EQ((*mode)->name(), "lithos");
+}
+
+TEST(LithosMode, PartitionsAreTheOwnersTpcs) {
+  Rig rig;
+  const auto parts = rig.lithos->partitions();
+  ASSERT_EQ(parts.size(), 1u);  // the best-effort tenant owns nothing
+  EXPECT_EQ(parts[0].name, "chat");
+  EXPECT_EQ(parts[0].sms.count(), 16);
+  EXPECT_EQ(parts[0].tenants, std::vector<TenantId>{10});
+}
+
+TEST(LithosMode, BestEffortAloneUsesTheWholeGpuInAtoms) {
+  Rig rig(ModeOptions{.atom_duration = kAtom});
+  const auto seq = test::sequence_of({big()}, 5);
+  std::vector<core::Nanos> took;
+  rig.repeat(11, seq, 1, &took);
+  rig.finish();
+  const auto events = rig.of_context(kTrain);
+  ASSERT_GT(events.size(), 5u);
+  for (const auto& e : events) EXPECT_EQ(e.sms, 16) << test::EventLog::line(e);
+  // The first launch is whole (no profile yet); later ones are atoms no longer than the target
+  // plus the launch costs that the prediction spreads over the grid.
+  EXPECT_EQ(events.front().blocks, (device::BlockRange{.begin = 0, .end = 1600}));
+  const auto o = sim_options();
+  for (std::size_t i = 1; i < events.size(); ++i) {
+    EXPECT_LT(events[i].blocks.size(), 1600);
+    EXPECT_LE(events[i].end - events[i].start, kAtom + o.launch_overhead + o.atom_launch_overhead);
+  }
+  EXPECT_EQ(rig.counter("atoms"), static_cast<double>(events.size() - 1));
+  EXPECT_EQ(rig.counter("kernels_whole"), 1);
+  EXPECT_EQ(rig.counter("tpc_lendings"), 8.0 * static_cast<double>(events.size()));
+  // Nothing lost against running alone but the per-piece launch costs.
+  const core::Nanos alone = test::run_alone(test::TestGpu().build(), o, seq);
+  ASSERT_EQ(took.size(), 1u);
+  EXPECT_LE(took[0], alone + static_cast<core::Nanos>(events.size()) *
+                                 (o.launch_overhead + o.atom_launch_overhead));
+}
+
+// Walks one tenant's events in order: each kernel's ranges start at 0, follow each other and end
+// at its grid; the names come in the order submitted.
+void expect_tiled_in_order(const std::vector<test::Recorded>& events,
+                           const std::vector<std::string>& names) {
+  std::int64_t next = 0;
+  std::size_t kernel = 0;
+  for (const auto& e : events) {
+    ASSERT_LT(kernel, names.size()) << test::EventLog::line(e);
+    EXPECT_EQ(e.name, names[kernel]) << test::EventLog::line(e);
+    EXPECT_EQ(e.blocks.begin, next) << test::EventLog::line(e);
+    next = e.blocks.end;
+    if (next == e.kernel->blocks) {
+      next = 0;
+      ++kernel;
+    }
+  }
+  EXPECT_EQ(kernel, names.size());
+  EXPECT_EQ(next, 0);
+}
+
+TEST(LithosMode, AtomsTileEveryKernelAndOrderIsKeptWithinEachTenant) {
+  Rig rig(ModeOptions{.atom_duration = core::micros(60)});
+  const auto train = test::sequence_of({big("fwd"), big("bwd"), small("opt")}, 2);
+  const auto chat = test::sequence_of({small("qkv"), small("attn"), small("mlp")}, 3);
+  rig.repeat(11, train, 3);
+  for (int i = 0; i < 6; ++i) {
+    rig.engine.schedule_at(core::micros(700 + 1100 * i), [&rig, chat] { rig.repeat(10, chat, 1); });
+  }
+  rig.finish();
+  std::vector<std::string> train_names, chat_names;
+  for (int s = 0; s < 3; ++s) {
+    for (int r = 0; r < 2; ++r) train_names.insert(train_names.end(), {"fwd", "bwd", "opt"});
+  }
+  for (int s = 0; s < 6; ++s) {
+    for (int r = 0; r < 3; ++r) chat_names.insert(chat_names.end(), {"qkv", "attn", "mlp"});
+  }
+  expect_tiled_in_order(rig.of_context(kTrain), train_names);
+  expect_tiled_in_order(rig.of_context(kChat), chat_names);
+  EXPECT_GT(rig.counter("atoms"), 0);
+  EXPECT_GT(rig.checked.checker().kernels_checked(), 0);
+}
+
+TEST(LithosMode, NonSplittableKernelsAlwaysRunWhole) {
+  Rig rig(ModeOptions{.atom_duration = core::micros(50)});
+  rig.repeat(11, test::sequence_of({big("allreduce", /*independent=*/false)}, 3), 1);
+  rig.finish();
+  const auto events = rig.of_context(kTrain);
+  ASSERT_EQ(events.size(), 3u);
+  for (const auto& e : events) {
+    EXPECT_EQ(e.blocks, (device::BlockRange{.begin = 0, .end = 1600}));
+  }
+  EXPECT_EQ(rig.counter("kernels_not_splittable"), 3);
+  EXPECT_EQ(rig.counter("atoms"), 0);
+}
+
+TEST(LithosMode, OwnerArrivalWaitsAtMostOneAtomForItsTpcs) {
+  Rig rig(ModeOptions{.atom_duration = kAtom});
+  rig.repeat(11, test::sequence_of({big()}, 20), 1);  // 20 ms of best-effort work
+  const auto chat = test::sequence_of({small("qkv"), small("attn"), small("mlp")}, 4);
+  const auto o = sim_options();
+  const core::Nanos chat_alone = test::run_alone(test::TestGpu().build(), o, chat);
+  std::vector<core::Nanos> arrivals;
+  std::vector<core::Nanos> took;
+  for (int i = 0; i < 8; ++i) {
+    // Arrivals at odd offsets, so they land inside best-effort atoms.
+    const core::Nanos at = core::micros(2000 + 1777 * i);
+    arrivals.push_back(at);
+    rig.engine.schedule_at(at, [&rig, chat, &took] { rig.repeat(10, chat, 1, &took); });
+  }
+  rig.finish();
+  const auto chat_events = rig.of_context(kChat);
+  ASSERT_EQ(took.size(), arrivals.size());
+  const core::Nanos one_atom = kAtom + o.launch_overhead + o.atom_launch_overhead;
+  for (std::size_t i = 0; i < arrivals.size(); ++i) {
+    const auto& first = chat_events[i * 12];
+    EXPECT_EQ(first.name, "qkv");
+    EXPECT_LE(first.start - arrivals[i], one_atom) << "arrival " << i;
+    // The owner keeps its TPCs for its whole submission: only the first kernel waited.
+    EXPECT_LE(took[i], chat_alone + one_atom) << "arrival " << i;
+  }
+  EXPECT_GT(rig.counter("hp_waits"), 0);
+  EXPECT_LE(rig.counter("mean_hp_wait_us"), core::to_micros(one_atom));
+  EXPECT_GT(rig.counter("tpc_seconds_lent"), 0);
+}
+
+TEST(LithosMode, RightSizingGivesFewerTpcsToAKernelThatDoesNotScale) {
+  // One SM draws at most 200 bytes/ns of the device's 1600: a kernel of pure DRAM traffic runs
+  // as fast on 4 TPCs as on 8, while a compute kernel needs all 8.
+  const auto memory = test::make_kernel("stream", 64, 1, 4e6);
+  const auto compute = test::make_kernel("gemm", 64, 1e7, 0);
+  const std::vector<TenantInfo> alone{
+      TenantInfo{.id = 10, .name = "chat", .latency_critical = true, .priority = 1}};
+  Rig rig(ModeOptions{.right_sizing = true, .latency_slip = 0.1}, alone);
+  rig.repeat(10, test::sequence_of({memory, compute}), 20);
+  rig.finish();
+  std::map<std::string, std::vector<int>> sms;
+  for (const auto& e : rig.of_context(kChat)) sms[e.name].push_back(e.sms);
+  ASSERT_EQ(sms["stream"].size(), 20u);
+  ASSERT_EQ(sms["gemm"].size(), 20u);
+  // After profiling (all TPCs, then half), the memory-bound kernel is right-sized down.
+  for (std::size_t i = 10; i < 20; ++i) {
+    EXPECT_LT(sms["stream"][i], 16) << "run " << i;
+    EXPECT_EQ(sms["gemm"][i], 16) << "run " << i;
+  }
+  EXPECT_GT(rig.counter("tpc_seconds_saved"), 0);
+  EXPECT_LT(rig.counter("mean_tpcs_allocated"), 8);
+}
+
+// A submission of compute- and memory-bound kernels, resubmitted back to back; with dvfs the
+// governor lowers the clock, and no submission gets slower than latency_slip allows.
+std::vector<core::Nanos> run_dvfs(bool dvfs, double slip, Rig** out = nullptr) {
+  const auto memory = test::make_kernel("stream", 64, 1, 4e6);
+  const auto compute = test::make_kernel("gemm", 64, 1e7, 0);
+  const std::vector<TenantInfo> alone{
+      TenantInfo{.id = 10, .name = "chat", .latency_critical = true, .priority = 1}};
+  static std::unique_ptr<Rig> keep;
+  keep = std::make_unique<Rig>(ModeOptions{.dvfs = dvfs, .latency_slip = slip}, alone);
+  std::vector<core::Nanos> took;
+  keep->repeat(10, test::sequence_of({compute, memory, memory, memory}), 30, &took);
+  keep->finish();
+  if (out) *out = keep.get();
+  return took;
+}
+
+TEST(LithosMode, DvfsNeverSlowsASubmissionBeyondTheSlip) {
+  constexpr double kSlip = 0.1;
+  const auto base = run_dvfs(false, kSlip);
+  Rig* rig = nullptr;
+  const auto scaled = run_dvfs(true, kSlip, &rig);
+  ASSERT_EQ(base.size(), 30u);
+  ASSERT_EQ(scaled.size(), 30u);
+  for (std::size_t i = 0; i < scaled.size(); ++i) {
+    EXPECT_LE(static_cast<double>(scaled[i]), (1 + kSlip) * static_cast<double>(base[i]) + 1)
+        << "submission " << i;
+  }
+  EXPECT_GT(rig->counter("clock_changes"), 0);
+  EXPECT_LT(rig->gpu.clock_mhz(), test::TestGpu().build().boost_clock_mhz);
+  ASSERT_NE(rig->lithos->governor(), nullptr);
+  EXPECT_LE(rig->lithos->governor()->predicted_slowdown(rig->gpu.clock_mhz()), 1 + kSlip);
+}
+
+}  // namespace
+}  // namespace tessera::gpu
