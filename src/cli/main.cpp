@@ -1,15 +1,19 @@
-// The tessera command: simulate scenarios, run the demo, list what is built in.
+// The tessera command: simulate scenarios, run the demo and the papers' experiments, list what is
+// built in.
 
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "tessera/cli/progress.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/experiment/run.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/metrics/report.hpp"
@@ -110,6 +114,12 @@ core::Status run(scenario::Scenario s, const RunFlags& flags) {
   return {};
 }
 
+void list_experiments() {
+  for (const auto& e : experiment::experiments()) {
+    fmt::print("  {:<20} {}, {}\n", e.name, e.paper, e.figure);
+  }
+}
+
 void list_builtins() {
   fmt::print("GPUs:\n");
   for (const auto& g : hw::gpu_catalog()) {
@@ -127,6 +137,78 @@ void list_builtins() {
   }
   fmt::print("Sharing modes:\n");
   for (const auto& e : gpu::sharing_modes()) fmt::print("  {:<18} {}\n", e.name, e.summary);
+  fmt::print("Experiments (tessera experiment NAME):\n");
+  list_experiments();
+}
+
+struct ExperimentFlags {
+  std::string name;
+  bool list = false;
+  std::string json_path;
+  std::string trace_path;
+  std::string duration;
+  std::int64_t seed = -1;
+  bool quiet = false;
+};
+
+// With several configurations, each gets its own timeline: FILE's name with the configuration's
+// scenario before the extension (trace.json -> trace.training-colocation-high.json).
+std::string trace_path_for(const std::string& path, const experiment::Config& config,
+                           bool several) {
+  if (!several) return path;
+  const std::filesystem::path p(path);
+  const std::string stem = std::filesystem::path(config.scenario_file).stem().string();
+  return (p.parent_path() / (p.stem().string() + "." + stem + p.extension().string())).string();
+}
+
+core::Status run_experiment(const ExperimentFlags& f) {
+  if (f.list) {
+    list_experiments();
+    return {};
+  }
+  if (f.name.empty()) {
+    return core::fail(core::Domain::kScenario, core::Code::kInvalidArgument,
+                      "name an experiment; `tessera experiment --list` shows them");
+  }
+  TESSERA_ASSIGN_OR_RETURN(const experiment::Experiment* e, experiment::find_experiment(f.name));
+  experiment::Overrides overrides;
+  if (!f.duration.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(const core::Nanos d,
+                             core::with_context(core::parse_duration(f.duration), "--duration"));
+    if (d <= 0) {
+      return core::fail(core::Domain::kScenario, core::Code::kInvalidArgument,
+                        "--duration must be > 0");
+    }
+    overrides.duration = d;
+  }
+  if (f.seed >= 0) overrides.seed = static_cast<std::uint64_t>(f.seed);
+
+  ProgressLine progress(!f.quiet);
+  std::vector<std::pair<std::string, std::unique_ptr<metrics::Timeline>>> timelines;
+  const bool several = e->configs.size() > 1;
+  auto make_options = [&](const experiment::Config& config) {
+    scenario::RunOptions options;
+    if (!f.trace_path.empty()) {
+      timelines.emplace_back(trace_path_for(f.trace_path, config, several),
+                             std::make_unique<metrics::Timeline>());
+      options.timeline = timelines.back().second.get();
+    }
+    options.progress = [&progress](const scenario::Progress& p) { progress.update(p); };
+    return options;
+  };
+  auto result = experiment::run_experiment(*e, overrides, make_options);
+  progress.finish();
+  if (!result) return std::unexpected(result.error());
+
+  if (f.json_path != "-") fmt::print("{}", experiment::format_result(*result));
+  if (!f.json_path.empty()) {
+    TESSERA_TRY(write_text(f.json_path, experiment::to_json(*result).dump(2)));
+  }
+  for (const auto& [path, timeline] : timelines) {
+    TESSERA_TRY(timeline->write(path));
+    if (several && !f.quiet) fmt::print(stderr, "timeline: {}\n", path);
+  }
+  return {};
 }
 
 int fail_with(const core::Error& e) {
@@ -162,6 +244,23 @@ int main(int argc, char** argv) {
       "baseline sharing mode (the built-in examples/demo.yaml)");
   cli::add_run_flags(*demo, demo_flags);
 
+  cli::ExperimentFlags exp_flags;
+  auto* exp = app.add_subcommand(
+      "experiment",
+      "Run one of the papers' experiments (LithOS, CoGPU) side by side with the baselines, "
+      "with the paper's figures next to tessera's");
+  exp->add_option("NAME", exp_flags.name, "Experiment name (--list shows them)");
+  exp->add_flag("--list", exp_flags.list, "List the experiments");
+  exp->add_option("--json", exp_flags.json_path,
+                  "Write the results and claims as JSON to this file ('-' for stdout)");
+  exp->add_option("--trace", exp_flags.trace_path,
+                  "Write a Chrome Trace Event timeline (open it in https://ui.perfetto.dev); one "
+                  "file per configuration when there are several");
+  exp->add_option("--duration", exp_flags.duration,
+                  "Override the simulated duration of every configuration, e.g. 60s");
+  exp->add_option("--seed", exp_flags.seed, "Override the random seed");
+  exp->add_flag("-q,--quiet", exp_flags.quiet, "No progress line");
+
   auto* list = app.add_subcommand("list", "List built-in GPUs, models and sharing modes");
 
   CLI11_PARSE(app, argc, argv);
@@ -169,6 +268,10 @@ int main(int argc, char** argv) {
 
   if (*list) {
     cli::list_builtins();
+    return 0;
+  }
+  if (*exp) {
+    if (auto st = cli::run_experiment(exp_flags); !st) return cli::fail_with(st.error());
     return 0;
   }
   core::Result<scenario::Scenario> loaded =

@@ -1,0 +1,163 @@
+// The one list of experiments (no self-registration). A new experiment is one entry here plus its
+// scenario file in examples/experiments/ (listed in src/experiment/CMakeLists.txt).
+
+#include "tessera/experiment/experiment.hpp"
+
+namespace tessera::experiment {
+
+namespace {
+
+Metric tenant_metric(Quantity q, std::string tenant) {
+  return Metric{.quantity = q, .tenant = std::move(tenant), .counter = ""};
+}
+Metric total(Quantity q) {
+  return Metric{.quantity = q, .tenant = "", .counter = ""};
+}
+
+// What every figure here rests on: how fast a block runs and how bandwidth is shared.
+const std::vector<std::string> kSimAssumptions = {
+    "sim.achievable_compute_fraction", "sim.achievable_bandwidth_fraction",
+    "sim.sm_bandwidth_multiple", "sim.launch_overhead"};
+
+std::vector<std::string> with(std::vector<std::string> extra) {
+  std::vector<std::string> out = kSimAssumptions;
+  out.insert(out.end(), extra.begin(), extra.end());
+  return out;
+}
+
+Experiment inference_stacking() {
+  return Experiment{
+      .name = "inference-stacking",
+      .paper = "LithOS (Coppock et al., arXiv 2504.15465)",
+      .figure = "§7.1, Fig. 13 and 15",
+      .setup =
+          "Paper: on an A100, a high-priority inference service with a latency SLO is stacked "
+          "with best-effort inference services; LithOS is compared with MPS, MIG, time slicing, "
+          "priority streams and reimplemented REEF, Orion and TGS, right-sizing and DVFS off. "
+          "tessera: Llama-3-8B (Poisson arrivals, SLO) as the high-priority tenant and two "
+          "Qwen2-7B services with steady load (each keeps up alone), on a simulated A100 80GB, "
+          "against the baselines tessera has (time slicing, MPS, static partitions as the "
+          "MIG-like case); REEF, Orion and TGS are not modelled, so 'best prior system' means the "
+          "best of those baselines. Throughput is each tenant's output tokens/s over its "
+          "throughput alone on a GPU (exclusive), summed.",
+      .configs = {{.label = "", .scenario_file = "inference-stacking.yaml"}},
+      .columns = {tenant_metric(Quantity::kE2eP99Ms, "hp"),
+                  tenant_metric(Quantity::kTtftP99Ms, "hp"),
+                  tenant_metric(Quantity::kTpotP99Ms, "hp"),
+                  tenant_metric(Quantity::kSloViolationPct, "hp"),
+                  tenant_metric(Quantity::kNormalizedThroughput, "be-a"),
+                  tenant_metric(Quantity::kNormalizedThroughput, "be-b"),
+                  total(Quantity::kAggregateNormalizedThroughput)},
+      .claims = {},
+      .assumptions = with({"mode.time_slice", "mode.context_switch"}),
+      .run = {},
+  };
+}
+
+Experiment hybrid() {
+  return Experiment{
+      .name = "hybrid",
+      .paper = "LithOS (Coppock et al., arXiv 2504.15465)",
+      .figure = "§7.1, Fig. 16",
+      .setup =
+          "Paper: on an A100, a high-priority inference service with a latency SLO beside a "
+          "best-effort training job; LithOS against MPS, time slicing, MIG, REEF, Orion and TGS. "
+          "tessera: Llama-3-8B (Poisson arrivals, SLO) beside ResNet-50 training (batch 64) on a "
+          "simulated A100 80GB, against tessera's baselines. Throughput is each tenant's "
+          "throughput over its throughput alone (exclusive), summed.",
+      .configs = {{.label = "", .scenario_file = "hybrid.yaml"}},
+      .columns = {tenant_metric(Quantity::kE2eP99Ms, "hp"),
+                  tenant_metric(Quantity::kTtftP99Ms, "hp"),
+                  tenant_metric(Quantity::kTpotP99Ms, "hp"),
+                  tenant_metric(Quantity::kSloViolationPct, "hp"),
+                  tenant_metric(Quantity::kNormalizedThroughput, "train"),
+                  total(Quantity::kAggregateNormalizedThroughput)},
+      .claims = {},
+      .assumptions = with({"mode.time_slice", "mode.context_switch"}),
+      .run = {},
+  };
+}
+
+Experiment training_colocation() {
+  return Experiment{
+      .name = "training-colocation",
+      .paper = "CoGPU (Yang et al., arXiv 2603.15042)",
+      .figure = "Fig. 6",
+      .setup =
+          "Paper: pairs of training jobs co-located on one GPU under configurations of high "
+          "compute contention (A-D) and low contention; normalized throughput of each system "
+          "against temporal sharing. tessera: two configurations on a simulated H100, ResNet-50 "
+          "with BERT-base at large batches (high contention) and at small batches (low "
+          "contention); normalized throughput is each job's samples/s over its samples/s alone "
+          "(exclusive), summed over the pair.",
+      .configs = {{.label = "high contention", .scenario_file = "training-colocation-high.yaml"},
+                  {.label = "low contention", .scenario_file = "training-colocation-low.yaml"}},
+      .columns = {tenant_metric(Quantity::kThroughput, "resnet"),
+                  tenant_metric(Quantity::kThroughput, "bert"),
+                  tenant_metric(Quantity::kNormalizedThroughput, "resnet"),
+                  tenant_metric(Quantity::kNormalizedThroughput, "bert"),
+                  total(Quantity::kTrainingNormalizedThroughput)},
+      .claims = {},
+      .assumptions = with({"mode.time_slice", "mode.context_switch"}),
+      .run = {},
+  };
+}
+
+Experiment mixed() {
+  return Experiment{
+      .name = "mixed",
+      .paper = "CoGPU (Yang et al., arXiv 2603.15042)",
+      .figure = "Fig. 7",
+      .setup =
+          "Paper: DNN training co-located with LLM inference under four configurations; training "
+          "throughput and the inference P99 latency per system. tessera: Llama-3-8B (Poisson "
+          "arrivals, SLO) beside BERT-base training (batch 32) on a simulated H100, one "
+          "configuration.",
+      .configs = {{.label = "", .scenario_file = "mixed.yaml"}},
+      .columns = {tenant_metric(Quantity::kE2eP99Ms, "llm"),
+                  tenant_metric(Quantity::kTtftP99Ms, "llm"),
+                  tenant_metric(Quantity::kTpotP99Ms, "llm"),
+                  tenant_metric(Quantity::kSloViolationPct, "llm"),
+                  tenant_metric(Quantity::kThroughput, "train"),
+                  tenant_metric(Quantity::kNormalizedThroughput, "train")},
+      .claims = {},
+      .assumptions = with({"mode.time_slice", "mode.context_switch"}),
+      .run = {},
+  };
+}
+
+Experiment trace_serving() {
+  return Experiment{
+      .name = "trace-serving",
+      .paper = "CoGPU (Yang et al., arXiv 2603.15042)",
+      .figure = "Fig. 9",
+      .setup =
+          "Paper: end-to-end LLM serving driven by the Azure, LongBench and BurstGPT traces; "
+          "throughput, the TTFT/TPOT breakdown and SLO violations, and the TPOT-first policy "
+          "against CoGPU's default. tessera: Llama-3-8B replays the Azure LLM code trace "
+          "(Splitwise, shared data) 2x faster than recorded, beside best-effort BERT-base "
+          "training on a simulated H100. LongBench and BurstGPT are not replayed: the shared data "
+          "has LongBench length statistics only and no BurstGPT trace.",
+      .configs = {{.label = "", .scenario_file = "trace-serving.yaml"}},
+      .columns = {tenant_metric(Quantity::kTtftMeanMs, "code"),
+                  tenant_metric(Quantity::kTtftP99Ms, "code"),
+                  tenant_metric(Quantity::kTpotMeanMs, "code"),
+                  tenant_metric(Quantity::kTpotP99Ms, "code"),
+                  tenant_metric(Quantity::kSloViolationPct, "code"),
+                  tenant_metric(Quantity::kThroughput, "code"),
+                  tenant_metric(Quantity::kNormalizedThroughput, "train")},
+      .claims = {},
+      .assumptions = with({"mode.time_slice", "mode.context_switch"}),
+      .run = {},
+  };
+}
+
+}  // namespace
+
+const std::vector<Experiment>& experiments() {
+  static const std::vector<Experiment> all = {inference_stacking(), hybrid(), training_colocation(),
+                                              mixed(), trace_serving()};
+  return all;
+}
+
+}  // namespace tessera::experiment

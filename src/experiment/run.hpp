@@ -1,0 +1,45 @@
+#pragma once
+// Runs an experiment, prints it for people (table, claims, where the numbers come from) and as
+// JSON for programs.
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/experiment/experiment.hpp"
+
+namespace tessera::experiment {
+
+struct Overrides {
+  std::optional<core::Nanos> duration;
+  std::optional<std::uint64_t> seed;
+};
+
+struct ConfigResult {
+  const Config* config;
+  scenario::Scenario scenario;  // as run, overrides applied
+  metrics::RunReport report;
+  std::vector<ClaimResult> claims;
+};
+
+struct ExperimentResult {
+  const Experiment* experiment;
+  std::vector<ConfigResult> configs;
+};
+
+// `make_options` gives the run options of each configuration (its timeline, its progress).
+core::Result<ExperimentResult> run_experiment(
+    const Experiment& e, const Overrides& overrides,
+    const std::function<scenario::RunOptions(const Config&)>& make_options);
+
+// Per configuration: a table (rows = modes, columns = the experiment's metrics), the claims
+// (paper figure | tessera figure | same direction?), then the source line naming the model
+// assumptions.
+std::string format_result(const ExperimentResult& result);
+// Per configuration the RunReport JSON (metrics::to_json) with the claims beside it.
+nlohmann::json to_json(const ExperimentResult& result);
+
+}  // namespace tessera::experiment

@@ -1,0 +1,127 @@
+// The experiment list is consistent: names are unique, every configuration's scenario is built in
+// and parses, every claim and column refers to modes and tenants its scenario has, and a mode
+// that is not registered is an error rather than a row that silently goes missing.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "tessera/experiment/experiment.hpp"
+#include "tessera/experiment/run.hpp"
+
+namespace tessera::experiment {
+namespace {
+
+TEST(ExperimentRegistry, NamesAreUniqueAndFindable) {
+  std::set<std::string> names;
+  for (const auto& e : experiments()) {
+    EXPECT_TRUE(names.insert(e.name).second) << e.name << " is listed twice";
+    auto found = find_experiment(e.name);
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(*found, &e);
+  }
+  for (const char* name :
+       {"inference-stacking", "hybrid", "training-colocation", "mixed", "trace-serving"}) {
+    EXPECT_TRUE(names.count(name)) << name << " is missing";
+  }
+}
+
+TEST(ExperimentRegistry, UnknownNameListsTheKnownOnes) {
+  auto r = find_experiment("stacking");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("unknown experiment 'stacking'"), std::string::npos);
+  EXPECT_NE(r.error().message().find("inference-stacking"), std::string::npos);
+}
+
+TEST(ExperimentRegistry, EveryConfigurationLoadsAndValidates) {
+  for (const auto& e : experiments()) {
+    EXPECT_FALSE(e.setup.empty()) << e.name;
+    EXPECT_FALSE(e.assumptions.empty()) << e.name << " names no model assumption";
+    ASSERT_FALSE(e.configs.empty()) << e.name;
+    for (const auto& c : e.configs) {
+      EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(TESSERA_SOURCE_DIR) /
+                                          "examples/experiments" / c.scenario_file))
+          << c.scenario_file;
+      auto s = load_config(c);
+      ASSERT_TRUE(s.has_value()) << e.name << ": " << s.error().message();
+      auto valid = validate(e, *s);
+      EXPECT_TRUE(valid.has_value()) << valid.error().message();
+    }
+  }
+}
+
+TEST(ExperimentRegistry, TracePathsResolveAgainstTheCheckout) {
+  auto s = load_config(Config{.label = "", .scenario_file = "trace-serving.yaml"});
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  const auto& path = s->tenants.front().arrivals.trace_path;
+  EXPECT_TRUE(std::filesystem::path(path).is_absolute()) << path;
+  EXPECT_TRUE(std::filesystem::exists(path)) << path;
+}
+
+TEST(ExperimentRegistry, AnUnregisteredModeIsAnError) {
+  // The same text as a built-in scenario, with a mode nobody registered.
+  auto text = scenario_text("hybrid.yaml");
+  ASSERT_TRUE(text.has_value());
+  std::string yaml(*text);
+  const std::string from = "modes: [";
+  yaml.replace(yaml.find(from), from.size(), "modes: [no-such-policy, ");
+  auto s = scenario::parse_scenario(yaml, "hybrid.yaml", std::string(scenarios_dir()));
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().message().find("unknown sharing mode 'no-such-policy'"), std::string::npos)
+      << s.error().message();
+}
+
+TEST(ExperimentRegistry, AClaimOnAModeNotRunIsAnError) {
+  auto s = load_config(Config{.label = "", .scenario_file = "hybrid.yaml"});
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  Experiment e{.name = "broken",
+               .paper = "p",
+               .figure = "f",
+               .setup = "s",
+               .configs = {},
+               .columns = {},
+               .claims = {Claim{
+                   .statement = "hp p99 vs mps",
+                   .metric = Metric{.quantity = Quantity::kE2eP99Ms, .tenant = "hp", .counter = ""},
+                   .subject = "no-such-policy",
+                   .baselines = {"mps"},
+                   .form = Form::kTimes,
+                   .paper = 13}},
+               .assumptions = {},
+               .run = {}};
+  auto valid = validate(e, *s);
+  ASSERT_FALSE(valid.has_value());
+  EXPECT_NE(valid.error().message().find("mode 'no-such-policy'"), std::string::npos)
+      << valid.error().message();
+
+  e.claims.front().subject = "mps";
+  e.claims.front().metric.tenant = "nobody";
+  valid = validate(e, *s);
+  ASSERT_FALSE(valid.has_value());
+  EXPECT_NE(valid.error().message().find("tenant 'nobody'"), std::string::npos);
+
+  e.claims.clear();
+  e.assumptions = {"sim.warp_size"};
+  valid = validate(e, *s);
+  ASSERT_FALSE(valid.has_value());
+  EXPECT_NE(valid.error().message().find("unknown model assumption 'sim.warp_size'"),
+            std::string::npos);
+}
+
+TEST(ExperimentRegistry, OutputNamesTheSimulatorAndItsAssumptions) {
+  auto e = find_experiment("hybrid");
+  ASSERT_TRUE(e.has_value());
+  auto r = run_experiment(**e, Overrides{.duration = core::seconds(1), .seed = std::nullopt}, {});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const std::string text = format_result(*r);
+  EXPECT_NE(text.find("Source: tessera's simulated GPU (not a real device)"), std::string::npos);
+  EXPECT_NE(text.find("sim.achievable_compute_fraction = 0.7"), std::string::npos) << text;
+  for (const auto& mode : r->configs.front().scenario.modes) {
+    EXPECT_NE(text.find("\n" + mode + " "), std::string::npos) << mode << " has no row:\n" << text;
+  }
+  EXPECT_EQ(r->configs.front().scenario.duration, core::seconds(1));
+}
+
+}  // namespace
+}  // namespace tessera::experiment
