@@ -109,8 +109,6 @@ core::Status CoGpuMode::submit(TenantId tenant, workload::KernelSequencePtr sequ
     if (done) done(d);
   };
   auto& c = contexts_[i];
-  // Time spent waiting for a remap counts only while there is work to run.
-  if (c.vc.idle()) c.wait_since = device_->executor().now();
   TESSERA_TRY(c.vc.push(std::move(sequence), tag, std::move(observe), device_->executor().now()));
   if (busy_ == 0) pump();
   if (failure_) return std::unexpected(*failure_);
@@ -168,15 +166,9 @@ void CoGpuMode::retarget(std::size_t i, const device::SmMask& target) {
   c.target = target;
   c.last_change = now;
   switch (c.state) {
-    case State::kRunning:
-      c.state = State::kDraining;
-      c.wait_since = now;
-      break;
+    case State::kRunning: c.state = State::kDraining; break;
     case State::kDraining:
-      if (target == c.mask && !c.yield_requested) {
-        c.state = State::kRunning;
-        remap_wait_ += now - c.wait_since;
-      }
+      if (target == c.mask && !c.yield_requested) c.state = State::kRunning;
       break;
     case State::kWaiting: break;
     case State::kRemapping:
@@ -210,11 +202,19 @@ void CoGpuMode::pump() {
     moved = false;
     for (std::size_t i = 0; i < contexts_.size() && !failure_; ++i) moved = step(i) || moved;
   }
+  const core::Nanos now = device_->executor().now();
+  for (auto& c : contexts_) {
+    const bool blocked = c.state != State::kRunning && !c.in_flight && c.vc.has_next();
+    if (blocked && c.blocked_since < 0) c.blocked_since = now;
+    if (!blocked && c.blocked_since >= 0) {
+      remap_wait_ += now - c.blocked_since;
+      c.blocked_since = -1;
+    }
+  }
 }
 
 bool CoGpuMode::step(std::size_t i) {
   auto& c = contexts_[i];
-  const core::Nanos now = device_->executor().now();
   switch (c.state) {
     case State::kRunning:
       if (!c.in_flight && c.vc.has_next()) {
@@ -235,7 +235,6 @@ bool CoGpuMode::step(std::size_t i) {
       set_owned(c, c.target);
       if (c.target == c.mask) {  // back where it was: nothing to move
         c.state = State::kRunning;
-        remap_wait_ += now - c.wait_since;
         return true;
       }
       c.state = State::kRemapping;
@@ -260,10 +259,8 @@ void CoGpuMode::finish_remap(std::size_t i) {
 
 // The stream now runs on `to`: one remap done.
 void CoGpuMode::moved(Context& c, const device::SmMask& to) {
-  const core::Nanos now = device_->executor().now();
   c.mask = to;
   ++remaps_;
-  if (to == c.target) remap_wait_ += now - c.wait_since;
 }
 
 void CoGpuMode::launch(std::size_t i) {
@@ -379,6 +376,11 @@ std::vector<ModeCounter> CoGpuMode::counters() const {
   };
   if (device_ == nullptr) return out;
   const core::Nanos now = device_->executor().now();
+  core::Nanos wait = remap_wait_;
+  for (const auto& c : contexts_) {
+    if (c.blocked_since >= 0) wait += now - c.blocked_since;
+  }
+  out[2].value = core::to_millis(wait);
   for (std::size_t i = 0; i < contexts_.size(); ++i) {
     const auto& c = contexts_[i];
     const double sm_ns =

@@ -45,7 +45,9 @@ class CoGpuMode final : public SharingMode, private device::DeviceObserver {
   // Partitions move at run time and all share the device's bandwidth, so this is one entry for
   // the whole device, as for mps; counters() reports each tenant's mean partition.
   std::vector<PartitionInfo> partitions() const override;
-  // remaps, preemptions, remap_wait_ms, and per tenant "mean_partition_sms[name]" (time-weighted).
+  // remaps, preemptions, remap_wait_ms (time contexts had a kernel ready that a remap held back:
+  // draining others, waiting for SMs, paying remap_cost), and per tenant
+  // "mean_partition_sms[name]" (time-weighted).
   std::vector<ModeCounter> counters() const override;
 
   // The SMs tenant `index` (attach order) holds now; for tests and reports.
@@ -70,7 +72,8 @@ class CoGpuMode final : public SharingMode, private device::DeviceObserver {
     bool yield_requested = false;
     device::SmMask yield_to;  // the stream's configuration while a yield is pending
     std::optional<device::TimerId> remap_timer;
-    core::Nanos wait_since = 0;
+    // Since when it has a kernel ready that a remap keeps from launching (-1: not blocked).
+    core::Nanos blocked_since = -1;
     core::Nanos last_change = 0;
     PhaseObservation prefill;
     PhaseObservation decode;
