@@ -3,11 +3,15 @@
 //
 // Timing model (deliberately trivial, so tests can compute expected times by hand): every kernel
 // runs for ceil(total FLOPs / flops_per_ns) nanoseconds, at least 1, whatever SMs or bandwidth it
-// is given, and streams never slow each other down. What it does model exactly is order and
+// is given, and streams never slow each other down; a block range (submit_range) runs for
+// ceil(range size x flops_per_block / flops_per_ns). What it does model exactly is order and
 // control: kernels of a stream run one at a time in submission order; a suspended context's
 // running kernel stops where it is and continues from there after resume, and its queued kernels
-// wait; configuration changes apply from the next kernel. It records every call and every stretch
-// of kernel execution so tests can assert what a mode asked for and what ran when.
+// wait; configuration changes apply from the next kernel. A launch of duration D whose kernel has
+// c checkpoints, asked to yield, stops at the next checkpoint j, after floor(j x D / (c + 1)) ns
+// of its work (no save cost), and the rest runs as a new launch under the stream's configuration
+// then. It records every call and every stretch of kernel execution so tests can assert what a
+// mode asked for and what ran when, and reports every launch to observers as a KernelEvent.
 
 #include <algorithm>
 #include <cmath>
@@ -38,7 +42,9 @@ inline device::Capabilities all_capabilities() {
           .sm_limit = true,
           .bandwidth_partitions = true,
           .context_preemption = true,
-          .clock_control = true};
+          .clock_control = true,
+          .block_ranges = true,
+          .kernel_preemption = true};
 }
 
 // One group of single-block kernels with the given FLOPs each, repeated `repeat` times.
@@ -63,6 +69,8 @@ enum class CallKind {
   kCreateStream,
   kConfigure,
   kSubmit,
+  kSubmitRange,
+  kRequestYield,
   kSuspend,
   kResume,
   kSetClock
@@ -76,17 +84,21 @@ struct FakeCall {
   device::StreamConfig config{};
   double value = 0;  // bandwidth share or clock
   std::uint64_t tag = 0;
+  device::BlockRange range{};  // submit_range
 };
 
-// One uninterrupted stretch of one kernel; a suspended kernel leaves one run per stretch.
+// One uninterrupted stretch of one kernel; a suspended or yielded kernel leaves one run per
+// stretch.
 struct KernelRun {
   device::StreamId stream;
   device::ContextId context;
-  device::StreamConfig config;  // as it was when the kernel started
+  device::StreamConfig config;  // as it was when the launch started
   std::uint64_t tag;
   core::Nanos start;
   core::Nanos end;
   bool completed;  // the kernel's last stretch
+  bool yielded;    // the stretch ended at a checkpoint on request
+  device::BlockRange blocks;
 };
 
 class FakeDevice final : public device::GpuDevice {
@@ -107,7 +119,11 @@ class FakeDevice final : public device::GpuDevice {
   }
 
   core::Nanos kernel_duration(const workload::Kernel& k) const {
-    const double ns = std::ceil(k.total_flops() / flops_per_ns_);
+    return range_duration(k, {.begin = 0, .end = k.blocks});
+  }
+  core::Nanos range_duration(const workload::Kernel& k, device::BlockRange range) const {
+    const double ns =
+        std::ceil(static_cast<double>(range.size()) * k.flops_per_block / flops_per_ns_);
     return std::max<core::Nanos>(1, static_cast<core::Nanos>(ns));
   }
   core::Nanos sequence_duration(const workload::KernelSequence& seq) const {
@@ -195,6 +211,7 @@ class FakeDevice final : public device::GpuDevice {
                       .context = streams_[stream].config.context,
                       .tag = tag});
     streams_[stream].queue.push_back(Submission{.sequence = std::move(sequence),
+                                                .range = {},
                                                 .tag = tag,
                                                 .done = std::move(done),
                                                 .submitted = executor_.now()});
@@ -202,15 +219,83 @@ class FakeDevice final : public device::GpuDevice {
     return {};
   }
 
+  core::Status submit_range(device::StreamId stream, workload::KernelSequencePtr sequence,
+                            device::BlockRange range, std::uint64_t tag,
+                            device::DoneCallback done) override {
+    if (!caps_.block_ranges) return unsupported("block-range launches");
+    if (stream >= streams_.size()) return unknown_stream(stream);
+    if (!sequence || sequence->groups.size() != 1 || sequence->groups[0].kernels.size() != 1 ||
+        sequence->groups[0].repeat != 1) {
+      return core::fail(core::Domain::kDevice, core::Code::kInvalidArgument,
+                        "fake device: submit_range needs a sequence of exactly one kernel");
+    }
+    const workload::Kernel& k = sequence->groups[0].kernels[0];
+    if (!k.block_independent) {
+      return core::failf(core::Domain::kDevice, core::Code::kInvalidArgument,
+                         "fake device: kernel '{}' synchronises across blocks and must run whole",
+                         k.name);
+    }
+    if (range.size() <= 0 || range.begin < 0 || range.end > k.blocks) {
+      return core::failf(core::Domain::kDevice, core::Code::kInvalidArgument,
+                         "fake device: block range [{}, {}) is empty or outside the grid [0, {})",
+                         range.begin, range.end, k.blocks);
+    }
+    calls_.push_back({.kind = CallKind::kSubmitRange,
+                      .at = executor_.now(),
+                      .stream = stream,
+                      .context = streams_[stream].config.context,
+                      .tag = tag,
+                      .range = range});
+    streams_[stream].queue.push_back(Submission{.sequence = std::move(sequence),
+                                                .range = range,
+                                                .tag = tag,
+                                                .done = std::move(done),
+                                                .submitted = executor_.now()});
+    start_next(stream);
+    return {};
+  }
+
+  core::Status request_yield(device::StreamId stream) override {
+    if (!caps_.kernel_preemption) return unsupported("kernel preemption");
+    if (stream >= streams_.size()) return unknown_stream(stream);
+    auto& s = streams_[stream];
+    calls_.push_back({.kind = CallKind::kRequestYield,
+                      .at = executor_.now(),
+                      .stream = stream,
+                      .context = s.running ? s.running_config.context : s.config.context});
+    if (!s.running || s.yield_left >= 0) return {};
+    auto& sub = s.queue.front();
+    const int c = current_kernel(sub)->checkpoints;
+    if (c <= 0) return {};
+    const core::Nanos total = launch_duration(sub);
+    const core::Nanos left_now =
+        s.paused ? s.remaining : s.remaining - (executor_.now() - s.segment_start);
+    // The next checkpoint at or after the work done, past those already stopped at.
+    for (int j = s.checkpoints_passed + 1; j <= c; ++j) {
+      const core::Nanos at = j * total / (c + 1);
+      if (at < total - left_now) continue;
+      s.yield_left = total - at;
+      s.yield_checkpoint = j;
+      if (!s.paused) {
+        executor_.cancel(*s.timer);
+        s.timer =
+            executor_.schedule_after(left_now - s.yield_left, [this, stream] { on_timer(stream); });
+      }
+      break;
+    }
+    return {};
+  }
+
   core::Status suspend_context(device::ContextId context) override {
     if (!caps_.context_preemption) return unsupported("context preemption");
     calls_.push_back({.kind = CallKind::kSuspend, .at = executor_.now(), .context = context});
     if (!suspended_.insert(context).second) return {};
-    for (auto& s : streams_) {
+    for (device::StreamId id = 0; id < streams_.size(); ++id) {
+      auto& s = streams_[id];
       if (!s.running || s.paused || s.running_config.context != context) continue;
       executor_.cancel(*s.timer);
       s.timer.reset();
-      record_run(s, false);
+      record_run(id, false, false);
       s.remaining -= executor_.now() - s.segment_start;
       s.paused = true;
     }
@@ -226,7 +311,7 @@ class FakeDevice final : public device::GpuDevice {
       if (s.paused && s.running_config.context == context) {
         s.paused = false;
         s.segment_start = executor_.now();
-        s.timer = executor_.schedule_after(s.remaining, [this, id] { finish_kernel(id); });
+        arm(id);
       } else if (!s.running) {
         start_next(id);
       }
@@ -258,6 +343,7 @@ class FakeDevice final : public device::GpuDevice {
  private:
   struct Submission {
     workload::KernelSequencePtr sequence;
+    device::BlockRange range;  // of its only kernel; empty: whole kernels
     std::uint64_t tag;
     device::DoneCallback done;
     core::Nanos submitted;
@@ -274,8 +360,12 @@ class FakeDevice final : public device::GpuDevice {
     device::StreamConfig running_config{};
     core::Nanos kernel_start = 0;
     core::Nanos segment_start = 0;
-    core::Nanos remaining = 0;
+    core::Nanos remaining = 0;  // of the kernel's work, as of segment_start
     std::optional<device::TimerId> timer{};
+    // A pending yield stops the kernel when `remaining` falls to yield_left (< 0: none).
+    core::Nanos yield_left = -1;
+    int yield_checkpoint = 0;
+    int checkpoints_passed = 0;  // by the current kernel; > 0: the next launch runs its rest
   };
 
   static std::unexpected<core::Error> unsupported(std::string_view what) {
@@ -323,49 +413,94 @@ class FakeDevice final : public device::GpuDevice {
     }
   }
 
+  // The blocks the current launch of `sub` runs, and its duration whole.
+  static device::BlockRange launch_blocks(Submission& sub) {
+    if (sub.range.size() > 0) return sub.range;
+    return {.begin = 0, .end = current_kernel(sub)->blocks};
+  }
+  core::Nanos launch_duration(Submission& sub) const {
+    return range_duration(*current_kernel(sub), launch_blocks(sub));
+  }
+
   void start_next(device::StreamId id) {
     auto& s = streams_[id];
     if (s.running || s.queue.empty() || suspended_.contains(s.config.context)) return;
     auto& sub = s.queue.front();
-    const workload::Kernel* k = current_kernel(sub);
     if (sub.started < 0) sub.started = executor_.now();
     s.running = true;
     s.running_config = s.config;
     s.kernel_start = s.segment_start = executor_.now();
-    s.remaining = kernel_duration(*k);
-    s.timer = executor_.schedule_after(s.remaining, [this, id] { finish_kernel(id); });
+    // After a yield, `remaining` already holds the rest of the kernel's work.
+    if (s.checkpoints_passed == 0) s.remaining = launch_duration(sub);
+    arm(id);
   }
 
-  void record_run(const Stream& s, bool completed) {
-    runs_.push_back(KernelRun{.stream = static_cast<device::StreamId>(&s - streams_.data()),
+  // The running launch's next timer: its checkpoint if a yield is pending, else its end.
+  void arm(device::StreamId id) {
+    auto& s = streams_[id];
+    const core::Nanos delay = s.yield_left >= 0 ? s.remaining - s.yield_left : s.remaining;
+    s.timer = executor_.schedule_after(delay, [this, id] { on_timer(id); });
+  }
+
+  void on_timer(device::StreamId id) {
+    if (streams_[id].yield_left >= 0) {
+      stop_at_checkpoint(id);
+    } else {
+      finish_kernel(id);
+    }
+  }
+
+  void record_run(device::StreamId id, bool completed, bool yielded) {
+    auto& s = streams_[id];
+    auto& sub = s.queue.front();
+    runs_.push_back(KernelRun{.stream = id,
                               .context = s.running_config.context,
                               .config = s.running_config,
-                              .tag = s.queue.front().tag,
+                              .tag = sub.tag,
                               .start = s.segment_start,
                               .end = executor_.now(),
-                              .completed = completed});
+                              .completed = completed,
+                              .yielded = yielded,
+                              .blocks = launch_blocks(sub)});
   }
 
-  void finish_kernel(device::StreamId id) {
+  // Ends the running launch: its last run, SM time, and its event to observers.
+  void end_launch(device::StreamId id, bool yielded) {
     auto& s = streams_[id];
     s.timer.reset();
-    record_run(s, true);
+    record_run(id, !yielded, yielded);
     auto& sub = s.queue.front();
-    const workload::Kernel* k = current_kernel(sub);
     const int sms = held_sms(s.running_config);
     sm_time_ += static_cast<double>(sms) * static_cast<double>(executor_.now() - s.kernel_start);
-    ++kernels_completed_;
     const device::KernelEvent event{.stream = id,
                                     .context = s.running_config.context,
                                     .bandwidth_domain = s.running_config.bandwidth_domain,
-                                    .kernel = k,
+                                    .kernel = current_kernel(sub),
                                     .submission_tag = sub.tag,
                                     .start = s.kernel_start,
                                     .end = executor_.now(),
                                     .sms = sms,
-                                    .blocks = {.begin = 0, .end = k->blocks}};
+                                    .blocks = launch_blocks(sub),
+                                    .yielded = yielded};
     for (auto* o : observers_) o->on_kernel_complete(event);
     s.running = false;
+  }
+
+  void stop_at_checkpoint(device::StreamId id) {
+    auto& s = streams_[id];
+    end_launch(id, /*yielded=*/true);
+    s.remaining = s.yield_left;
+    s.yield_left = -1;
+    s.checkpoints_passed = s.yield_checkpoint;
+    start_next(id);
+  }
+
+  void finish_kernel(device::StreamId id) {
+    auto& s = streams_[id];
+    end_launch(id, /*yielded=*/false);
+    ++kernels_completed_;
+    s.checkpoints_passed = 0;
+    auto& sub = s.queue.front();
     advance(sub);
     if (current_kernel(sub) == nullptr) {
       Submission finished = std::move(s.queue.front());
