@@ -22,7 +22,14 @@ std::vector<double> sanitize(std::vector<double> clocks) {
 
 DvfsGovernor::DvfsGovernor(std::vector<double> clocks_mhz, double slip)
     : clocks_(sanitize(std::move(clocks_mhz))),
-      slip_(std::isfinite(slip) ? std::max(slip, 0.0) : 0.0) {}
+      slip_(std::isfinite(slip) ? std::max(slip, 0.0) : 0.0) {
+  for (double c : clocks_) {
+    if (c < clocks_.back() && clocks_.back() / c - 1 <= slip_ * (1 - kSlipMargin)) {
+      probe_low_ = c;
+      break;
+    }
+  }
+}
 
 core::Result<DvfsGovernor> DvfsGovernor::make(std::vector<double> clocks_mhz, double slip) {
   if (!std::isfinite(slip) || slip < 0) {
@@ -43,6 +50,20 @@ core::Result<DvfsGovernor> DvfsGovernor::make(std::vector<double> clocks_mhz, do
 void DvfsGovernor::observe(const KernelKey& key, double clock_mhz, core::Nanos latency) {
   if (!(clock_mhz > 0) || !std::isfinite(clock_mhz) || latency < 0 || clocks_.empty()) return;
   KernelState& k = kernels_[key];
+  account(k, -1);
+  observe_into(k, clock_mhz, latency);
+  account(k, 1);
+}
+
+void DvfsGovernor::account(const KernelState& k, double sign) {
+  runtime_ns_ += sign * k.runtime_ns;
+  sensitive_ns_ += sign * k.runtime_ns * k.sensitivity.value_or(1.0);
+  const std::int64_t one = sign > 0 ? 1 : -1;
+  if (k.sensitivity) known_ += one;
+  if (k.by_clock.size() == 1) single_clock_ += one;
+}
+
+void DvfsGovernor::observe_into(KernelState& k, double clock_mhz, core::Nanos latency) const {
   // Clocks are set in whole MHz; rounding keeps one reading of a clock from looking like two.
   ClockMean& mean = k.by_clock[std::round(clock_mhz)];
   mean.sum_ns += static_cast<double>(latency);
@@ -75,13 +96,9 @@ void DvfsGovernor::observe(const KernelKey& key, double clock_mhz, core::Nanos l
 }
 
 DvfsGovernor::Totals DvfsGovernor::totals() const {
-  Totals t;
-  for (const auto& [key, k] : kernels_) {
-    t.runtime_ns += k.runtime_ns;
-    t.sensitive_ns += k.runtime_ns * k.sensitivity.value_or(1.0);
-    t.any_known = t.any_known || k.sensitivity.has_value();
-  }
-  return t;
+  return Totals{.runtime_ns = runtime_ns_,
+                .sensitive_ns = std::clamp(sensitive_ns_, 0.0, runtime_ns_),
+                .any_known = known_ > 0};
 }
 
 double DvfsGovernor::predicted_slowdown(double clock_mhz) const {
@@ -96,25 +113,18 @@ double DvfsGovernor::choose_clock_mhz() const {
   const Totals t = totals();
   const double f_max = clocks_.back();
   if (!t.any_known || t.runtime_ns <= 0) return f_max;
-  // The time a clock adds must fit in the time the slip allows.
+  // The time a clock adds must fit in the time the slip allows. It shrinks as the clock rises,
+  // so the first candidate that passes is found by binary search (the top one always passes).
   const double allowed = slip_ * (1 - kSlipMargin) * t.runtime_ns;
-  for (double c : clocks_) {
-    if ((f_max / c - 1) * t.sensitive_ns <= allowed) return c;
-  }
-  return f_max;
+  const auto fits = [&](double c) { return (f_max / c - 1) * t.sensitive_ns <= allowed; };
+  return *std::partition_point(clocks_.begin(), clocks_.end() - 1,
+                               [&](double c) { return !fits(c); });
 }
 
 std::optional<double> DvfsGovernor::probe_clock_mhz() const {
-  if (clocks_.empty()) return std::nullopt;
+  if (clocks_.empty() || single_clock_ == 0) return std::nullopt;
   const double f_max = clocks_.back();
-  // The lowest clock below f_max at which even a compute-bound kernel (s = 1) stays in the slip.
-  std::optional<double> low;
-  for (double c : clocks_) {
-    if (c < f_max && f_max / c - 1 <= slip_ * (1 - kSlipMargin)) {
-      low = c;
-      break;
-    }
-  }
+  const std::optional<double>& low = probe_low_;
   const KernelState* best = nullptr;
   double best_clock = 0;
   for (const auto& [key, k] : kernels_) {

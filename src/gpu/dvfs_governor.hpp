@@ -88,10 +88,21 @@ class DvfsGovernor {
     bool any_known = false;
   };
   Totals totals() const;
+  // Adds (sign 1) or removes (sign -1) a kernel's part of the running totals.
+  void account(const KernelState& k, double sign);
+  void observe_into(KernelState& k, double clock_mhz, core::Nanos latency) const;
 
   std::vector<double> clocks_;  // ascending
   double slip_ = 0;
   std::map<KernelKey, KernelState> kernels_;
+  // Kept up to date by observe() so choosing a clock does not walk every kernel: the runtime sum
+  // is exact (whole nanoseconds), the sensitive sum may drift by rounding, clamped in totals().
+  double runtime_ns_ = 0;
+  double sensitive_ns_ = 0;
+  std::int64_t known_ = 0;         // kernels with a sensitivity
+  std::int64_t single_clock_ = 0;  // kernels seen at one clock only: what a probe is for
+  // The lowest candidate below f_max at which even s = 1 stays in the slip, if any.
+  std::optional<double> probe_low_;
 };
 
 // Candidate clocks from the spec's min clock up to its boost clock in `step_mhz` steps, always

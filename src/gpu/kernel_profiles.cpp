@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string_view>
+#include <tuple>
 
 #include "tessera/core/try.hpp"
 #include "tessera/device/occupancy.hpp"
@@ -90,10 +92,20 @@ core::Result<ScalingFit> fit_scaling(std::span<const LatencySample> samples) {
 int right_size(const ScalingFit& fit, int max_tpcs, double slip) {
   max_tpcs = std::max(max_tpcs, 1);
   const double bound = (1 + std::max(slip, 0.0)) * fit.predict_ns(max_tpcs);
-  for (int t = 1; t < max_tpcs; ++t) {
-    if (fit.predict_ns(t) <= bound) return t;
+  // predict_ns(t) <= bound is false then true as t grows (m >= 0: latency falls with t), or true
+  // throughout (m < 0: every t is at most predict_ns(max_tpcs)); max_tpcs always passes. Binary
+  // search for the first t that passes: a scheduler asks this on every launch.
+  int lo = 1;
+  int hi = max_tpcs;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (fit.predict_ns(mid) <= bound) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
   }
-  return max_tpcs;
+  return lo;
 }
 
 core::Result<HeldOutError> held_out_error(std::span<const LatencySample> samples,
@@ -143,7 +155,9 @@ void KernelProfiles::record(const hw::GpuSpec& spec, const workload::Kernel& k,
   }
   const double whole = static_cast<double>(latency) * waves(spec, per_sm, k.blocks, tpcs) /
                        waves(spec, per_sm, blocks_run, tpcs);
-  Profile& p = profiles_[key_of(k)];
+  auto it = profiles_.find(k);
+  if (it == profiles_.end()) it = profiles_.emplace(key_of(k), Profile{}).first;
+  Profile& p = it->second;
   if (!at_boost(spec, clock_mhz)) {
     p.other_clocks.push_back(ClockSample{.clock_mhz = clock_mhz, .latency_ns = whole});
     return;
@@ -161,8 +175,32 @@ void KernelProfiles::record(const hw::GpuSpec& spec, const workload::Kernel& k,
   }
 }
 
+namespace {
+
+// The fields of a key, in KernelKey's order, for keys and kernels alike.
+auto key_fields(const KernelKey& k) {
+  return std::tuple(std::string_view(k.name), k.blocks, k.threads, k.registers_per_thread,
+                    k.shared_memory_bytes, k.flops_per_block, k.bytes_per_block, k.pipe);
+}
+auto key_fields(const workload::Kernel& k) {
+  return std::tuple(k.name, k.blocks, k.block.threads, k.block.registers_per_thread,
+                    k.block.shared_memory_bytes, k.flops_per_block, k.bytes_per_block, k.pipe);
+}
+
+}  // namespace
+
+bool KernelProfiles::KeyLess::operator()(const KernelKey& a, const KernelKey& b) const {
+  return key_fields(a) < key_fields(b);
+}
+bool KernelProfiles::KeyLess::operator()(const KernelKey& a, const workload::Kernel& b) const {
+  return key_fields(a) < key_fields(b);
+}
+bool KernelProfiles::KeyLess::operator()(const workload::Kernel& a, const KernelKey& b) const {
+  return key_fields(a) < key_fields(b);
+}
+
 const KernelProfiles::Profile* KernelProfiles::find(const workload::Kernel& k) const {
-  const auto it = profiles_.find(key_of(k));
+  const auto it = profiles_.find(k);
   return it == profiles_.end() ? nullptr : &it->second;
 }
 

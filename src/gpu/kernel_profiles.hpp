@@ -117,9 +117,17 @@ class KernelProfiles {
     std::vector<ClockSample> other_clocks;
     std::optional<ScalingFit> fit;  // refitted when a new TPC count appears or a mean moves
   };
+  // Orders keys and kernels alike, so lookups by kernel build no KernelKey (names longer than
+  // the small-string buffer would allocate on every predict).
+  struct KeyLess {
+    using is_transparent = void;
+    bool operator()(const KernelKey& a, const KernelKey& b) const;
+    bool operator()(const KernelKey& a, const workload::Kernel& b) const;
+    bool operator()(const workload::Kernel& a, const KernelKey& b) const;
+  };
   const Profile* find(const workload::Kernel& k) const;
 
-  std::map<KernelKey, Profile> profiles_;
+  std::map<KernelKey, Profile, KeyLess> profiles_;
 };
 
 }  // namespace tessera::gpu
