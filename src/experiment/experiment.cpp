@@ -60,6 +60,10 @@ constexpr AssumptionKey kAssumptions[] = {
      }},
     {"sim.launch_overhead",
      [](const scenario::Scenario& s) { return micros(s.sim_options.launch_overhead); }},
+    {"sim.atom_launch_overhead",
+     [](const scenario::Scenario& s) { return micros(s.sim_options.atom_launch_overhead); }},
+    {"sim.yield_save_cost",
+     [](const scenario::Scenario& s) { return micros(s.sim_options.yield_save_cost); }},
     {"sim.compute_power_weight",
      [](const scenario::Scenario& s) {
        return fmt::format("{:g}", s.sim_options.compute_power_weight);

@@ -39,6 +39,17 @@ Result<const metrics::InferenceSummary*> inference_of(const metrics::TenantRepor
   return &*t.inference;
 }
 
+// A percentile over no requests is 0 in the summary; here it is missing, so that a policy under
+// which nothing finished never looks like the fastest.
+Result<double> statistic(const metrics::Percentiles& p, double value,
+                         const metrics::TenantReport& t, std::string_view what) {
+  if (p.count == 0) {
+    return std::unexpected(
+        missing(fmt::format("'{}' has no value: no request of '{}' got that far", what, t.name)));
+  }
+  return value;
+}
+
 double throughput(const metrics::TenantReport& t) {
   if (t.inference) return t.inference->output_tokens_per_s;
   return t.training ? t.training->samples_per_s : 0.0;
@@ -66,23 +77,23 @@ Result<double> tenant_value(const metrics::RunReport& report, const metrics::Ten
   switch (metric.quantity) {
     case Quantity::kTtftP99Ms: {
       TESSERA_ASSIGN_OR_RETURN(const auto* s, inference_of(t, what));
-      return s->ttft_ms.p99;
+      return statistic(s->ttft_ms, s->ttft_ms.p99, t, what);
     }
     case Quantity::kTpotP99Ms: {
       TESSERA_ASSIGN_OR_RETURN(const auto* s, inference_of(t, what));
-      return s->tpot_ms.p99;
+      return statistic(s->tpot_ms, s->tpot_ms.p99, t, what);
     }
     case Quantity::kE2eP99Ms: {
       TESSERA_ASSIGN_OR_RETURN(const auto* s, inference_of(t, what));
-      return s->e2e_ms.p99;
+      return statistic(s->e2e_ms, s->e2e_ms.p99, t, what);
     }
     case Quantity::kTtftMeanMs: {
       TESSERA_ASSIGN_OR_RETURN(const auto* s, inference_of(t, what));
-      return s->ttft_ms.mean;
+      return statistic(s->ttft_ms, s->ttft_ms.mean, t, what);
     }
     case Quantity::kTpotMeanMs: {
       TESSERA_ASSIGN_OR_RETURN(const auto* s, inference_of(t, what));
-      return s->tpot_ms.mean;
+      return statistic(s->tpot_ms, s->tpot_ms.mean, t, what);
     }
     case Quantity::kSloViolationPct: {
       TESSERA_ASSIGN_OR_RETURN(const auto* s, inference_of(t, what));

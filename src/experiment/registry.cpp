@@ -14,6 +14,28 @@ Metric total(Quantity q) {
   return Metric{.quantity = q, .tenant = "", .counter = ""};
 }
 
+// LithOS's "prior systems" that tessera models: the NVIDIA mechanisms (time slicing, MPS, and
+// static partitions standing in for MIG). REEF, Orion and TGS are not modelled.
+const std::vector<std::string> kPriorSystems = {"time-slicing", "mps", "static-partitions"};
+
+Claim times(std::string statement, Metric metric, std::string subject,
+            std::vector<std::string> baselines, double paper) {
+  return Claim{.statement = std::move(statement),
+               .metric = std::move(metric),
+               .subject = std::move(subject),
+               .baselines = std::move(baselines),
+               .form = Form::kTimes,
+               .paper = paper};
+}
+
+Claim percent(std::string statement, Metric metric, std::string subject,
+              std::vector<std::string> baselines, double paper) {
+  Claim c = times(std::move(statement), std::move(metric), std::move(subject), std::move(baselines),
+                  paper);
+  c.form = Form::kPercent;
+  return c;
+}
+
 // What every figure here rests on: how fast a block runs and how bandwidth is shared.
 const std::vector<std::string> kSimAssumptions = {
     "sim.achievable_compute_fraction", "sim.achievable_bandwidth_fraction",
@@ -48,8 +70,14 @@ Experiment inference_stacking() {
                   tenant_metric(Quantity::kNormalizedThroughput, "be-a"),
                   tenant_metric(Quantity::kNormalizedThroughput, "be-b"),
                   total(Quantity::kAggregateNormalizedThroughput)},
-      .claims = {},
-      .assumptions = with({"mode.time_slice", "mode.context_switch"}),
+      .claims = {times("HP P99 latency", tenant_metric(Quantity::kE2eP99Ms, "hp"), "lithos",
+                       {"mps"}, 13.0),
+                 times("HP P99 latency", tenant_metric(Quantity::kE2eP99Ms, "hp"), "lithos",
+                       kPriorSystems, 3.0),
+                 times("aggregate throughput", total(Quantity::kAggregateNormalizedThroughput),
+                       "lithos", kPriorSystems, 1.6)},
+      .assumptions = with({"mode.atom_duration", "sim.atom_launch_overhead", "mode.time_slice",
+                           "mode.context_switch"}),
       .run = {},
   };
 }
@@ -72,8 +100,14 @@ Experiment hybrid() {
                   tenant_metric(Quantity::kSloViolationPct, "hp"),
                   tenant_metric(Quantity::kNormalizedThroughput, "train"),
                   total(Quantity::kAggregateNormalizedThroughput)},
-      .claims = {},
-      .assumptions = with({"mode.time_slice", "mode.context_switch"}),
+      .claims = {times("HP P99 latency", tenant_metric(Quantity::kE2eP99Ms, "hp"), "lithos",
+                       {"mps"}, 4.7),
+                 times("HP P99 latency", tenant_metric(Quantity::kE2eP99Ms, "hp"), "lithos",
+                       kPriorSystems, 1.18),
+                 times("aggregate throughput", total(Quantity::kAggregateNormalizedThroughput),
+                       "lithos", kPriorSystems, 1.35)},
+      .assumptions = with({"mode.atom_duration", "sim.atom_launch_overhead", "mode.time_slice",
+                           "mode.context_switch"}),
       .run = {},
   };
 }
@@ -97,8 +131,11 @@ Experiment training_colocation() {
                   tenant_metric(Quantity::kNormalizedThroughput, "resnet"),
                   tenant_metric(Quantity::kNormalizedThroughput, "bert"),
                   total(Quantity::kTrainingNormalizedThroughput)},
-      .claims = {},
-      .assumptions = with({"mode.time_slice", "mode.context_switch"}),
+      .claims = {percent("training throughput (up to)",
+                         total(Quantity::kTrainingNormalizedThroughput), "cogpu", {"time-slicing"},
+                         79.2)},
+      .assumptions = with(
+          {"mode.remap_cost", "sim.yield_save_cost", "mode.time_slice", "mode.context_switch"}),
       .run = {},
   };
 }
@@ -120,8 +157,10 @@ Experiment mixed() {
                   tenant_metric(Quantity::kSloViolationPct, "llm"),
                   tenant_metric(Quantity::kThroughput, "train"),
                   tenant_metric(Quantity::kNormalizedThroughput, "train")},
-      .claims = {},
-      .assumptions = with({"mode.time_slice", "mode.context_switch"}),
+      .claims = {percent("LLM P99 latency", tenant_metric(Quantity::kE2eP99Ms, "llm"), "cogpu",
+                         kPriorSystems, 15.1)},
+      .assumptions = with(
+          {"mode.remap_cost", "sim.yield_save_cost", "mode.time_slice", "mode.context_switch"}),
       .run = {},
   };
 }
@@ -146,8 +185,10 @@ Experiment trace_serving() {
                   tenant_metric(Quantity::kSloViolationPct, "code"),
                   tenant_metric(Quantity::kThroughput, "code"),
                   tenant_metric(Quantity::kNormalizedThroughput, "train")},
-      .claims = {},
-      .assumptions = with({"mode.time_slice", "mode.context_switch"}),
+      .claims = {percent("SLO violations", tenant_metric(Quantity::kSloViolationPct, "code"),
+                         "tpot-first", {"cogpu"}, 21.2)},
+      .assumptions = with(
+          {"mode.remap_cost", "sim.yield_save_cost", "mode.time_slice", "mode.context_switch"}),
       .run = {},
   };
 }

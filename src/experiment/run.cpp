@@ -97,8 +97,11 @@ std::string format_claims(const std::vector<ClaimResult>& claims) {
   std::vector<std::array<std::string, 4>> rows{{"claim", "paper", "tessera", "same direction?"}};
   for (const auto& c : claims) {
     const Claim& claim = *c.claim;
-    const std::string what = fmt::format("{} ({} vs {})", claim.statement, claim.subject,
-                                         fmt::join(claim.baselines, "/"));
+    const std::string what =
+        claim.baselines.size() == 1
+            ? fmt::format("{}: {} vs {}", claim.statement, claim.subject, claim.baselines.front())
+            : fmt::format("{}: {} vs best of {}", claim.statement, claim.subject,
+                          fmt::join(claim.baselines, "/"));
     std::string ours =
         c.tessera ? fmt::format("{} (vs {})", format_figure(*c.tessera, claim.form), c.baseline)
                   : "n/a: " + c.why_not;

@@ -18,6 +18,7 @@ metrics::TenantReport inference(const std::string& name, double e2e_p99, double 
   metrics::InferenceSummary s;
   s.arrived = 100;
   s.completed = 100;
+  s.e2e_ms.count = 100;
   s.e2e_ms.p99 = e2e_p99;
   s.output_tokens_per_s = tokens_per_s;
   s.slo_attainment = attainment;
@@ -135,10 +136,26 @@ TEST(Claim, AMissingModeIsNotAPass) {
 
 TEST(Claim, ZeroLatencyGivesNoRatio) {
   auto r = report();
-  r.modes[3].tenants[0].inference->e2e_ms.p99 = 0;  // e.g. no request finished
+  r.modes[3].tenants[0].inference->e2e_ms.p99 = 0;
   auto v = improvement(r, hp_p99(), "ours", "mps", Form::kTimes);
   ASSERT_FALSE(v.has_value());
   EXPECT_NE(v.error().message().find("under ours"), std::string::npos) << v.error().message();
+}
+
+TEST(Claim, NoFinishedRequestIsNotTheFastest) {
+  auto r = report();
+  r.modes[3].tenants[0].inference->e2e_ms = metrics::Percentiles{};  // nothing finished
+  auto v = metric_value(r, hp_p99(), "ours");
+  ASSERT_FALSE(v.has_value());
+  EXPECT_NE(v.error().message().find("no request of 'hp' got that far"), std::string::npos)
+      << v.error().message();
+  const Claim c{.statement = "HP P99 latency",
+                .metric = hp_p99(),
+                .subject = "ours",
+                .baselines = {"mps"},
+                .form = Form::kTimes,
+                .paper = 13.0};
+  EXPECT_FALSE(evaluate(r, c).tessera.has_value());
 }
 
 TEST(Claim, NormalizingNeedsTheExclusiveRun) {
