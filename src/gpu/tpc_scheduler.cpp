@@ -149,35 +149,38 @@ core::Result<TpcScheduler> TpcScheduler::make(const hw::GpuSpec& spec,
 
 void TpcScheduler::take_own(std::size_t t, std::span<const TpcState> tpcs, int want) {
   Plan& plan = plans_[t];
-  plan = Plan{};
   const int take = std::min(want, owned_count_[t]);
+  plan.want_more = want - take;
+  if (take == 0) return;
   reclaim_.clear();
   for (int j = 0; j < static_cast<int>(owner_.size()) && plan.own_count < take; ++j) {
     if (!owned_[t].test(static_cast<std::size_t>(j))) continue;
     const int runner = tpcs[static_cast<std::size_t>(j)].runner;
-    if (runner == kNoTenant || runner == static_cast<int>(t)) {
+    if (runner == kNoTenant) {
       plan.own.set(static_cast<std::size_t>(j));
       ++plan.own_count;
+      --free_left_;
     } else {
       reclaim_.push_back(j);
     }
   }
-  if (plan.own_count < take) {
+  const auto missing = static_cast<std::size_t>(take - plan.own_count);
+  if (missing == 0) return;
+  if (missing < reclaim_.size()) {
     // Take back the TPCs whose borrowed atoms are predicted to end first (unknown ends last).
     const auto end_of = [&](int j) {
       const core::Nanos e = tpcs[static_cast<std::size_t>(j)].busy_until;
       return e == kUnknownEnd ? core::kNever : e;
     };
-    std::sort(reclaim_.begin(), reclaim_.end(),
-              [&](int a, int b) { return end_of(a) != end_of(b) ? end_of(a) < end_of(b) : a < b; });
-    for (int j : reclaim_) {
-      if (plan.own_count == take) break;
-      plan.own.set(static_cast<std::size_t>(j));
-      ++plan.own_count;
-      ++plan.reclaimed;
-    }
+    std::partial_sort(
+        reclaim_.begin(), reclaim_.begin() + static_cast<std::ptrdiff_t>(missing), reclaim_.end(),
+        [&](int a, int b) { return end_of(a) != end_of(b) ? end_of(a) < end_of(b) : a < b; });
   }
-  plan.want_more = want - take;
+  for (std::size_t i = 0; i < missing && i < reclaim_.size(); ++i) {
+    plan.own.set(static_cast<std::size_t>(reclaim_[i]));
+    ++plan.own_count;
+    ++plan.reclaimed;
+  }
 }
 
 Atom TpcScheduler::plan_atom(const TenantState& state, int tpc_count, bool borrowing,
@@ -214,9 +217,13 @@ void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const Tenant
     plans_[t] = Plan{};
     need_at_[t] = !tenants[t].has_work ? core::kNever : now;
   }
+  free_left_ = 0;
   for (int j = 0; j < total; ++j) {
     const auto& s = tpcs[static_cast<std::size_t>(j)];
-    if (s.runner == kNoTenant) continue;
+    if (s.runner == kNoTenant) {
+      ++free_left_;
+      continue;
+    }
     const auto r = static_cast<std::size_t>(s.runner);
     if (!tenants[r].has_work || tenants[r].ready != nullptr) continue;
     const core::Nanos end = s.busy_until == kUnknownEnd ? now : s.busy_until;
@@ -247,9 +254,11 @@ void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const Tenant
     const TenantState& st = tenants[t];
     Plan& plan = plans_[t];
     if (st.ready == nullptr || plan.launch) continue;
+    if (free_left_ == 0 && plan.own_count == 0) continue;
     chosen_.clear();
     finite_.clear();
-    for (int j = 0; j < total && static_cast<int>(chosen_.size()) < plan.want_more; ++j) {
+    for (int j = 0;
+         j < total && free_left_ > 0 && static_cast<int>(chosen_.size()) < plan.want_more; ++j) {
       const auto idx = static_cast<std::size_t>(j);
       if (taken_.test(idx) || tpcs[idx].runner != kNoTenant) continue;
       const int o = owner_[idx];
@@ -262,34 +271,39 @@ void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const Tenant
         finite_.push_back(Candidate{.tpc = j, .deadline = deadline});
       }
     }
-    if (static_cast<int>(chosen_.size()) < plan.want_more && !finite_.empty()) {
-      std::sort(finite_.begin(), finite_.end(), [](const Candidate& a, const Candidate& b) {
-        return a.deadline != b.deadline ? a.deadline > b.deadline : a.tpc < b.tpc;
-      });
-      for (const auto& c : finite_) {
-        if (static_cast<int>(chosen_.size()) == plan.want_more) break;
-        chosen_.push_back(c);
-      }
+    // TPCs of idle owners (chosen_) first, then those whose owners need them back latest.
+    const auto need = static_cast<std::size_t>(plan.want_more) - chosen_.size();
+    if (finite_.size() > need) {
+      std::partial_sort(finite_.begin(), finite_.begin() + static_cast<std::ptrdiff_t>(need),
+                        finite_.end(), [](const Candidate& a, const Candidate& b) {
+                          return a.deadline != b.deadline ? a.deadline > b.deadline : a.tpc < b.tpc;
+                        });
+      finite_.resize(need);
     }
     // The atom's length depends on how many TPCs it gets; drop TPCs whose owner needs them
     // before it would end until the atom fits every deadline left (each round drops at least
     // one TPC, and TPCs of idle owners are never dropped).
-    while (!chosen_.empty()) {
-      plan.atom = plan_atom(st, plan.own_count + static_cast<int>(chosen_.size()), true, predictor);
+    while (!chosen_.empty() || !finite_.empty()) {
+      const int count = plan.own_count + static_cast<int>(chosen_.size() + finite_.size());
+      plan.atom = plan_atom(st, count, true, predictor);
       const core::Nanos end = plan.atom.predicted ? now + *plan.atom.predicted : core::kNever;
-      const std::size_t before = chosen_.size();
-      while (!chosen_.empty() && chosen_.back().deadline < end) chosen_.pop_back();
-      if (chosen_.size() == before) break;
+      if (std::erase_if(finite_, [end](const Candidate& c) { return c.deadline < end; }) == 0) {
+        break;
+      }
     }
-    if (chosen_.empty()) {
+    const int borrowed = static_cast<int>(chosen_.size() + finite_.size());
+    if (borrowed == 0) {
       if (plan.own_count == 0) continue;
       plan.atom = plan_atom(st, plan.own_count, false, predictor);
     }
-    for (const auto& c : chosen_) {
-      plan.own.set(static_cast<std::size_t>(c.tpc));
-      taken_.set(static_cast<std::size_t>(c.tpc));
+    for (const auto* list : {&chosen_, &finite_}) {
+      for (const auto& c : *list) {
+        plan.own.set(static_cast<std::size_t>(c.tpc));
+        taken_.set(static_cast<std::size_t>(c.tpc));
+      }
     }
-    plan.borrowed = static_cast<int>(chosen_.size());
+    free_left_ -= borrowed;
+    plan.borrowed = borrowed;
     plan.launch = true;
   }
 

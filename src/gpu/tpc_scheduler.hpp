@@ -140,6 +140,7 @@ class TpcScheduler {
   std::vector<Candidate> chosen_;
   std::vector<int> reclaim_;
   TpcSet taken_;
+  int free_left_ = 0;  // TPCs with nothing running that this decision has not granted yet
 };
 
 }  // namespace tessera::gpu
