@@ -73,7 +73,10 @@ void grant_tier(const PartitionGrid& grid, const std::vector<std::size_t>& who,
 }  // namespace
 
 int slo_demand(const RemapSnapshot& s, const TenantSnapshot& t, workload::Phase phase) {
-  const core::Nanos slo = slo_of(t, phase);
+  core::Nanos slo = slo_of(t, phase);
+  // While requests are mid-generation, every step of the tenant (a prefill too) holds up their
+  // next token: it must fit the TPOT budget as well.
+  if (t.decoding && t.tpot_slo > 0) slo = slo > 0 ? std::min(slo, t.tpot_slo) : t.tpot_slo;
   const PhaseObservation* seen = observation_of(t, phase);
   if (slo <= 0 || seen == nullptr || seen->latency <= 0 || seen->sms <= 0) {
     return s.grid.usable_sms;

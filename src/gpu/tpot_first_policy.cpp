@@ -17,9 +17,17 @@ RemapTargets TpotFirstPolicy::decide(const RemapSnapshot& s) const {
     const auto& t = s.tenants[i];
     if (!t.latency_critical || !t.has_work) continue;
     const int rank = -std::clamp(t.priority, -kPrefillTiers / 4, kPrefillTiers / 4);
-    if (t.decoding || t.next_phase == workload::Phase::kDecode) {
+    if (t.next_phase == workload::Phase::kDecode) {
       claims.push_back(
           {.tenant = i, .demand = slo_demand(s, t, workload::Phase::kDecode), .tier = rank});
+    } else if (t.decoding) {
+      // A new prefill joins running requests: it keeps the decode reservation and grows no
+      // further than the larger of the decode need and its own TPOT-bounded need.
+      const int decode = slo_demand(s, t, workload::Phase::kDecode);
+      const int prefill = slo_demand(s, t, workload::Phase::kPrefill);
+      claims.push_back({.tenant = i,
+                        .demand = t.prefill.latency > 0 ? std::max(decode, prefill) : decode,
+                        .tier = rank});
     } else {
       claims.push_back({.tenant = i,
                         .demand = slo_demand(s, t, workload::Phase::kPrefill),
