@@ -302,8 +302,15 @@ class SimGpu final : public device::GpuDevice {
   void flag_reschedule(std::uint32_t s);
   void reschedule(std::uint32_t s);
   void on_kernel_done(std::uint32_t s);
+  // (Inline: runs for every kernel; the event itself is built only when someone observes.)
   void push_kernel_event(std::uint32_t s, const workload::Kernel* kernel, core::Nanos start,
-                         core::Nanos end, int sms, bool yielded = false);
+                         core::Nanos end, int sms, bool yielded = false) {
+    // A yielded launch is part of a kernel, which counts once, when it completes.
+    if (!yielded) ++integrals_.kernels;
+    if (!observers_.empty()) queue_kernel_event(s, kernel, start, end, sms, yielded);
+  }
+  void queue_kernel_event(std::uint32_t s, const workload::Kernel* kernel, core::Nanos start,
+                          core::Nanos end, int sms, bool yielded);
   void leave_running(std::uint32_t s);
   void start_yield(std::uint32_t s);
   void on_checkpoint(std::uint32_t s);

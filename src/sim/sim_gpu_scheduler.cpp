@@ -272,11 +272,8 @@ void SimGpu::reschedule(std::uint32_t s) {
   if (l.timer == 0) l.timer = engine_.schedule_at(when, [this, s] { on_kernel_done(s); });
 }
 
-void SimGpu::push_kernel_event(std::uint32_t s, const workload::Kernel* kernel, core::Nanos start,
-                               core::Nanos end, int sms, bool yielded) {
-  // A yielded launch is part of a kernel, which counts once, when it completes.
-  if (!yielded) ++integrals_.kernels;
-  if (observers_.empty()) return;
+void SimGpu::queue_kernel_event(std::uint32_t s, const workload::Kernel* kernel, core::Nanos start,
+                                core::Nanos end, int sms, bool yielded) {
   const Stream& st = streams_[s];
   const Submission& sub = st.queue.front();
   const device::BlockRange blocks =
