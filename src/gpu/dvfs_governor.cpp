@@ -146,6 +146,11 @@ double DvfsGovernor::sensitivity(const KernelKey& key) const {
   return it == kernels_.end() ? 1.0 : it->second.sensitivity.value_or(1.0);
 }
 
+double DvfsGovernor::sensitivity(const workload::Kernel& kernel) const {
+  const auto it = kernels_.find(kernel);
+  return it == kernels_.end() ? 1.0 : it->second.sensitivity.value_or(1.0);
+}
+
 bool DvfsGovernor::knows(const KernelKey& key) const {
   const auto it = kernels_.find(key);
   return it != kernels_.end() && it->second.sensitivity.has_value();

@@ -61,6 +61,8 @@ class DvfsGovernor {
 
   // The kernel's learned sensitivity in [0, 1]; 1 when unknown.
   double sensitivity(const KernelKey& key) const;
+  // The same for a kernel, without building its key (for per-launch predictions).
+  double sensitivity(const workload::Kernel& kernel) const;
   bool knows(const KernelKey& key) const;
 
   // Predicted stream runtime at `clock_mhz` over the runtime at f_max (1 at f_max; unknown
@@ -94,7 +96,7 @@ class DvfsGovernor {
 
   std::vector<double> clocks_;  // ascending
   double slip_ = 0;
-  std::map<KernelKey, KernelState> kernels_;
+  std::map<KernelKey, KernelState, KernelKeyLess> kernels_;
   // Kept up to date by observe() so choosing a clock does not walk every kernel: the runtime sum
   // is exact (whole nanoseconds), the sensitive sum may drift by rounding, clamped in totals().
   double runtime_ns_ = 0;

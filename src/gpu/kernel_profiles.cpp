@@ -189,13 +189,13 @@ auto key_fields(const workload::Kernel& k) {
 
 }  // namespace
 
-bool KernelProfiles::KeyLess::operator()(const KernelKey& a, const KernelKey& b) const {
+bool KernelKeyLess::operator()(const KernelKey& a, const KernelKey& b) const {
   return key_fields(a) < key_fields(b);
 }
-bool KernelProfiles::KeyLess::operator()(const KernelKey& a, const workload::Kernel& b) const {
+bool KernelKeyLess::operator()(const KernelKey& a, const workload::Kernel& b) const {
   return key_fields(a) < key_fields(b);
 }
-bool KernelProfiles::KeyLess::operator()(const workload::Kernel& a, const KernelKey& b) const {
+bool KernelKeyLess::operator()(const workload::Kernel& a, const KernelKey& b) const {
   return key_fields(a) < key_fields(b);
 }
 

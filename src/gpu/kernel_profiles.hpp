@@ -75,6 +75,16 @@ struct KernelKey {
 };
 KernelKey key_of(const workload::Kernel& k);
 
+// Orders keys and kernels alike (as key_of would), so maps keyed by KernelKey can be searched with
+// a kernel without building a key: a name longer than the small-string buffer would allocate on
+// every lookup, and schedulers look up on every launch.
+struct KernelKeyLess {
+  using is_transparent = void;
+  bool operator()(const KernelKey& a, const KernelKey& b) const;
+  bool operator()(const KernelKey& a, const workload::Kernel& b) const;
+  bool operator()(const workload::Kernel& a, const KernelKey& b) const;
+};
+
 // A whole-grid-equivalent latency observed at a clock other than boost.
 struct ClockSample {
   double clock_mhz;
@@ -117,17 +127,9 @@ class KernelProfiles {
     std::vector<ClockSample> other_clocks;
     std::optional<ScalingFit> fit;  // refitted when a new TPC count appears or a mean moves
   };
-  // Orders keys and kernels alike, so lookups by kernel build no KernelKey (names longer than
-  // the small-string buffer would allocate on every predict).
-  struct KeyLess {
-    using is_transparent = void;
-    bool operator()(const KernelKey& a, const KernelKey& b) const;
-    bool operator()(const KernelKey& a, const workload::Kernel& b) const;
-    bool operator()(const workload::Kernel& a, const KernelKey& b) const;
-  };
   const Profile* find(const workload::Kernel& k) const;
 
-  std::map<KernelKey, Profile, KeyLess> profiles_;
+  std::map<KernelKey, Profile, KernelKeyLess> profiles_;
 };
 
 }  // namespace tessera::gpu

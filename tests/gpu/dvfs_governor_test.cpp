@@ -213,5 +213,26 @@ TEST(DvfsGovernor, MakeRejectsInputItCannotUse) {
   EXPECT_FALSE(empty.probe_clock_mhz());
 }
 
+TEST(DvfsGovernor, LooksUpKernelsAsTheirKeys) {
+  workload::Kernel k;
+  k.name = "a_kernel_name_longer_than_the_small_string_buffer";
+  k.blocks = 64;
+  k.flops_per_block = 1e6;
+  DvfsGovernor g(clocks(), 0.1);
+  g.observe(key_of(k), 1000, 1000);
+  g.observe(key_of(k), 500, 1500);  // s = 0.5
+  EXPECT_NEAR(g.sensitivity(k), 0.5, 1e-9);
+  EXPECT_EQ(g.sensitivity(k), g.sensitivity(key_of(k)));
+  workload::Kernel other = k;
+  other.flops_per_block = 2e6;
+  EXPECT_EQ(g.sensitivity(other), 1);  // a different kernel is unknown
+  // The kernel-aware ordering agrees with the key's own.
+  const KernelKeyLess less;
+  EXPECT_EQ(less(key_of(k), other), key_of(k) < key_of(other));
+  EXPECT_EQ(less(other, key_of(k)), key_of(other) < key_of(k));
+  EXPECT_FALSE(less(key_of(k), k));
+  EXPECT_FALSE(less(k, key_of(k)));
+}
+
 }  // namespace
 }  // namespace tessera::gpu
