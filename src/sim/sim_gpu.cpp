@@ -306,12 +306,8 @@ core::Status SimGpu::request_yield(device::StreamId stream) {
   Stream& st = streams_[stream];
   Launch& l = st.cur;
   if (l.phase == Phase::kBatched) {
-    // The kernel in flight is the first that ends at or after now (split_batch's rule). Only a
-    // kernel that can stop splits the batch; any other runs to its end as timed.
-    const core::Nanos now = engine_.now();
-    std::size_t j = 0;
-    while (j + 1 < st.batch.size() && st.batch[j].end < now) ++j;
-    if (st.batch[j].kernel->checkpoints <= 0) return {};
+    // Only a kernel that can stop splits the batch; any other runs to its end as timed.
+    if (st.batch[in_flight(st, engine_.now())].kernel->checkpoints <= 0) return {};
     begin_op();
     split_batch(stream);
     start_yield(stream);

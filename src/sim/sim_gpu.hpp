@@ -318,6 +318,13 @@ class SimGpu final : public device::GpuDevice {
   double fraction_left_now(const Launch& launch) const;
 
   // --- Exact batching of an isolated stream's kernels (batch.cpp) ---
+  // The batch item in flight at `now`: the first that ends at or after it (kernels that ended
+  // before are done).
+  static std::size_t in_flight(const Stream& st, core::Nanos now) {
+    std::size_t j = 0;
+    while (j + 1 < st.batch.size() && st.batch[j].end < now) ++j;
+    return j;
+  }
   bool conflicts(std::uint32_t a, std::uint32_t b) const;
   bool isolated(std::uint32_t s) const;
   void start_batch(std::uint32_t s);

@@ -142,9 +142,7 @@ void SimGpu::split_batch(std::uint32_t s) {
   st.batch_timer = 0;
   st.batch_limit = std::min(kFirstBatch, options_.max_batch_kernels);
   std::erase(batched_, s);
-  // Kernels that ended before now are done; the first that ends at or after now is in flight.
-  std::size_t j = 0;
-  while (j + 1 < st.batch.size() && st.batch[j].end < now) ++j;
+  const std::size_t j = in_flight(st, now);
   for (std::size_t i = 0; i < j; ++i) account_item(s, st.batch[i]);
   const BatchItem item = st.batch[j];
   st.batch.clear();
