@@ -40,7 +40,8 @@ struct LithosMode::Slot {
   TpcSet tpcs;
   int tpc_count = 0;
   int borrowed = 0;
-  int saved_tpcs = 0;  // TPCs right-sizing gave up for it
+  int saved_tpcs = 0;               // TPCs right-sizing gave up for it
+  core::Nanos until = kUnknownEnd;  // its predicted end
   core::Nanos launched = 0;
   double clock_mhz = 0;
   // Tenants whose launches took back TPCs this piece still runs on: they wait for it to end.
@@ -240,6 +241,7 @@ core::Status LithosMode::launch(const TpcLaunch& l) {
 
   // Bookkeeping first, so a completion delivered from inside the device call finds it done.
   const core::Nanos until = l.atom.predicted ? now + *l.atom.predicted : kUnknownEnd;
+  const bool was_waiting = s.waiting_on > 0;
   for (std::size_t j = 0; j < tpcs_.size(); ++j) {
     if (!l.tpcs.test(j)) continue;
     const int runner = tpcs_[j].runner;
@@ -252,8 +254,9 @@ core::Status LithosMode::launch(const TpcLaunch& l) {
     }
     tpcs_[j] = TpcState{.runner = static_cast<int>(t), .busy_until = until};
   }
-  if (s.waiting_on > 0) s.wait_since = now;
+  if (!was_waiting && s.waiting_on > 0) s.wait_since = now;
   s.busy = true;
+  s.until = until;
   s.kernel = &kernel;
   s.range = l.atom.range;
   s.tpcs = l.tpcs;
@@ -302,7 +305,7 @@ void LithosMode::piece_done(std::size_t t, const device::SubmissionDone& d) {
   counters_.tpc_seconds_lent += s.borrowed * held_s;
   counters_.tpc_seconds_saved += s.saved_tpcs * held_s;
   for (std::size_t j = 0; j < tpcs_.size(); ++j) {
-    if (s.tpcs.test(j) && tpcs_[j].runner == static_cast<int>(t)) tpcs_[j] = TpcState{};
+    if (s.tpcs.test(j) && tpcs_[j].runner == static_cast<int>(t)) tpcs_[j] = still_running(j, t);
   }
   for (const std::size_t w : s.blocking) {
     Slot& owner = slots_[w];
@@ -319,6 +322,18 @@ void LithosMode::piece_done(std::size_t t, const device::SubmissionDone& d) {
     deferred_error_ = ok.error();
   }
   schedule();
+}
+
+TpcState LithosMode::still_running(std::size_t tpc, std::size_t finished) const {
+  // An owner that took a TPC back while a borrowed atom still ran there may finish first: the
+  // TPC then stays busy with that atom until it ends.
+  for (std::size_t b = 0; b < slots_.size(); ++b) {
+    const Slot& other = slots_[b];
+    if (b != finished && other.busy && other.tpcs.test(tpc)) {
+      return TpcState{.runner = static_cast<int>(b), .busy_until = other.until};
+    }
+  }
+  return TpcState{};
 }
 
 void LithosMode::tune_clock(const Slot& s, core::Nanos latency) {

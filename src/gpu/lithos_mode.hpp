@@ -61,6 +61,8 @@ class LithosMode final : public SharingMode {
   void piece_done(std::size_t tenant, const device::SubmissionDone& done);
   int tpc_need(std::size_t tenant, const workload::Kernel& kernel) const;
   void tune_clock(const Slot& slot, core::Nanos latency);
+  // The state of `tpc` once tenant `finished`'s piece has left it.
+  TpcState still_running(std::size_t tpc, std::size_t finished) const;
   workload::KernelSequencePtr sequence_for(Slot& slot, const workload::Kernel& kernel,
                                            workload::Phase phase);
 

@@ -18,6 +18,11 @@
 #include "sim/sim_test_util.hpp"
 #include "tessera/gpu/determinism_checker.hpp"
 #include "tessera/gpu/registry.hpp"
+#include "tessera/metrics/latency.hpp"
+#include "tessera/tenant/inference_server.hpp"
+#include "tessera/tenant/training_job.hpp"
+#include "tessera/workload/training.hpp"
+#include "tessera/workload/transformer.hpp"
 
 namespace tessera::gpu {
 namespace {
@@ -279,6 +284,40 @@ TEST(LithosMode, OwnerArrivalWaitsAtMostOneAtomForItsTpcs) {
   EXPECT_GT(rig.counter("tpc_seconds_lent"), 0);
 }
 
+// On the fake device (kernels run for FLOPs / 1 ns whatever SMs they get, streams side by side):
+// the owner takes back TPCs from a borrowed launch, finishes before it, and the TPCs stay with
+// the borrower's launch until it ends instead of being lent again on top of it.
+TEST(LithosMode, TpcsTakenBackAndReleasedGoBackToTheLaunchStillOnThem) {
+  test::ManualExecutor ex;
+  auto caps = test::all_capabilities();
+  caps.block_ranges = true;
+  test::FakeDevice fake(ex, test::fake_spec(), caps);
+  LithosMode mode{ModeOptions{}};
+  const std::vector<TenantInfo> infos{
+      {.id = 10, .name = "chat", .latency_critical = true, .priority = 1},
+      {.id = 11, .name = "train", .priority = 1},
+      {.id = 12, .name = "extra", .priority = 0}};
+  ASSERT_TRUE(mode.attach(fake, infos));
+  // 16 blocks: a grid that spreads over all 8 TPCs.
+  const auto wide = [](double total_flops) {
+    auto k = test::make_kernel("wide", 16, total_flops / 16, 0);
+    return test::sequence_of({k});
+  };
+  ASSERT_TRUE(mode.submit(11, wide(1000), 1, nullptr));
+  ASSERT_TRUE(mode.submit(12, wide(100), 2, nullptr));
+  ex.schedule_at(10, [&] { ASSERT_TRUE(mode.submit(10, wide(5), 3, nullptr)); });
+  ex.run_all();
+  std::map<std::uint64_t, test::KernelRun> by_tag;
+  for (const auto& r : fake.runs()) by_tag.emplace(r.tag, r);
+  ASSERT_EQ(by_tag.size(), 3u);
+  EXPECT_EQ(by_tag.at(1).start, 0);    // train borrows every TPC
+  EXPECT_EQ(by_tag.at(3).start, 10);   // chat takes its TPCs back on arrival
+  EXPECT_EQ(by_tag.at(3).end, 15);
+  EXPECT_EQ(by_tag.at(2).start, 1000);  // extra waits for train's launch to leave them
+  EXPECT_EQ(by_tag.at(1).config.sms.count(), 16);
+  EXPECT_EQ(by_tag.at(3).config.sms.count(), 16);
+}
+
 TEST(LithosMode, RightSizingGivesFewerTpcsToAKernelThatDoesNotScale) {
   // One SM draws at most 200 bytes/ns of the device's 1600: a kernel of pure DRAM traffic runs
   // as fast on 4 TPCs as on 8, while a compute kernel needs all 8.
@@ -333,6 +372,77 @@ TEST(LithosMode, DvfsNeverSlowsASubmissionBeyondTheSlip) {
   EXPECT_LT(rig->gpu.clock_mhz(), test::TestGpu().build().boost_clock_mhz);
   ASSERT_NE(rig->lithos->governor(), nullptr);
   EXPECT_LE(rig->lithos->governor()->predicted_slowdown(rig->gpu.clock_mhz()), 1 + kSlip);
+}
+
+// End to end on an H100 from the catalog: an LLM decode tenant (latency-critical) next to a
+// ResNet-50 training job, as the demo runs them.
+struct Served {
+  metrics::InferenceSummary chat;
+  std::size_t iterations = 0;
+  std::vector<ModeCounter> counters;
+};
+
+Served serve(std::string_view mode_name, bool with_training) {
+  constexpr core::Nanos kHorizon = core::seconds(3);
+  sim::Engine engine;
+  const auto spec = hw::find_gpu("h100");
+  EXPECT_TRUE(spec);
+  sim::SimGpu gpu(engine, *spec);
+  auto made = make_sharing_mode(mode_name, ModeOptions{});
+  EXPECT_TRUE(made);
+  CheckedMode mode(std::move(*made));
+  std::vector<TenantInfo> infos{{.id = 0, .name = "chat", .latency_critical = true, .priority = 1}};
+  if (with_training) infos.push_back({.id = 1, .name = "train"});
+  const auto attached = mode.attach(gpu, infos);
+  EXPECT_TRUE(attached) << attached.error().message();
+  std::vector<workload::Request> requests;
+  for (int i = 0; i < 12; ++i) {
+    requests.push_back(workload::Request{.id = static_cast<std::uint64_t>(i),
+                                         .arrival = core::millis(40) * i,
+                                         .input_tokens = 256 + 64 * (i % 4),
+                                         .output_tokens = 24});
+  }
+  const auto model = workload::find_model("llama-3-8b");
+  EXPECT_TRUE(model);
+  tenant::InferenceServer server(0, {.name = "chat", .model = *model, .slo = {}}, requests, mode,
+                                 engine);
+  server.start();
+  std::unique_ptr<tenant::TrainingJob> job;
+  if (with_training) {
+    const auto resnet = workload::find_training_model("resnet-50");
+    EXPECT_TRUE(resnet);
+    job = std::make_unique<tenant::TrainingJob>(
+        1, tenant::TrainingConfig{.name = "train", .model = *resnet}, mode, engine);
+    job->start();
+  }
+  engine.run_until(kHorizon);
+  EXPECT_FALSE(server.failure());
+  const auto verdict = mode.verdict();
+  EXPECT_TRUE(verdict) << verdict.error().message();
+  Served out;
+  out.chat = metrics::summarize_inference(server.records(), {}, kHorizon);
+  if (job) {
+    EXPECT_FALSE(job->failure());
+    out.iterations = job->iterations().size();
+  }
+  out.counters = mode.counters();
+  return out;
+}
+
+TEST(LithosModeEndToEnd, DecodeTailStaysNearAloneWhereMpsDoesNot) {
+  const Served alone = serve("exclusive", false);
+  const Served mps = serve("mps", true);
+  const Served lithos = serve("lithos", true);
+  for (const auto* s : {&alone, &mps, &lithos}) ASSERT_EQ(s->chat.completed, 12u);
+  const double base = alone.chat.tpot_ms.p99;
+  const double mps_excess = mps.chat.tpot_ms.p99 - base;
+  const double lithos_excess = lithos.chat.tpot_ms.p99 - base;
+  RecordProperty("tpot_p99_ms_alone", std::to_string(base));
+  RecordProperty("tpot_p99_ms_mps", std::to_string(mps.chat.tpot_ms.p99));
+  RecordProperty("tpot_p99_ms_lithos", std::to_string(lithos.chat.tpot_ms.p99));
+  EXPECT_GT(mps_excess, 0);
+  EXPECT_LT(lithos_excess, mps_excess / 2);
+  EXPECT_GT(lithos.iterations, 0u);
 }
 
 }  // namespace
