@@ -1,6 +1,7 @@
 #include "tessera/experiment/experiment.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -85,8 +86,14 @@ bool has_tenant(const scenario::Scenario& s, const std::string& name) {
                      [&](const scenario::TenantSpec& t) { return t.name == name; });
 }
 
-bool runs_mode(const scenario::Scenario& s, const std::string& mode) {
-  return std::find(s.modes.begin(), s.modes.end(), mode) != s.modes.end();
+// The rows a run of `e` on `s` reports.
+const std::vector<std::string>& rows_of(const Experiment& e, const scenario::Scenario& s) {
+  return e.rows.empty() ? s.modes : e.rows;
+}
+
+bool has_row(const Experiment& e, const scenario::Scenario& s, const std::string& row) {
+  const auto& rows = rows_of(e, s);
+  return std::find(rows.begin(), rows.end(), row) != rows.end();
 }
 
 bool needs_exclusive(const Metric& m) {
@@ -102,7 +109,7 @@ core::Status validate_metric(const Experiment& e, const scenario::Scenario& s, c
                             "scenario '{}' does not have",
                             e.name, label(m), m.tenant, s.name)));
   }
-  if (needs_exclusive(m) && !runs_mode(s, "exclusive")) {
+  if (needs_exclusive(m) && !has_row(e, s, "exclusive")) {
     return std::unexpected(invalid(fmt::format(
         "experiment '{}': '{}' is relative to each tenant alone, so scenario '{}' must run the "
         "exclusive mode",
@@ -169,11 +176,11 @@ core::Status validate(const Experiment& e, const scenario::Scenario& s) {
     std::vector<std::string> modes = c.baselines;
     modes.push_back(c.subject);
     for (const auto& m : modes) {
-      if (!runs_mode(s, m)) {
+      if (!has_row(e, s, m)) {
         return std::unexpected(invalid(fmt::format(
-            "experiment '{}': claim '{}' compares mode '{}', which scenario '{}' does not run "
-            "(its modes: {})",
-            e.name, c.statement, m, s.name, fmt::join(s.modes, ", "))));
+            "experiment '{}': claim '{}' compares mode '{}', which a run of scenario '{}' does "
+            "not report (it reports: {})",
+            e.name, c.statement, m, s.name, fmt::join(rows_of(e, s), ", "))));
       }
     }
   }

@@ -41,6 +41,9 @@ struct Experiment {
   // "mode.atom_duration", "sim.achievable_compute_fraction").
   std::vector<std::string> assumptions;
   RunFn run;  // empty: scenario::run_scenario
+  // The rows a custom `run` reports (claims are checked against these); empty: the scenario's
+  // modes.
+  std::vector<std::string> rows = {};
 };
 
 const std::vector<Experiment>& experiments();

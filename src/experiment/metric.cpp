@@ -119,7 +119,7 @@ bool lower_is_better(const Metric& metric) {
     case Quantity::kNormalizedThroughput:
     case Quantity::kAggregateNormalizedThroughput:
     case Quantity::kTrainingNormalizedThroughput: return false;
-    case Quantity::kCounter: return false;  // counters are shown, never compared
+    case Quantity::kCounter: return metric.counter_lower_is_better;
     default: return true;
   }
 }

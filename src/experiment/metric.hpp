@@ -32,6 +32,9 @@ struct Metric {
   Quantity quantity;
   std::string tenant;   // the tenant it is about; empty for aggregates and device figures
   std::string counter;  // kCounter: the counter's name, unit included
+  // kCounter: whether a smaller value is the better one (TPCs held, an error); other quantities
+  // know their own direction.
+  bool counter_lower_is_better = false;
 };
 
 // True when a smaller value is the better one (latencies, violations, energy).

@@ -21,8 +21,8 @@ TEST(ExperimentRegistry, NamesAreUniqueAndFindable) {
     ASSERT_TRUE(found.has_value());
     EXPECT_EQ(*found, &e);
   }
-  for (const char* name :
-       {"inference-stacking", "hybrid", "training-colocation", "mixed", "trace-serving"}) {
+  for (const char* name : {"inference-stacking", "hybrid", "training-colocation", "mixed",
+                           "trace-serving", "right-sizing", "dvfs"}) {
     EXPECT_TRUE(names.count(name)) << name << " is missing";
   }
 }
