@@ -2,9 +2,10 @@
 // A randomized workload that exercises every path of the simulated GPU at once: two tenants in
 // disjoint SM partitions with their own bandwidth domains (isolated, so batched), one tenant on
 // the rest of the SMs in the whole-device domain, and one that now and then floods every SM
-// (which splits batches). Contexts are suspended and resumed, the clock moves and a stream is
-// reconfigured, at times drawn from the seed. Efficiencies and overheads are deliberately not
-// round, so events rarely share a nanosecond.
+// (which splits batches). Some kernels are persistent (they have checkpoints) and some
+// submissions are block ranges of one kernel. Contexts are suspended and resumed, the clock moves,
+// a stream is reconfigured and streams are asked to yield, at times drawn from the seed.
+// Efficiencies and overheads are deliberately not round, so events rarely share a nanosecond.
 
 #include <fmt/format.h>
 
@@ -42,6 +43,7 @@ inline workload::KernelSequencePtr random_sequence(core::RandomStream& rng) {
       const int bps = 1 << rng.below(4);
       group.kernels.push_back(make_kernel(kNames[rng.below(6)], 1 + rng.below(64),
                                           rng.uniform(0, 5e5), rng.uniform(0, 1e5), bps));
+      if (rng.below(4) == 0) group.kernels.back().checkpoints = 1 + static_cast<int>(rng.below(9));
     }
     seq->groups.push_back(std::move(group));
   }
@@ -84,15 +86,23 @@ inline MixedResult run_mixed(std::uint64_t seed, bool batch, core::Nanos horizon
   // (the flooding stream pauses much longer).
   std::function<void(std::size_t)> submit_next = [&](std::size_t i) {
     if (engine.now() >= horizon) return;
-    const auto status = gpu.submit(
-        streams[i], random_sequence(rngs[i]), next_tag[i]++,
-        [&, i](const device::SubmissionDone& d) {
-          done[i] +=
-              fmt::format("tag{} sub{} start{} end{}\n", d.tag, d.submitted, d.started, d.finished);
-          const double mean_pause = i == 3 ? 200e3 : 3e3;
-          engine.schedule_after(static_cast<core::Nanos>(rngs[i].exponential(1 / mean_pause)),
-                                [&, i] { submit_next(i); });
-        });
+    auto on_done = [&, i](const device::SubmissionDone& d) {
+      done[i] +=
+          fmt::format("tag{} sub{} start{} end{}\n", d.tag, d.submitted, d.started, d.finished);
+      const double mean_pause = i == 3 ? 200e3 : 3e3;
+      engine.schedule_after(static_cast<core::Nanos>(rngs[i].exponential(1 / mean_pause)),
+                            [&, i] { submit_next(i); });
+    };
+    auto seq = random_sequence(rngs[i]);
+    const workload::Kernel& first = seq->groups[0].kernels[0];
+    const bool atom = rngs[i].below(4) == 0;
+    const std::int64_t begin =
+        atom ? static_cast<std::int64_t>(rngs[i].below(static_cast<std::uint64_t>(first.blocks)))
+             : 0;
+    const auto status =
+        atom ? gpu.submit_range(streams[i], workload::single_kernel(first),
+                                {.begin = begin, .end = first.blocks}, next_tag[i]++, on_done)
+             : gpu.submit(streams[i], std::move(seq), next_tag[i]++, on_done);
     if (!status) done[i] += status.error().message();
   };
   for (std::size_t i = 0; i < streams.size(); ++i) {
@@ -131,6 +141,13 @@ inline MixedResult run_mixed(std::uint64_t seed, bool batch, core::Nanos horizon
         });
       }
     }
+  }
+  // Yield requests, often enough to land in persistent kernels.
+  core::RandomStream yields = streams_rng.stream("yields");
+  for (core::Nanos t = 0; t < horizon;) {
+    t += static_cast<core::Nanos>(yields.uniform(2e3, 12e3));
+    const std::size_t i = yields.below(streams.size());
+    engine.schedule_at(t, [&, i] { (void)gpu.request_yield(streams[i]); });
   }
   engine.run_until(core::kNever);
 

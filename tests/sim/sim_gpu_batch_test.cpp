@@ -34,6 +34,12 @@ workload::KernelSequencePtr decode_like() {
   return seq;
 }
 
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 struct PairRun {
   std::vector<std::string> per_stream;
   std::vector<std::string> dones;
@@ -126,6 +132,9 @@ TEST(Batching, MixedScenarioMatchesThePerKernelPath) {
     const auto per_kernel = test::run_mixed(seed, false, 3 * core::kNanosPerMilli);
     const auto batched = test::run_mixed(seed, true, 3 * core::kNanosPerMilli);
     EXPECT_GT(per_kernel.stats.kernels_completed, 500);
+    // Persistent kernels were stopped at checkpoints, and atoms that start past block 0 ran.
+    EXPECT_GT(count(per_kernel.log, " yielded\n"), 5u);
+    EXPECT_GT(count(per_kernel.log, "blocks=[") - count(per_kernel.log, "blocks=[0,"), 5u);
     EXPECT_EQ(per_kernel.per_stream, batched.per_stream);
     EXPECT_EQ(per_kernel.done_per_stream, batched.done_per_stream);
     EXPECT_EQ(per_kernel.stats.elapsed, batched.stats.elapsed);
