@@ -72,7 +72,7 @@ class LithosMode::Predictor final : public LatencyPredictor {
     if (!at_boost || !governor_ || !(clock_mhz_ > 0)) return at_boost;
     const double f_max = governor_->max_clock_mhz();
     if (clock_mhz_ >= f_max) return at_boost;
-    const double s = governor_->sensitivity(key_of(kernel));
+    const double s = governor_->sensitivity(kernel);
     return core::round_to_nanos(static_cast<double>(*at_boost) *
                                 (1 + s * (f_max / clock_mhz_ - 1)));
   }

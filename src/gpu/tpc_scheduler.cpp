@@ -139,6 +139,9 @@ core::Result<TpcScheduler> TpcScheduler::make(const hw::GpuSpec& spec,
     }
     return tenants[a].latency_critical && !tenants[b].latency_critical;
   });
+  for (const auto& t : tenants) {
+    s.importance_.push_back(2 * std::int64_t{t.priority} + (t.latency_critical ? 1 : 0));
+  }
   s.plans_.resize(tenants.size());
   s.need_at_.resize(tenants.size());
   s.finite_.reserve(s.owner_.size());
@@ -218,12 +221,14 @@ void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const Tenant
     need_at_[t] = !tenants[t].has_work ? core::kNever : now;
   }
   free_left_ = 0;
+  unowned_busy_ = 0;
   for (int j = 0; j < total; ++j) {
     const auto& s = tpcs[static_cast<std::size_t>(j)];
     if (s.runner == kNoTenant) {
       ++free_left_;
       continue;
     }
+    if (owner_[static_cast<std::size_t>(j)] == kNoTenant) ++unowned_busy_;
     const auto r = static_cast<std::size_t>(s.runner);
     if (!tenants[r].has_work || tenants[r].ready != nullptr) continue;
     const core::Nanos end = s.busy_until == kUnknownEnd ? now : s.busy_until;
@@ -249,19 +254,30 @@ void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const Tenant
     }
   }
 
-  // Pass 2: tenants that would use more borrow idle TPCs, most important first.
+  // Pass 2: tenants that would use more borrow idle TPCs, most important first. Unowned TPCs go
+  // by priority: a tenant may take one back from a less important tenant's launch (waiting for
+  // at most that atom), as an owner does with its own.
   for (std::size_t t : order_) {
     const TenantState& st = tenants[t];
     Plan& plan = plans_[t];
     if (st.ready == nullptr || plan.launch) continue;
-    if (free_left_ == 0 && plan.own_count == 0) continue;
+    if (free_left_ == 0 && unowned_busy_ == 0 && plan.own_count == 0) continue;
     chosen_.clear();
     finite_.clear();
-    for (int j = 0;
-         j < total && free_left_ > 0 && static_cast<int>(chosen_.size()) < plan.want_more; ++j) {
+    reclaim_.clear();
+    for (int j = 0; j < total && (free_left_ > 0 || unowned_busy_ > 0) &&
+                    static_cast<int>(chosen_.size()) < plan.want_more;
+         ++j) {
       const auto idx = static_cast<std::size_t>(j);
-      if (taken_.test(idx) || tpcs[idx].runner != kNoTenant) continue;
+      if (taken_.test(idx)) continue;
       const int o = owner_[idx];
+      const int runner = tpcs[idx].runner;
+      if (runner != kNoTenant) {
+        if (o == kNoTenant && importance_[static_cast<std::size_t>(runner)] < importance_[t]) {
+          reclaim_.push_back(j);
+        }
+        continue;
+      }
       const core::Nanos deadline =
           o == kNoTenant ? core::kNever : need_at_[static_cast<std::size_t>(o)];
       if (deadline <= now) continue;
@@ -270,6 +286,13 @@ void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const Tenant
       } else {
         finite_.push_back(Candidate{.tpc = j, .deadline = deadline});
       }
+    }
+    // Free TPCs before taken-back ones, which make the launch wait.
+    int taken_back = 0;
+    for (int j : reclaim_) {
+      if (static_cast<int>(chosen_.size() + finite_.size()) >= plan.want_more) break;
+      chosen_.push_back(Candidate{.tpc = j, .deadline = core::kNever});
+      ++taken_back;
     }
     // TPCs of idle owners (chosen_) first, then those whose owners need them back latest.
     const auto need = static_cast<std::size_t>(plan.want_more) - chosen_.size();
@@ -302,8 +325,10 @@ void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const Tenant
         taken_.set(static_cast<std::size_t>(c.tpc));
       }
     }
-    free_left_ -= borrowed;
+    free_left_ -= borrowed - taken_back;
+    unowned_busy_ -= taken_back;
     plan.borrowed = borrowed;
+    plan.reclaimed += taken_back;
     plan.launch = true;
   }
 

@@ -11,6 +11,8 @@
 // - Idle TPCs (unowned; owner has no work; or right-sizing leaves them unused) are lent to other
 //   tenants in priority order (stealing), but never when the owner's per-TPC timer says it will
 //   need them before the borrowed atom is predicted to end.
+// - Unowned TPCs go by priority: a tenant may take one back from a launch of a less important
+//   tenant (priority, then latency-critical), waiting for at most that atom, as owners do.
 // - A launch on any borrowed TPC is an atom no longer than the atom target (the atomizer), and a
 //   tenant has at most one piece in flight (the caller reports it ready only when none is), so
 //   best-effort work outstanding on borrowed TPCs is at most one atom per borrower.
@@ -133,6 +135,9 @@ class TpcScheduler {
   std::vector<TpcSet> owned_;
   std::vector<int> owned_count_;
   std::vector<std::size_t> order_;  // tenant indexes, most important first
+  // Per tenant: priority, then latency-critical; a tenant may take back an unowned TPC from a
+  // launch of a tenant of lower importance.
+  std::vector<std::int64_t> importance_;
   // Scratch, sized once, so a decision does not allocate.
   std::vector<Plan> plans_;
   std::vector<core::Nanos> need_at_;  // per tenant: when it needs its own TPCs back
@@ -140,7 +145,8 @@ class TpcScheduler {
   std::vector<Candidate> chosen_;
   std::vector<int> reclaim_;
   TpcSet taken_;
-  int free_left_ = 0;  // TPCs with nothing running that this decision has not granted yet
+  int free_left_ = 0;     // TPCs with nothing running that this decision has not granted yet
+  int unowned_busy_ = 0;  // unowned TPCs running a launch, not taken back by this decision
 };
 
 }  // namespace tessera::gpu

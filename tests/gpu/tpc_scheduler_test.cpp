@@ -195,6 +195,27 @@ TEST(TpcScheduler, OwnerTakesBackTpcsRunningABorrowedAtom) {
   EXPECT_EQ(out[0].borrowed, 0);
 }
 
+TEST(TpcScheduler, UnownedTpcsGoByPriority) {
+  std::vector<TenantInfo> infos{critical("chat"), best_effort("a"), best_effort("b")};
+  infos[0].sm_share = 0.5;  // chat owns TPCs 0-3; 4-7 are unowned
+  auto s = make(infos);
+  const auto k = kernel(4800);
+  WavePredictor p;
+  p.set(k, core::micros(100));
+  auto tpcs = free_tpcs();
+  run_on(tpcs, 4, 8, 1, kNow + core::micros(200));
+  // Of equal importance, b does not take them from a.
+  EXPECT_TRUE(decide(s, tpcs, {in_flight(), in_flight(), ready(k)}, p).empty());
+  // chat does: its own four plus the unowned four, all taken back from a's atom.
+  const auto out = decide(s, tpcs, {ready(k), in_flight(), ready(k)}, p);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].tenant, 0u);
+  EXPECT_EQ(out[0].tpcs, tpc_range(0, 8));
+  EXPECT_EQ(out[0].borrowed, 4);
+  EXPECT_EQ(out[0].reclaimed, 4);
+  EXPECT_EQ(out[0].atom.reason, AtomReason::kSplit);
+}
+
 TEST(TpcScheduler, RightSizedOwnerTakesFreeTpcsFirstThenThoseEndingSoonest) {
   auto s = make({critical("chat"), best_effort("train")});
   const auto k = kernel(16);
