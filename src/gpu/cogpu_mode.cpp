@@ -105,7 +105,10 @@ core::Status CoGpuMode::submit(TenantId tenant, workload::KernelSequencePtr sequ
     const PhaseObservation seen{.latency = d.finished - d.started, .sms = ctx.mask.count()};
     if (phase == workload::Phase::kPrefill) ctx.prefill = seen;
     if (phase == workload::Phase::kDecode) ctx.decode = seen;
-    ctx.decoding = phase == workload::Phase::kDecode;
+    // Any step leaves requests mid-generation until the tenant runs dry (on_piece_done).
+    if (phase == workload::Phase::kPrefill || phase == workload::Phase::kDecode) {
+      ctx.decoding = true;
+    }
     if (done) done(d);
   };
   auto& c = contexts_[i];

@@ -38,7 +38,7 @@ struct TenantSnapshot {
   bool has_work = false;  // a kernel queued or in flight
   // Phase of the next kernel to launch; kUnspecified when nothing is queued.
   workload::Phase next_phase = workload::Phase::kUnspecified;
-  // Its last finished submission was a decode step: it has requests mid-generation.
+  // It has requests mid-generation: it finished a prefill or decode step since it last ran dry.
   bool decoding = false;
   PhaseObservation prefill{};
   PhaseObservation decode{};
