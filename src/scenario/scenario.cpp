@@ -166,7 +166,7 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
 Result<gpu::ModeOptions> parse_mode_options(const ConfigNode& n) {
   TESSERA_TRY(
       n.check_keys({"time_slice", "context_switch", "mps_active_thread_percentage", "atom_duration",
-                    "right_sizing", "dvfs", "latency_slip", "remap_cost"}));
+                    "right_sizing", "dvfs", "latency_slip", "remap_cost", "remap_min_residency"}));
   gpu::ModeOptions o;
   TESSERA_ASSIGN_OR_RETURN(o.time_slice, n.duration_or("time_slice", o.time_slice));
   if (o.time_slice <= 0) return std::unexpected(n.at("time_slice")->error("must be > 0"));
@@ -192,6 +192,8 @@ Result<gpu::ModeOptions> parse_mode_options(const ConfigNode& n) {
                                                    o.latency_slip)));
   }
   TESSERA_ASSIGN_OR_RETURN(o.remap_cost, n.duration_or("remap_cost", o.remap_cost));
+  TESSERA_ASSIGN_OR_RETURN(o.remap_min_residency,
+                           n.duration_or("remap_min_residency", o.remap_min_residency));
   return o;
 }
 

@@ -95,7 +95,8 @@ TEST(ScenarioParse, ModeOptionsSetTheSchedulersKnobs) {
   auto r =
       parse_scenario(mutate("tenants:",
                             "mode_options: {atom_duration: 100us, right_sizing: true, dvfs: true, "
-                            "latency_slip: 0.05, remap_cost: 20us}\ntenants:"),
+                            "latency_slip: 0.05, remap_cost: 20us, remap_min_residency: 5ms}"
+                            "\ntenants:"),
                      "ok.yaml", "/data");
   ASSERT_TRUE(r.has_value()) << r.error().message();
   EXPECT_EQ(r->mode_options.atom_duration, core::micros(100));
@@ -103,6 +104,7 @@ TEST(ScenarioParse, ModeOptionsSetTheSchedulersKnobs) {
   EXPECT_TRUE(r->mode_options.dvfs);
   EXPECT_DOUBLE_EQ(r->mode_options.latency_slip, 0.05);
   EXPECT_EQ(r->mode_options.remap_cost, core::micros(20));
+  EXPECT_EQ(r->mode_options.remap_min_residency, core::millis(5));
   // Left out, each keeps its documented default.
   auto d = parse_scenario(mutate("tenants:", "mode_options: {time_slice: 1ms}\ntenants:"),
                           "ok.yaml", "/data");
@@ -112,6 +114,7 @@ TEST(ScenarioParse, ModeOptionsSetTheSchedulersKnobs) {
   EXPECT_FALSE(d->mode_options.dvfs);
   EXPECT_DOUBLE_EQ(d->mode_options.latency_slip, gpu::ModeOptions{}.latency_slip);
   EXPECT_EQ(d->mode_options.remap_cost, gpu::ModeOptions{}.remap_cost);
+  EXPECT_EQ(d->mode_options.remap_min_residency, gpu::ModeOptions{}.remap_min_residency);
 }
 
 TEST(ScenarioParse, BuiltInDemoParses) {
