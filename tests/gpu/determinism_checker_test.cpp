@@ -3,9 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -510,6 +512,53 @@ TEST(DeterminismChecker, ARejectedSubmissionIsNotExpected) {
   exec.run_all();
   EXPECT_TRUE(mode.verdict());
   EXPECT_EQ(mode.checker().kernels_checked(), 2);
+}
+
+// Random tilings of random grids, atoms completing in random order: every exact tiling passes;
+// the same tiling with one atom dropped (the kernel reported done) or one atom repeated fails.
+TEST(DeterminismChecker, TilingPropertyOnRandomAtoms) {
+  std::mt19937_64 rng(314159);  // fixed seed: the same cases every run
+  enum class Break { kNone, kDrop, kRepeat };
+  for (int trial = 0; trial < 300; ++trial) {
+    const auto blocks = static_cast<std::int64_t>(1 + rng() % 200);
+    const auto seq = sequence({kernel("k", blocks)});
+    const workload::Kernel& k = seq->groups[0].kernels[0];
+    std::vector<device::BlockRange> atoms;
+    for (std::int64_t b = 0; b < blocks;) {
+      const auto len = static_cast<std::int64_t>(1 + rng() % 40);
+      atoms.push_back({.begin = b, .end = std::min(blocks, b + len)});
+      b = atoms.back().end;
+    }
+    std::shuffle(atoms.begin(), atoms.end(), rng);
+    const auto mode = static_cast<Break>(trial % 3);
+    if (mode == Break::kDrop && atoms.size() > 1) atoms.pop_back();
+    if (mode == Break::kRepeat) {
+      // Before the last atom, so the kernel is still being tiled when the repeat arrives.
+      const auto copy = atoms[rng() % atoms.size()];
+      atoms.insert(atoms.end() - 1, copy);
+    }
+    DeterminismChecker c;
+    const auto number = c.on_submit(1, seq);
+    for (const auto& a : atoms) {
+      c.on_kernel_complete({.stream = 0,
+                            .context = 1,
+                            .bandwidth_domain = 0,
+                            .kernel = &k,
+                            .submission_tag = 0,
+                            .start = 0,
+                            .end = 10,
+                            .sms = 1,
+                            .blocks = a});
+    }
+    c.on_done(1, number);
+    const bool broken =
+        (mode == Break::kDrop && c.kernels_checked() == 0) || mode == Break::kRepeat;
+    EXPECT_EQ(c.finish().has_value(), broken)
+        << "trial " << trial << ", " << blocks << " blocks, " << atoms.size() << " atoms";
+    if (!broken) {
+      EXPECT_EQ(c.kernels_checked(), 1) << "trial " << trial;
+    }
+  }
 }
 
 // The foundation's baselines, wrapped, on the fake device: two tenants, several submissions each.
