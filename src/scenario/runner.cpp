@@ -100,7 +100,9 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
   for (std::size_t g = 0; g < gpus.size(); ++g) {
     auto& slot = gpus[g];
     TESSERA_ASSIGN_OR_RETURN(slot.device, sim::SimGpu::create(engine, s.gpu, s.sim_options));
-    TESSERA_ASSIGN_OR_RETURN(auto inner, gpu::make_sharing_mode(mode_name, s.mode_options));
+    TESSERA_ASSIGN_OR_RETURN(auto inner, options.make_mode
+                                             ? options.make_mode(mode_name, s.mode_options)
+                                             : gpu::make_sharing_mode(mode_name, s.mode_options));
     slot.mode = std::make_unique<gpu::CheckedMode>(std::move(inner));
     const auto attached = exclusive ? std::span(infos).subspan(g, 1) : std::span(infos);
     TESSERA_TRY(core::with_context(slot.mode->attach(*slot.device, attached),

@@ -2,6 +2,7 @@
 // Runs a scenario under each of its sharing modes on the simulated GPU and gathers the report.
 
 #include <functional>
+#include <memory>
 #include <string_view>
 
 #include "tessera/core/error.hpp"
@@ -24,6 +25,11 @@ struct RunOptions {
   // Called about once per simulated second and at the end of each mode (from simulated time
   // only; throttling to the terminal is the caller's business).
   std::function<void(const Progress&)> progress;
+  // Makes the sharing mode a scenario names; empty: the registry (gpu::make_sharing_mode). For
+  // experiments that run a mode the registry does not offer (a policy variant under study).
+  std::function<core::Result<std::unique_ptr<gpu::SharingMode>>(std::string_view mode,
+                                                                const gpu::ModeOptions& options)>
+      make_mode;
 };
 
 core::Result<metrics::RunReport> run_scenario(const Scenario& scenario, const RunOptions& options);
