@@ -118,11 +118,13 @@ core::Status CoGpuMode::submit(TenantId tenant, workload::KernelSequencePtr sequ
   return {};
 }
 
-RemapSnapshot CoGpuMode::snapshot() const {
-  RemapSnapshot s{.now = device_->executor().now(),
-                  .grid = grid_,
-                  .min_residency = options_.remap_min_residency,
-                  .tenants = {}};
+const RemapSnapshot& CoGpuMode::snapshot() {
+  // Filled in place: the tenants' vector keeps its capacity from one decision to the next.
+  RemapSnapshot& s = snapshot_;
+  s.now = device_->executor().now();
+  s.grid = grid_;
+  s.min_residency = options_.remap_min_residency;
+  s.tenants.clear();
   for (std::size_t i = 0; i < contexts_.size(); ++i) {
     const auto& c = contexts_[i];
     const auto& info = tenants_.info(i);
@@ -150,6 +152,9 @@ void CoGpuMode::decide() {
                             fmt::format("remap policy '{}' returned {} targets for {} tenants",
                                         policy_->name(), targets.sms.size(), contexts_.size())));
   }
+  // Most completions change nothing: then the partitions stand as they are.
+  if (targets.sms == last_targets_) return schedule_residency_check();
+  last_targets_ = targets.sms;
   std::vector<int> ordered;
   for (const auto i : layout_order_) ordered.push_back(targets.sms[i]);
   auto layout = plan_physical_contexts(grid_, ordered);

@@ -82,7 +82,7 @@ class CoGpuMode final : public SharingMode, private device::DeviceObserver {
     core::Nanos sm_since = 0;
   };
 
-  RemapSnapshot snapshot() const;
+  const RemapSnapshot& snapshot();
   void decide();
   void retarget(std::size_t i, const device::SmMask& target);
   void pump();
@@ -106,6 +106,8 @@ class CoGpuMode final : public SharingMode, private device::DeviceObserver {
   PartitionGrid grid_;
   std::vector<std::size_t> layout_order_;  // latency-critical first, so partitions move little
   std::vector<Context> contexts_;          // attach order
+  RemapSnapshot snapshot_;                 // reused by every decision
+  std::vector<int> last_targets_;          // the policy's last answer, attach order
   core::Nanos attached_at_ = 0;
   int busy_ = 0;  // inside a completion: submissions wait for its pump
   std::optional<device::TimerId> residency_timer_;
