@@ -169,21 +169,52 @@ core::Status LithosMode::submit(TenantId tenant, workload::KernelSequencePtr seq
   return {};
 }
 
-int LithosMode::tpc_need(std::size_t tenant, const workload::Kernel& kernel) const {
+int LithosMode::usable_tpcs(const workload::Kernel& kernel) const {
   const auto& spec = device_->spec();
   // A grid spreads one block per SM before stacking blocks, so TPCs past its block count would
   // idle; they stay free to lend.
   const std::int64_t grid_tpcs =
       (kernel.blocks + spec.sms_per_tpc - 1) / std::max(1, spec.sms_per_tpc);
-  const int usable = static_cast<int>(std::min<std::int64_t>(grid_tpcs, spec.tpcs));
-  if (!options_.right_sizing) return usable;
-  const int owned = scheduler_->owned_count(tenant);
-  const int max = std::min(usable, owned > 0 ? owned : spec.tpcs);
-  if (const auto fit = profiles_.fit(kernel)) return right_size(*fit, max, options_.latency_slip);
-  // A curve needs two TPC counts: after a first run on all of them, run once on half.
+  return static_cast<int>(std::min<std::int64_t>(grid_tpcs, spec.tpcs));
+}
+
+int LithosMode::tpc_need(const workload::Kernel& kernel) const {
+  const int max = usable_tpcs(kernel);
+  if (!options_.right_sizing) return max;
+  // Right-sizing walks down from `max` on measured latencies (at the boost clock), never past
+  // what it has seen to be within the slip of the latency on `max`:
+  //  - best: the fewest TPCs seen whose latency is within (1 + slip) of the one on max;
+  //  - the next count tried is the fewest that stays within that bound even if the kernel were
+  //    compute-bound below best (latency x best / t), so a step does not break the slip;
+  //  - the fitted curve (right_size) may stop the walk earlier, never push it further.
+  // A count seen and found too slow is not tried again.
   const auto seen = profiles_.samples(kernel);
-  if (seen.size() == 1 && seen.front().tpcs == max) return std::max(1, max / 2);
-  return max;
+  const auto at = [&](int t) -> const LatencySample* {
+    for (const auto& s : seen) {
+      if (s.tpcs == t) return &s;
+    }
+    return nullptr;
+  };
+  const LatencySample* ref = at(max);
+  if (ref == nullptr || !(ref->latency_ns > 0)) return max;
+  const double bound = (1 + options_.latency_slip) * ref->latency_ns;
+  int best = max;
+  double best_ns = ref->latency_ns;
+  for (const auto& s : seen) {
+    if (s.tpcs < best && s.latency_ns <= bound) {
+      best = s.tpcs;
+      best_ns = s.latency_ns;
+    }
+  }
+  if (best <= 1) return best;
+  // At least one TPC per step, or the walk would stall below 1 + 1/slip TPCs; such a step may
+  // cost a compute-bound kernel more than the slip once (the count is then never tried again).
+  int next = std::clamp(static_cast<int>(std::ceil(best * best_ns / bound - 1e-9)), 1, best - 1);
+  if (const auto fit = profiles_.fit(kernel)) {
+    next = std::max(next, right_size(*fit, max, options_.latency_slip));
+  }
+  if (next >= best || at(next) != nullptr) return best;
+  return next;
 }
 
 void LithosMode::schedule() {
@@ -201,7 +232,7 @@ void LithosMode::schedule() {
       st.has_work = !s.context.idle();
       st.ready = !s.busy && s.context.has_next() ? &s.context.next() : nullptr;
       st.next_block = st.ready != nullptr ? s.context.next_block() : 0;
-      st.tpc_need = st.ready != nullptr ? tpc_need(t, *st.ready) : 0;
+      st.tpc_need = st.ready != nullptr ? tpc_need(*st.ready) : 0;
     }
     predictor_->set_clock(device_->clock_mhz());
     scheduler_->decide(tpcs_, states_, now, *predictor_, launches_);
@@ -262,9 +293,8 @@ core::Status LithosMode::launch(const TpcLaunch& l) {
   s.tpcs = l.tpcs;
   s.tpc_count = l.tpc_count;
   s.borrowed = l.borrowed;
-  const int base =
-      scheduler_->owned_count(t) > 0 ? scheduler_->owned_count(t) : device_->spec().tpcs;
-  s.saved_tpcs = options_.right_sizing && l.borrowed == 0 ? std::max(0, base - l.tpc_count) : 0;
+  s.saved_tpcs =
+      options_.right_sizing && l.borrowed == 0 ? std::max(0, usable_tpcs(kernel) - l.tpc_count) : 0;
   s.launched = now;
   s.clock_mhz = device_->clock_mhz();
   TESSERA_TRY(s.context.launch_blocks(l.atom.range.end, now));

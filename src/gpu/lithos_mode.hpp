@@ -9,8 +9,9 @@
 //
 // It learns as it runs: every finished piece feeds KernelProfiles (TPC scaling curves) that
 // predict piece durations for the per-TPC timers and atom sizes. With options.right_sizing each
-// kernel gets the fewest TPCs within latency_slip of its latency on all it may use; a kernel seen
-// at one TPC count only is run once on half of them first (LithOS's two-point profiling). With
+// kernel gets the fewest TPCs within latency_slip of its latency on all it may use, found by
+// walking down from all of them in steps that stay within the slip even for a compute-bound
+// kernel, and cut short where the fitted curve l = m/t + b says further steps would not. With
 // options.dvfs a DvfsGovernor picks the device clock after every piece; the clock is one per
 // device, so the governor weighs every tenant's kernels by their share of the runtime.
 //
@@ -59,7 +60,10 @@ class LithosMode final : public SharingMode {
   void schedule();
   core::Status launch(const TpcLaunch& launch);
   void piece_done(std::size_t tenant, const device::SubmissionDone& done);
-  int tpc_need(std::size_t tenant, const workload::Kernel& kernel) const;
+  // TPCs a kernel's grid can spread over (at most all of them), and how many it is given: that,
+  // or with right-sizing the fewest within latency_slip of it.
+  int usable_tpcs(const workload::Kernel& kernel) const;
+  int tpc_need(const workload::Kernel& kernel) const;
   void tune_clock(const Slot& slot, core::Nanos latency);
   // The state of `tpc` once tenant `finished`'s piece has left it.
   TpcState still_running(std::size_t tpc, std::size_t finished) const;
