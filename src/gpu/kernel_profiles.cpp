@@ -159,7 +159,9 @@ void KernelProfiles::record(const hw::GpuSpec& spec, const workload::Kernel& k,
   if (it == profiles_.end()) it = profiles_.emplace(key_of(k), Profile{}).first;
   Profile& p = it->second;
   if (!at_boost(spec, clock_mhz)) {
-    p.other_clocks.push_back(ClockSample{.clock_mhz = clock_mhz, .latency_ns = whole});
+    Mean& at_clock = p.other_clocks[std::round(clock_mhz)];
+    at_clock.sum_ns += whole;
+    ++at_clock.count;
     return;
   }
   Mean& mean = p.by_tpcs[tpcs];
@@ -239,8 +241,13 @@ std::vector<LatencySample> KernelProfiles::samples(const workload::Kernel& k) co
 }
 
 std::vector<ClockSample> KernelProfiles::clock_samples(const workload::Kernel& k) const {
-  const Profile* p = find(k);
-  return p == nullptr ? std::vector<ClockSample>{} : p->other_clocks;
+  std::vector<ClockSample> out;
+  if (const Profile* p = find(k)) {
+    for (const auto& [clock, m] : p->other_clocks) {
+      out.push_back({.clock_mhz = clock, .latency_ns = m.sum_ns / static_cast<double>(m.count)});
+    }
+  }
+  return out;
 }
 
 std::size_t KernelProfiles::kernels() const {

@@ -97,14 +97,16 @@ class KernelProfiles {
   // `latency`. Atoms (blocks_run < blocks) are scaled to a whole-grid equivalent by waves (a wave
   // on t TPCs is t * sms_per_tpc * blocks_per_sm blocks). Runs at the boost clock feed the
   // scaling curve; runs at other clocks are kept as clock samples (for DVFS sensitivity).
-  // Observations that cannot be used (tpcs < 1, blocks_run < 1, negative latency, a kernel that
-  // does not fit on an SM) are ignored: they carry no information about the curve.
+  // Observations that cannot be used (tpcs < 1, blocks_run outside [1, blocks], negative latency,
+  // a non-positive clock, a kernel that does not fit on an SM) are ignored: they carry no
+  // information about the curve.
   void record(const hw::GpuSpec& spec, const workload::Kernel& k, std::int64_t blocks_run, int tpcs,
               double clock_mhz, core::Nanos latency);
 
   // Predicted latency of `blocks` blocks of `k` on `tpcs` TPCs at the boost clock: from the fit
   // when two or more TPC counts were seen, from the nearest seen TPC count scaled by waves when
-  // only one was, nullopt when the kernel was never seen at the boost clock.
+  // only one was; nullopt when the kernel was never seen at the boost clock, or blocks or tpcs is
+  // below 1.
   std::optional<core::Nanos> predict(const hw::GpuSpec& spec, const workload::Kernel& k,
                                      std::int64_t blocks, int tpcs) const;
 
@@ -112,7 +114,9 @@ class KernelProfiles {
   std::optional<ScalingFit> fit(const workload::Kernel& k) const;
   // Per TPC count seen at the boost clock (ascending), the mean whole-grid latency.
   std::vector<LatencySample> samples(const workload::Kernel& k) const;
-  // Whole-grid latencies seen at other clocks, in observation order.
+  // Per clock other than boost (whole MHz, ascending), the mean whole-grid latency seen there.
+  // Means, not every observation: a long run at a lowered clock would otherwise grow without
+  // bound.
   std::vector<ClockSample> clock_samples(const workload::Kernel& k) const;
   // Kernels with at least one usable observation.
   std::size_t kernels() const;
@@ -123,9 +127,9 @@ class KernelProfiles {
     std::int64_t count = 0;
   };
   struct Profile {
-    std::map<int, Mean> by_tpcs;  // at the boost clock
-    std::vector<ClockSample> other_clocks;
-    std::optional<ScalingFit> fit;  // refitted when a new TPC count appears or a mean moves
+    std::map<int, Mean> by_tpcs;          // at the boost clock
+    std::map<double, Mean> other_clocks;  // by clock rounded to whole MHz
+    std::optional<ScalingFit> fit;        // refitted when a new TPC count appears or a mean moves
   };
   const Profile* find(const workload::Kernel& k) const;
 

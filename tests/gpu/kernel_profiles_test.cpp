@@ -191,13 +191,17 @@ TEST(KernelProfiles, KeepsOtherClocksApartAndIgnoresUnusableRuns) {
   const auto k = gemm();
   EXPECT_FALSE(p.predict(spec, k, 256, 8));  // never seen
   p.record(spec, k, 256, 8, 700, 3000);
+  p.record(spec, k, 128, 8, 700.2, 1600);  // half the grid: 2 of 4 waves, 3200 whole
+  p.record(spec, k, 256, 8, 600, 4000);
   EXPECT_EQ(p.kernels(), 1u);
   EXPECT_TRUE(p.samples(k).empty());
   EXPECT_FALSE(p.predict(spec, k, 256, 8));  // only seen below boost
   const auto clocks = p.clock_samples(k);
-  ASSERT_EQ(clocks.size(), 1u);
-  EXPECT_EQ(clocks[0].clock_mhz, 700);
-  EXPECT_EQ(clocks[0].latency_ns, 3000);
+  ASSERT_EQ(clocks.size(), 2u);  // per clock, ascending; 700.2 MHz counts as 700
+  EXPECT_EQ(clocks[0].clock_mhz, 600);
+  EXPECT_EQ(clocks[0].latency_ns, 4000);
+  EXPECT_EQ(clocks[1].clock_mhz, 700);
+  EXPECT_EQ(clocks[1].latency_ns, 3100);
 
   auto huge = gemm();
   huge.name = "huge";
