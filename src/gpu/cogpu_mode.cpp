@@ -102,9 +102,15 @@ core::Status CoGpuMode::submit(TenantId tenant, workload::KernelSequencePtr sequ
   const auto phase = sequence ? sequence->phase : workload::Phase::kUnspecified;
   auto observe = [this, i, phase, done = std::move(done)](const device::SubmissionDone& d) {
     auto& ctx = contexts_[i];
-    const PhaseObservation seen{.latency = d.finished - d.started, .sms = ctx.mask.count()};
+    PhaseObservation seen{.latency = d.finished - d.started, .sms = ctx.mask.count()};
     if (phase == workload::Phase::kPrefill) ctx.prefill = seen;
-    if (phase == workload::Phase::kDecode) ctx.decode = seen;
+    if (phase == workload::Phase::kDecode) {
+      // What a running request sees between two of its tokens: the time since the previous
+      // decode step ended, prefills and remap waits in between included.
+      if (ctx.last_decode_end >= 0) seen.latency = d.finished - ctx.last_decode_end;
+      ctx.last_decode_end = d.finished;
+      ctx.decode = seen;
+    }
     // Any step leaves requests mid-generation until the tenant runs dry (on_piece_done).
     if (phase == workload::Phase::kPrefill || phase == workload::Phase::kDecode) {
       ctx.decoding = true;
@@ -337,7 +343,10 @@ void CoGpuMode::on_piece_done(std::size_t i, const device::SubmissionDone& done)
   auto st = c.vc.piece_finished(done.finished);
   --busy_;
   if (!st) return fail(st.error().with_context(name()));
-  if (c.vc.idle()) c.decoding = false;  // no request is mid-generation any more
+  if (c.vc.idle()) {  // no request is mid-generation any more
+    c.decoding = false;
+    c.last_decode_end = -1;
+  }
   if (busy_ == 0) pump();
 }
 

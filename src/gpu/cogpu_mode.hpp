@@ -78,7 +78,8 @@ class CoGpuMode final : public SharingMode, private device::DeviceObserver {
     PhaseObservation prefill;
     PhaseObservation decode;
     bool decoding = false;
-    double sm_ns = 0;  // integral of owned SMs over time
+    core::Nanos last_decode_end = -1;  // while decoding: when its last decode step ended
+    double sm_ns = 0;                  // integral of owned SMs over time
     core::Nanos sm_since = 0;
   };
 

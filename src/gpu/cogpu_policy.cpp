@@ -11,7 +11,12 @@ RemapTargets CoGpuPolicy::decide(const RemapSnapshot& s) const {
     const auto phase = t.next_phase != workload::Phase::kUnspecified ? t.next_phase
                        : t.decoding                                  ? workload::Phase::kDecode
                                                                      : workload::Phase::kPrefill;
-    claims.push_back({.tenant = i, .demand = slo_demand(s, t, phase), .tier = -t.priority});
+    // Prefill is compute-bound: every SM shortens it, and its time adds to the TTFT of every
+    // request queued behind it and to the TPOT of every running one. The SLO's slack is taken
+    // from decode steps, which are memory-bound and lose little with fewer SMs.
+    const int demand =
+        phase == workload::Phase::kDecode ? slo_demand(s, t, phase) : s.grid.usable_sms;
+    claims.push_back({.tenant = i, .demand = demand, .tier = -t.priority});
   }
   return allocate(s, std::move(claims));
 }

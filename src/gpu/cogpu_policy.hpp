@@ -1,7 +1,9 @@
 #pragma once
 // "cogpu": CoGPU's default SLO-aware remap policy (§4.3). Latency-critical tenants with work get
-// the SMs their next step needs to meet its SLO (slo_demand), higher priority first; best-effort
-// tenants get the rest; when no inference has work, everything goes to best-effort.
+// the SMs their next step needs, higher priority first: a decode step what meets its TPOT budget
+// (slo_demand), any other step (prefill, or work without a phase) every usable SM, since its
+// time delays every request behind it. Best-effort tenants get the rest; when no inference has
+// work, everything goes to best-effort.
 
 #include "tessera/gpu/remap_policy.hpp"
 

@@ -23,7 +23,9 @@
 namespace tessera::gpu {
 
 // A tenant's last finished submission of one phase: how long it ran on the device (first kernel
-// start to last kernel end) and on how many SMs it finished. latency 0: none observed yet.
+// start to last kernel end; for a decode step of a tenant that was already decoding, the time
+// since its previous decode step ended, which is what a running request waits per token) and on
+// how many SMs it finished. latency 0: none observed yet.
 struct PhaseObservation {
   core::Nanos latency = 0;
   int sms = 0;

@@ -62,6 +62,15 @@ TEST(CoGpuPolicy, GivesInferenceWhatItsSloNeedsAndTrainingTheRest) {
   EXPECT_THAT(t.sms, ElementsAre(32, 96));
 }
 
+TEST(CoGpuPolicy, PrefillGetsEverySmEvenWithTtftSlackButDecodeIsSized) {
+  auto chat = lc(1, Phase::kPrefill, 32);
+  chat.prefill = {.latency = core::millis(20), .sms = 32};  // far inside its 200 ms budget
+  chat.decode = {.latency = core::millis(10), .sms = 64};
+  EXPECT_THAT(CoGpuPolicy().decide(snap({chat, training(2, 96)})).sms, ElementsAre(120, 8));
+  chat.next_phase = Phase::kDecode;
+  EXPECT_THAT(CoGpuPolicy().decide(snap({chat, training(2, 96)})).sms, ElementsAre(32, 96));
+}
+
 TEST(CoGpuPolicy, UnseenInferenceGetsAllButTrainingsFloor) {
   const auto t = CoGpuPolicy().decide(snap({lc(1, Phase::kPrefill, 64), training(2, 64)}));
   EXPECT_THAT(t.sms, ElementsAre(120, 8));
