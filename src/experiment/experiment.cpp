@@ -97,7 +97,7 @@ bool has_row(const Experiment& e, const scenario::Scenario& s, const std::string
 }
 
 bool needs_exclusive(const Metric& m) {
-  return m.quantity == Quantity::kNormalizedThroughput ||
+  return m.quantity == Quantity::kNormalizedThroughput || m.quantity == Quantity::kE2eP99VsAlone ||
          m.quantity == Quantity::kAggregateNormalizedThroughput ||
          m.quantity == Quantity::kTrainingNormalizedThroughput;
 }

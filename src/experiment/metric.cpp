@@ -71,6 +71,28 @@ Result<double> normalized(const metrics::RunReport& report, const metrics::Tenan
   return throughput(t) / reference;
 }
 
+Result<double> e2e_p99(const metrics::TenantReport& t, std::string_view what) {
+  TESSERA_ASSIGN_OR_RETURN(const auto* s, inference_of(t, what));
+  return statistic(s->e2e_ms, s->e2e_ms.p99, t, what);
+}
+
+Result<double> e2e_p99_vs_alone(const metrics::RunReport& report, const metrics::TenantReport& t,
+                                std::string_view what) {
+  auto alone_mode = find_mode(report, "exclusive");
+  if (!alone_mode) {
+    return std::unexpected(missing(
+        fmt::format("{} needs the exclusive mode (each tenant alone) in the same run", what)));
+  }
+  TESSERA_ASSIGN_OR_RETURN(const auto* alone, find_tenant(**alone_mode, t.name));
+  TESSERA_ASSIGN_OR_RETURN(const double reference, e2e_p99(*alone, what));
+  TESSERA_ASSIGN_OR_RETURN(const double value, e2e_p99(t, what));
+  if (reference <= 0) {
+    return std::unexpected(
+        missing(fmt::format("'{}' has a zero e2e P99 alone, so no ratio can be formed", t.name)));
+  }
+  return value / reference;
+}
+
 Result<double> tenant_value(const metrics::RunReport& report, const metrics::TenantReport& t,
                             const Metric& metric) {
   const std::string what = label(metric);
@@ -83,10 +105,8 @@ Result<double> tenant_value(const metrics::RunReport& report, const metrics::Ten
       TESSERA_ASSIGN_OR_RETURN(const auto* s, inference_of(t, what));
       return statistic(s->tpot_ms, s->tpot_ms.p99, t, what);
     }
-    case Quantity::kE2eP99Ms: {
-      TESSERA_ASSIGN_OR_RETURN(const auto* s, inference_of(t, what));
-      return statistic(s->e2e_ms, s->e2e_ms.p99, t, what);
-    }
+    case Quantity::kE2eP99Ms: return e2e_p99(t, what);
+    case Quantity::kE2eP99VsAlone: return e2e_p99_vs_alone(report, t, what);
     case Quantity::kTtftMeanMs: {
       TESSERA_ASSIGN_OR_RETURN(const auto* s, inference_of(t, what));
       return statistic(s->ttft_ms, s->ttft_ms.mean, t, what);
@@ -130,6 +150,7 @@ std::string label(const Metric& metric) {
     case Quantity::kTtftP99Ms: return who + "ttft p99 ms";
     case Quantity::kTpotP99Ms: return who + "tpot p99 ms";
     case Quantity::kE2eP99Ms: return who + "e2e p99 ms";
+    case Quantity::kE2eP99VsAlone: return who + "p99 x alone";
     case Quantity::kTtftMeanMs: return who + "ttft mean ms";
     case Quantity::kTpotMeanMs: return who + "tpot mean ms";
     case Quantity::kSloViolationPct: return who + "slo miss %";

@@ -14,6 +14,9 @@ enum class Quantity {
   kTtftP99Ms,  // a tenant's time to first token, 99th percentile
   kTpotP99Ms,  // a tenant's time per output token after the first, 99th percentile
   kE2eP99Ms,   // a tenant's request latency (arrival to last token), 99th percentile
+  // A tenant's e2e P99 over its e2e P99 alone on a GPU (the run's `exclusive` mode): how far a
+  // policy keeps it from the physical limit (the goal: within 1.2x).
+  kE2eP99VsAlone,
   kTtftMeanMs,
   kTpotMeanMs,
   kSloViolationPct,  // a tenant's arrived requests that missed a target or did not finish, in %

@@ -95,6 +95,14 @@ TEST(Claim, AggregateThroughputIsRelativeToEachTenantAlone) {
   EXPECT_NEAR(*t, 0.8, 1e-12);
 }
 
+TEST(Claim, TailAgainstRunningAlone) {
+  const Metric vs_alone{.quantity = Quantity::kE2eP99VsAlone, .tenant = "hp", .counter = ""};
+  auto v = metric_value(report(), vs_alone, "time-slicing");
+  ASSERT_TRUE(v.has_value()) << v.error().message();
+  EXPECT_DOUBLE_EQ(*v, 4.0);  // 400 ms against 100 ms alone
+  EXPECT_TRUE(lower_is_better(vs_alone));
+}
+
 TEST(Claim, BestOfSeveralBaselinesIsTheStrongest) {
   const Claim c{.statement = "HP P99 vs best prior",
                 .metric = hp_p99(),
