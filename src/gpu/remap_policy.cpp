@@ -28,46 +28,38 @@ bool may_shrink(const RemapSnapshot& s, const TenantSnapshot& t) {
   return !t.latency_critical || s.now - t.last_change >= s.min_residency;
 }
 
-// Grants `demands` (same order as `who`) out of `budget` SMs on the grid: everything when it
-// fits, otherwise the minimum each (in order, while it lasts) and the rest in proportion to what
-// each still asks, in whole granules, leftovers one granule at a time in order.
+// Adds `demands` (extra SMs, multiples of the granularity; same order as `who`) out of `budget`:
+// everything when it fits, otherwise in proportion to what each asks, in whole granules, the
+// granules that do not divide going one at a time in order.
 void grant_tier(const PartitionGrid& grid, const std::vector<std::size_t>& who,
                 const std::vector<int>& demands, int& budget, std::vector<int>& grants) {
   const int total = std::accumulate(demands.begin(), demands.end(), 0);
   if (total <= budget) {
-    for (std::size_t k = 0; k < who.size(); ++k) grants[who[k]] = demands[k];
+    for (std::size_t k = 0; k < who.size(); ++k) grants[who[k]] += demands[k];
     budget -= total;
     return;
   }
   const int g = grid.granularity;
-  std::vector<int> got(who.size(), 0);
-  std::vector<int> want(who.size(), 0);  // granules still asked beyond the minimum
-  for (std::size_t k = 0; k < who.size(); ++k) {
-    if (demands[k] == 0 || budget < grid.min_sms) continue;
-    got[k] = grid.min_sms;
-    budget -= grid.min_sms;
-    want[k] = (demands[k] - grid.min_sms) / g;
-  }
+  std::vector<int> want(who.size(), 0);
+  for (std::size_t k = 0; k < who.size(); ++k) want[k] = demands[k] / g;
   const int want_total = std::accumulate(want.begin(), want.end(), 0);
   const int have = budget / g;
-  if (want_total > 0 && have > 0) {
-    int given = 0;
-    for (std::size_t k = 0; k < who.size(); ++k) {
-      const int share = static_cast<int>(static_cast<std::int64_t>(want[k]) * have / want_total);
-      got[k] += share * g;
-      want[k] -= share;
-      given += share;
-    }
-    for (std::size_t k = 0; given < have && k < who.size(); ++k) {
-      if (want[k] > 0 && got[k] > 0) {
-        got[k] += g;
-        --want[k];
-        ++given;
-      }
-    }
-    budget -= given * g;
+  if (want_total == 0 || have == 0) return;
+  int given = 0;
+  for (std::size_t k = 0; k < who.size(); ++k) {
+    const int share = static_cast<int>(static_cast<std::int64_t>(want[k]) * have / want_total);
+    grants[who[k]] += share * g;
+    want[k] -= share;
+    given += share;
   }
-  for (std::size_t k = 0; k < who.size(); ++k) grants[who[k]] = got[k];
+  for (std::size_t k = 0; given < have && k < who.size(); ++k) {
+    if (want[k] > 0) {
+      grants[who[k]] += g;
+      --want[k];
+      ++given;
+    }
+  }
+  budget -= given * g;
 }
 
 }  // namespace
@@ -124,13 +116,21 @@ RemapTargets allocate(const RemapSnapshot& s, std::vector<Claim> claims) {
 
   std::stable_sort(claims.begin(), claims.end(),
                    [](const Claim& a, const Claim& b) { return a.tier < b.tier; });
+  // Every claim first gets the minimum partition, while SMs last: a lower tier delays a higher
+  // one's growth, never its progress.
+  for (const auto& c : claims) {
+    if (c.demand > 0 && budget >= s.grid.min_sms) {
+      grants[c.tenant] = s.grid.min_sms;
+      budget -= s.grid.min_sms;
+    }
+  }
   for (std::size_t i = 0; i < claims.size();) {
     std::vector<std::size_t> who;
     std::vector<int> demands;
     const int tier = claims[i].tier;
     for (; i < claims.size() && claims[i].tier == tier; ++i) {
       who.push_back(claims[i].tenant);
-      demands.push_back(claims[i].demand);
+      demands.push_back(std::max(0, claims[i].demand - grants[claims[i].tenant]));
     }
     grant_tier(s.grid, who, demands, budget, grants);
   }

@@ -85,9 +85,9 @@ inline constexpr double kSloStepBudget = 0.5;
 // observation it asks for every usable SM: isolation first, until the tenant has been seen.
 int slo_demand(const RemapSnapshot& snapshot, const TenantSnapshot& tenant, workload::Phase phase);
 
-// A latency-critical tenant's request for SMs. Lower tiers are served first; within a tier,
-// demands that do not all fit are scaled down in proportion (each keeping at least the minimum
-// partition while SMs last).
+// A latency-critical tenant's request for SMs. Every claim first gets the minimum partition
+// (while SMs last); then lower tiers are served first, and within a tier demands that do not all
+// fit are scaled down in proportion.
 struct Claim {
   std::size_t tenant;  // index into snapshot.tenants
   int demand;          // SMs

@@ -17,18 +17,12 @@ RemapTargets TpotFirstPolicy::decide(const RemapSnapshot& s) const {
     const auto& t = s.tenants[i];
     if (!t.latency_critical || !t.has_work) continue;
     const int rank = -std::clamp(t.priority, -kPrefillTiers / 4, kPrefillTiers / 4);
-    if (t.next_phase == workload::Phase::kDecode) {
-      claims.push_back(
-          {.tenant = i, .demand = slo_demand(s, t, workload::Phase::kDecode), .tier = rank});
-    } else if (t.decoding) {
-      // A new prefill joins running requests: it keeps the decode reservation and grows no
-      // further than the larger of the decode need and its own TPOT-bounded need.
-      const int decode = slo_demand(s, t, workload::Phase::kDecode);
-      const int prefill = slo_demand(s, t, workload::Phase::kPrefill);
-      claims.push_back({.tenant = i,
-                        .demand = t.prefill.latency > 0 ? std::max(decode, prefill) : decode,
-                        .tier = rank});
+    if (t.decoding || t.next_phase == workload::Phase::kDecode) {
+      // Requests are mid-generation: every step of this tenant delays their next token.
+      claims.push_back({.tenant = i, .demand = s.grid.usable_sms, .tier = rank});
     } else {
+      // A new prefill with no request generating: its share waits for every reservation and
+      // is sized only to its TTFT budget.
       claims.push_back({.tenant = i,
                         .demand = slo_demand(s, t, workload::Phase::kPrefill),
                         .tier = kPrefillTiers + rank});

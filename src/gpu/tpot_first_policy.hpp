@@ -1,10 +1,11 @@
 #pragma once
 // "tpot-first": CoGPU's policy for bursty LLM serving (§6.3) that protects time per output token.
-// A latency-critical tenant with requests mid-generation keeps SMs reserved for its decode steps,
-// and those reservations are served before any prefill, whatever the priorities. A new prefill
-// of a tenant that is decoding runs on the decode reservation instead of growing the partition:
-// its share is delayed, which costs TTFT (the paper's trade-off). Prefills of tenants that are
-// not decoding are sized as cogpu sizes them, after every decode reservation.
+// A latency-critical tenant with requests mid-generation gets SMs reserved for it, every usable
+// one, for all its steps (a prefill joining running requests delays their tokens as much as a slow
+// decode step does), and these reservations are served before any new prefill, whatever the
+// priorities. A new prefill of a tenant with nothing generating gets only the share its TTFT
+// budget needs (slo_demand), after every reservation: its share is delayed, which costs TTFT and
+// gives best-effort work more (the paper's trade-off).
 
 #include "tessera/gpu/remap_policy.hpp"
 

@@ -98,7 +98,7 @@ TEST(CoGpuPolicy, HigherPriorityInferenceIsServedFirst) {
   auto high = lc(2, Phase::kPrefill);
   high.priority = 5;
   const auto t = CoGpuPolicy().decide(snap({low, high}));
-  EXPECT_THAT(t.sms, ElementsAre(0, 128));
+  EXPECT_THAT(t.sms, ElementsAre(8, 120));  // the lower priority keeps a minimum partition
 }
 
 // A burst: tenant 1 has a prefill that wants the whole GPU while tenant 2 is decoding.
@@ -114,21 +114,22 @@ TEST(TpotFirstPolicy, GivesDecodeMoreThanCoGpuUnderAPrefillBurst) {
   const auto s = prefill_burst();
   const auto cogpu = CoGpuPolicy().decide(s);
   const auto tpot = TpotFirstPolicy().decide(s);
-  // cogpu scales both inference demands down together; tpot-first reserves the decode step's
-  // need first and gives the prefill what is left.
+  // cogpu scales both inference demands down together; tpot-first reserves the GPU for the
+  // decoding tenant first and leaves the new prefill its minimum.
   EXPECT_THAT(cogpu.sms, ElementsAre(88, 32, 8));
-  EXPECT_THAT(tpot.sms, ElementsAre(72, 48, 8));
+  EXPECT_THAT(tpot.sms, ElementsAre(8, 112, 8));
   EXPECT_GT(tpot.sms[1], cogpu.sms[1]);
   EXPECT_LT(tpot.sms[0], cogpu.sms[0]);  // the cost: the prefill's share (TTFT)
 }
 
-TEST(TpotFirstPolicy, ADecodingTenantsNewPrefillRunsOnItsDecodeReservation) {
-  auto chat = lc(1, Phase::kPrefill, 48);
-  chat.decoding = true;
-  chat.decode = {.latency = core::millis(15), .sms = 64};
-  const auto s = snap({chat, training(2, 80)});
-  EXPECT_THAT(TpotFirstPolicy().decide(s).sms, ElementsAre(48, 80));
-  EXPECT_THAT(CoGpuPolicy().decide(s).sms, ElementsAre(120, 8));  // grows for the prefill
+TEST(TpotFirstPolicy, ANewPrefillGetsOnlyItsTtftShareWhileDecodingGetsEverything) {
+  auto chat = lc(1, Phase::kPrefill, 64);
+  chat.prefill = {.latency = core::millis(100), .sms = 64};  // 200 ms budget: 32 SMs
+  const auto idle_start = snap({chat, training(2, 64)});
+  EXPECT_THAT(TpotFirstPolicy().decide(idle_start).sms, ElementsAre(32, 96));
+  EXPECT_THAT(CoGpuPolicy().decide(idle_start).sms, ElementsAre(120, 8));
+  chat.decoding = true;  // the same prefill joining running requests
+  EXPECT_THAT(TpotFirstPolicy().decide(snap({chat, training(2, 64)})).sms, ElementsAre(120, 8));
 }
 
 // Both policies, on many mixed snapshots: sizes on the grid, within the device, and the same
