@@ -147,6 +147,7 @@ core::Result<TpcScheduler> TpcScheduler::make(const hw::GpuSpec& spec,
   s.finite_.reserve(s.owner_.size());
   s.reclaim_.reserve(s.owner_.size());
   s.chosen_.reserve(s.owner_.size());
+  s.finite_all_.reserve(s.owner_.size());
   return s;
 }
 
@@ -187,7 +188,7 @@ void TpcScheduler::take_own(std::size_t t, std::span<const TpcState> tpcs, int w
 }
 
 Atom TpcScheduler::plan_atom(const TenantState& state, int tpc_count, bool borrowing,
-                             const LatencyPredictor& predictor) const {
+                             const LatencyPredictor& predictor, core::Nanos target) const {
   const workload::Kernel& k = *state.ready;
   if (!borrowing) {
     const device::BlockRange rest{.begin = state.next_block, .end = k.blocks};
@@ -200,7 +201,7 @@ Atom TpcScheduler::plan_atom(const TenantState& state, int tpc_count, bool borro
                                    .next_block = state.next_block,
                                    .tpcs = tpc_count,
                                    .whole_latency = predictor.predict(k, k.blocks, tpc_count),
-                                   .target = atom_target_});
+                                   .target = target});
   if (atom.reason == AtomReason::kNotSplittable) {
     atom.predicted = predictor.predict(k, atom.range.size(), tpc_count);
   }
@@ -247,7 +248,7 @@ void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const Tenant
     Plan& plan = plans_[t];
     taken_ |= plan.own;
     if (plan.want_more == 0 && plan.own_count > 0) {
-      plan.atom = plan_atom(st, plan.own_count, false, predictor);
+      plan.atom = plan_atom(st, plan.own_count, false, predictor, atom_target_);
       plan.launch = true;
       // Right-sizing left some of its TPCs unused: they may be lent until this piece ends.
       need_at_[t] = plan.atom.predicted ? now + *plan.atom.predicted : now;
@@ -303,21 +304,35 @@ void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const Tenant
                         });
       finite_.resize(need);
     }
-    // The atom's length depends on how many TPCs it gets; drop TPCs whose owner needs them
-    // before it would end until the atom fits every deadline left (each round drops at least
-    // one TPC, and TPCs of idle owners are never dropped).
+    // The atom's length depends on how many TPCs it gets. Either drop TPCs needed back before
+    // it would end until it fits every deadline left (each round drops at least one TPC, and
+    // TPCs of idle owners are never dropped), or keep them all and cut the atom to end before
+    // the first deadline (at least one wave must fit): whichever hands out more blocks.
+    finite_all_.assign(finite_.begin(), finite_.end());
     while (!chosen_.empty() || !finite_.empty()) {
       const int count = plan.own_count + static_cast<int>(chosen_.size() + finite_.size());
-      plan.atom = plan_atom(st, count, true, predictor);
+      plan.atom = plan_atom(st, count, true, predictor, atom_target_);
       const core::Nanos end = plan.atom.predicted ? now + *plan.atom.predicted : core::kNever;
       if (std::erase_if(finite_, [end](const Candidate& c) { return c.deadline < end; }) == 0) {
         break;
       }
     }
+    if (finite_.size() < finite_all_.size()) {
+      core::Nanos first = core::kNever;
+      for (const auto& c : finite_all_) first = std::min(first, c.deadline);
+      const int count = plan.own_count + static_cast<int>(chosen_.size() + finite_all_.size());
+      const Atom cut = plan_atom(st, count, true, predictor, std::min(atom_target_, first - now));
+      const bool fits = cut.predicted && now + *cut.predicted <= first;
+      const bool a_empty = chosen_.empty() && finite_.empty();
+      if (fits && (a_empty || cut.range.size() > plan.atom.range.size())) {
+        finite_.assign(finite_all_.begin(), finite_all_.end());
+        plan.atom = cut;
+      }
+    }
     const int borrowed = static_cast<int>(chosen_.size() + finite_.size());
     if (borrowed == 0) {
       if (plan.own_count == 0) continue;
-      plan.atom = plan_atom(st, plan.own_count, false, predictor);
+      plan.atom = plan_atom(st, plan.own_count, false, predictor, atom_target_);
     }
     for (const auto* list : {&chosen_, &finite_}) {
       for (const auto& c : *list) {
@@ -330,6 +345,7 @@ void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const Tenant
     plan.borrowed = borrowed;
     plan.reclaimed += taken_back;
     plan.launch = true;
+    need_at_[t] = plan.atom.predicted ? now + *plan.atom.predicted : now;
   }
 
   for (std::size_t t : order_) {

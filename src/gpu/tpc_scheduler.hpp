@@ -13,6 +13,8 @@
 //   need them before the borrowed atom is predicted to end.
 // - Unowned TPCs go by priority: a tenant may take one back from a launch of a less important
 //   tenant (priority, then latency-critical), waiting for at most that atom, as owners do.
+// - Where an owner will need its TPCs back soon, a borrower either leaves them out or keeps
+//   them with its atom cut to end in time (at least one wave), whichever hands out more blocks.
 // - A launch on any borrowed TPC is an atom no longer than the atom target (the atomizer), and a
 //   tenant has at most one piece in flight (the caller reports it ready only when none is), so
 //   best-effort work outstanding on borrowed TPCs is at most one atom per borrower.
@@ -127,7 +129,7 @@ class TpcScheduler {
   // Pass 1 for ready tenant `t`: up to `want` of its own TPCs, free ones first.
   void take_own(std::size_t t, std::span<const TpcState> tpcs, int want);
   Atom plan_atom(const TenantState& state, int tpc_count, bool borrowing,
-                 const LatencyPredictor& predictor) const;
+                 const LatencyPredictor& predictor, core::Nanos target) const;
 
   hw::GpuSpec spec_;
   core::Nanos atom_target_ = 0;
@@ -143,6 +145,7 @@ class TpcScheduler {
   std::vector<core::Nanos> need_at_;  // per tenant: when it needs its own TPCs back
   std::vector<Candidate> finite_;
   std::vector<Candidate> chosen_;
+  std::vector<Candidate> finite_all_;
   std::vector<int> reclaim_;
   TpcSet taken_;
   int free_left_ = 0;     // TPCs with nothing running that this decision has not granted yet

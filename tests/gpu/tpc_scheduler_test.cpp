@@ -256,6 +256,22 @@ TEST(TpcScheduler, LendsIdleTpcsOnlyForAtomsThatEndBeforeTheOwnerNeedsThem) {
   }
 }
 
+TEST(TpcScheduler, CutsTheAtomToEndBeforeTheOwnerNeedsItsTpcs) {
+  auto s = make({critical("chat"), best_effort("train")});
+  const auto k = kernel(4800);
+  WavePredictor p;
+  p.set(k, core::micros(30));  // a full atom would be 8 waves, 240 us
+  auto tpcs = free_tpcs();
+  run_on(tpcs, 0, 2, 0, kNow + core::micros(100));
+  const auto out = decide(s, tpcs, {in_flight(), ready(k)}, p);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].tpcs, tpc_range(2, 8));
+  // Three waves of 48 blocks on 6 TPCs: 90 us, done before the owner's piece ends.
+  EXPECT_EQ(out[0].atom.range, (device::BlockRange{.begin = 0, .end = 3 * 48}));
+  ASSERT_TRUE(out[0].atom.predicted);
+  EXPECT_LE(*out[0].atom.predicted, core::micros(100));
+}
+
 TEST(TpcScheduler, LendsNothingOfAnOwnerWhosePieceHasNoPrediction) {
   auto s = make({critical("chat"), best_effort("train")});
   const auto k = kernel(480);
