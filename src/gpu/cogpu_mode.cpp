@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "tessera/core/try.hpp"
+#include "tessera/device/occupancy.hpp"
 
 namespace tessera::gpu {
 
@@ -99,6 +100,13 @@ core::Status CoGpuMode::submit(TenantId tenant, workload::KernelSequencePtr sequ
                                std::uint64_t tag, device::DoneCallback done) {
   TESSERA_ASSIGN_OR_RETURN(const auto i, tenants_.index_of(name(), tenant));
   if (failure_) return std::unexpected(*failure_);
+  // Kernels are launched later from completions, where a rejected launch could not be reported
+  // to the tenant: every launch rule is checked here, up front.
+  if (sequence) {
+    TESSERA_TRY(core::with_context(
+        device::validate_sequence(device_->spec(), *sequence),
+        fmt::format("{}: submission {} of tenant '{}'", name(), tag, tenants_.info(i).name)));
+  }
   const auto phase = sequence ? sequence->phase : workload::Phase::kUnspecified;
   auto observe = [this, i, phase, done = std::move(done)](const device::SubmissionDone& d) {
     auto& ctx = contexts_[i];

@@ -105,6 +105,27 @@ TEST(CoGpuMode, NeedsSmPartitionsAndRoomForEveryTenant) {
   EXPECT_THAT(empty.error().message(), HasSubstr("no kernel"));
 }
 
+TEST(CoGpuMode, RejectsAKernelTheGpuCannotLaunchAtSubmission) {
+  test::ManualExecutor exec;
+  test::FakeDevice dev(exec, test::fake_spec(16));
+  CoGpuMode mode(options(), std::make_unique<CoGpuPolicy>());
+  const auto ts = chat_and_train();
+  ASSERT_TRUE(mode.attach(dev, ts));
+  workload::Kernel huge;
+  huge.name = "huge_block";
+  huge.block.threads = 4096;  // more than a block may have
+  const auto st = mode.submit(10, workload::single_kernel(huge), 7, nullptr);
+  ASSERT_FALSE(st);
+  EXPECT_THAT(st.error().message(), HasSubstr("submission 7 of tenant 'chat'"));
+  EXPECT_THAT(st.error().message(), HasSubstr("huge_block"));
+  exec.run_all();
+  EXPECT_TRUE(dev.runs().empty());
+  // The mode is still usable.
+  ASSERT_TRUE(mode.submit(10, test::sequence_of({5}), 8, nullptr));
+  exec.run_all();
+  EXPECT_EQ(dev.runs().size(), 1u);
+}
+
 TEST(CoGpuMode, RemapsOnlyBetweenKernelsAndChargesTheRemapCostExactly) {
   test::ManualExecutor exec;
   test::FakeDevice dev(exec, test::fake_spec(16));
