@@ -112,7 +112,27 @@ Result<int> positive_int(const ConfigNode& n, std::string_view key, int fallback
   return static_cast<int>(v);
 }
 
-Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir) {
+// `persistent_gemms:` of a training tenant: its GEMM and convolution kernels as persistent
+// kernels with grids sized for `sms` SMs (default: all of the GPU's), polling at most
+// `max_checkpoints` times each (see tenant::PersistentGemms).
+Result<tenant::PersistentGemms> parse_persistent(const ConfigNode& n, const hw::GpuSpec& gpu) {
+  TESSERA_TRY(n.check_keys({"sms", "max_checkpoints"}));
+  tenant::PersistentGemms p;
+  p.sm = gpu.sm;
+  TESSERA_ASSIGN_OR_RETURN(p.sms, positive_int(n, "sms", gpu.sms, gpu.sms));
+  TESSERA_ASSIGN_OR_RETURN(const std::int64_t cap, n.int_or("max_checkpoints", p.max_checkpoints));
+  if (cap < 0 || cap > 1024) {
+    return std::unexpected(n.at("max_checkpoints")
+                               ->error(fmt::format("max_checkpoints is the most polls per kernel, "
+                                                   "an integer in [0, 1024], got {}",
+                                                   cap)));
+  }
+  p.max_checkpoints = static_cast<int>(cap);
+  return p;
+}
+
+Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir,
+                                const hw::GpuSpec& gpu) {
   TenantSpec t;
   TESSERA_ASSIGN_OR_RETURN(t.name, n.get_string("name"));
   if (t.name.empty()) return std::unexpected(n.at("name")->error("name must not be empty"));
@@ -150,13 +170,17 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
     return t;
   }
   if (kind == "training") {
-    TESSERA_TRY(n.check_keys({"name", "kind", "model", "priority", "sm_share", "batch"}));
+    TESSERA_TRY(n.check_keys(
+        {"name", "kind", "model", "priority", "sm_share", "batch", "persistent_gemms"}));
     t.kind = TenantSpec::Kind::kTraining;
     t.training.name = t.name;
     TESSERA_ASSIGN_OR_RETURN(t.training.model, core::map_error(workload::find_training_model(model),
                                                                at_field(n, "model")));
     TESSERA_ASSIGN_OR_RETURN(t.training.batch,
                              positive_int(n, "batch", t.training.model.default_batch, 65536));
+    if (auto persistent = n.find("persistent_gemms")) {
+      TESSERA_ASSIGN_OR_RETURN(t.training.persistent, parse_persistent(*persistent, gpu));
+    }
     return t;
   }
   return std::unexpected(n.at("kind")->error(
@@ -288,7 +312,7 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& source
   std::set<std::string> names;
   double explicit_share = 0;
   for (const auto& item : items) {
-    TESSERA_ASSIGN_OR_RETURN(TenantSpec t, parse_tenant(item, base_dir));
+    TESSERA_ASSIGN_OR_RETURN(TenantSpec t, parse_tenant(item, base_dir, s.gpu));
     if (!names.insert(t.name).second) {
       return std::unexpected(item.at("name")->error(
           fmt::format("tenant name '{}' is used twice; names must be unique", t.name)));

@@ -2,6 +2,9 @@
 
 #include <memory>
 
+#include "tessera/device/occupancy.hpp"
+#include "tessera/workload/persistent.hpp"
+
 namespace tessera::tenant {
 
 using core::Code;
@@ -29,7 +32,22 @@ void TrainingJob::start() {
                     config_.name, config_.model.name, config_.batch));
     return;
   }
+  const auto& persistent = config_.persistent;
+  if (persistent && (persistent->sms < 1 || persistent->max_checkpoints < 0)) {
+    failure_ = core::Error(
+        Domain::kWorkload, Code::kInvalidArgument,
+        fmt::format("training job '{}': persistent kernels need grids sized for at least 1 SM and "
+                    "max_checkpoints >= 0, got {} SMs and {}",
+                    config_.name, persistent->sms, persistent->max_checkpoints));
+    return;
+  }
   auto iteration = config_.model.iteration(batch());
+  if (persistent) {
+    const auto residency = [&p = *persistent](const workload::BlockResources& b) {
+      return static_cast<std::int64_t>(p.sms) * device::blocks_per_sm(p.sm, b);
+    };
+    iteration = workload::persistent_gemms(iteration, residency, persistent->max_checkpoints);
+  }
   iteration.phase = workload::Phase::kTraining;
   iteration_ = std::make_shared<const workload::KernelSequence>(std::move(iteration));
   submit_next();

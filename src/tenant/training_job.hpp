@@ -6,16 +6,30 @@
 #include <vector>
 
 #include "tessera/gpu/sharing_mode.hpp"
+#include "tessera/hw/gpu_spec.hpp"
 #include "tessera/metrics/latency.hpp"
 #include "tessera/metrics/timeline.hpp"
 #include "tessera/workload/training.hpp"
 
 namespace tessera::tenant {
 
+// The job's GEMM and convolution kernels as persistent kernels (workload/persistent.hpp), so a
+// scheduler can preempt them at checkpoints. The grids are sized to `sms` SMs: a launch
+// configuration never changes, so a study sizes them to the partition the job is meant to run in.
+struct PersistentGemms {
+  int sms = 0;        // SMs the grids are sized for, at least 1
+  hw::SmLimits sm{};  // the GPU's per-SM limits, which fix the blocks resident per SM
+  // Polls per kernel at most. CoGPU does not say how often its persistent kernels poll; 16 is an
+  // assumption (scenarios set it).
+  int max_checkpoints = 16;
+};
+
 struct TrainingConfig {
   std::string name;
   workload::TrainingModel model;
   int batch = 0;  // 0: the model's default
+  std::optional<PersistentGemms> persistent =
+      std::nullopt;  // empty: the kernels as the model builds them
 };
 
 class TrainingJob {

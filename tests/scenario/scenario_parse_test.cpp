@@ -64,6 +64,29 @@ TEST(ScenarioParse, ValidScenarioIsReadCompletely) {
   EXPECT_EQ(train.kind, TenantSpec::Kind::kTraining);
   EXPECT_EQ(train.training.model.name, "resnet-50");
   EXPECT_EQ(train.training.batch, 32);
+  EXPECT_FALSE(train.training.persistent.has_value());
+}
+
+TEST(ScenarioParse, PersistentGemmsSizeGridsAndCapCheckpoints) {
+  auto r = parse_scenario(
+      mutate("batch: 32", "batch: 32\n    persistent_gemms: {sms: 120, max_checkpoints: 8}"),
+      "ok.yaml", "/data");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const auto& p = r->tenants[1].training.persistent;
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->sms, 120);
+  EXPECT_EQ(p->max_checkpoints, 8);
+  EXPECT_EQ(p->sm.max_threads, r->gpu.sm.max_threads);  // the scenario's GPU's limits
+  EXPECT_EQ(p->sm.registers, r->gpu.sm.registers);
+
+  // Defaults: every SM of the GPU, and the default cap.
+  auto d = parse_scenario(mutate("batch: 32", "batch: 32\n    persistent_gemms: {}"), "ok.yaml",
+                          "/data");
+  ASSERT_TRUE(d.has_value()) << d.error().message();
+  ASSERT_TRUE(d->tenants[1].training.persistent.has_value());
+  EXPECT_EQ(d->tenants[1].training.persistent->sms, d->gpu.sms);
+  EXPECT_EQ(d->tenants[1].training.persistent->max_checkpoints,
+            tenant::PersistentGemms{}.max_checkpoints);
 }
 
 TEST(ScenarioParse, SimSectionOverridesModelAssumptions) {
@@ -179,6 +202,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"shares over one",
                 mutate("batch: 32", "batch: 32\n    sm_share: 0.7"),
                 {"sm_share", "must not exceed 1"}},
+        BadCase{"persistent grids for more SMs than the GPU has",
+                mutate("batch: 32", "batch: 32\n    persistent_gemms: {sms: 500}"),
+                {"tenants[1].persistent_gemms.sms", "[1, 132]", "500"}},
+        BadCase{"negative checkpoint cap",
+                mutate("batch: 32", "batch: 32\n    persistent_gemms: {max_checkpoints: -1}"),
+                {"persistent_gemms.max_checkpoints", "[0, 1024]"}},
+        BadCase{"unknown persistent field",
+                mutate("batch: 32", "batch: 32\n    persistent_gemms: {checkpoints: 4}"),
+                {"unknown field 'checkpoints'", "max_checkpoints"}},
         BadCase{"duplicate names", mutate("name: train", "name: chat"), {"'chat'", "twice"}},
         BadCase{"unknown kind",
                 mutate("kind: training", "kind: batch"),

@@ -101,5 +101,23 @@ TEST(TrainingJob, RejectsANegativeBatchAndAMissingModel) {
   EXPECT_EQ(missing.exec.pending(), 0u);
 }
 
+TEST(TrainingJob, RejectsPersistentGridsForNoSms) {
+  test::ManualExecutor exec;
+  test::FakeDevice dev{exec, test::fake_spec()};
+  gpu::ExclusiveMode mode;
+  const std::vector<gpu::TenantInfo> infos{{.id = 0, .name = "train"}};
+  ASSERT_TRUE(mode.attach(dev, infos));
+  TrainingJob job(0,
+                  TrainingConfig{.name = "train",
+                                 .model = toy_model(),
+                                 .batch = 1,
+                                 .persistent = PersistentGemms{.sms = 0, .sm = dev.spec().sm}},
+                  mode, exec);
+  job.start();
+  ASSERT_TRUE(job.failure());
+  EXPECT_THAT(job.failure()->message(), HasSubstr("at least 1 SM"));
+  EXPECT_EQ(exec.pending(), 0u);
+}
+
 }  // namespace
 }  // namespace tessera::tenant
