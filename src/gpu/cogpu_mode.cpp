@@ -166,6 +166,7 @@ void CoGpuMode::decide() {
                             fmt::format("remap policy '{}' returned {} targets for {} tenants",
                                         policy_->name(), targets.sms.size(), contexts_.size())));
   }
+  revisit_at_ = targets.revisit_at;
   // Most completions change nothing: then the partitions stand as they are.
   if (targets.sms == last_targets_) return schedule_residency_check();
   last_targets_ = targets.sms;
@@ -359,9 +360,10 @@ void CoGpuMode::on_piece_done(std::size_t i, const device::SubmissionDone& done)
 }
 
 void CoGpuMode::schedule_residency_check() {
-  // A partition held for its residency may shrink when it ends, with no event to say so.
-  core::Nanos at = core::kNever;
+  // A partition held for its residency may shrink when it ends, and a policy deciding by time
+  // may change its answer, with no event to say so.
   const core::Nanos now = device_->executor().now();
+  core::Nanos at = revisit_at_ > now ? revisit_at_ : core::kNever;
   for (std::size_t i = 0; i < contexts_.size(); ++i) {
     const auto& c = contexts_[i];
     const core::Nanos until = c.last_change + options_.remap_min_residency;

@@ -14,8 +14,9 @@
 // resident control kernel raising a flag) instead of waiting for its end; its rest then runs on
 // the new partition, and the device's save at the checkpoint is the cost of that move.
 //
-// The policy is re-evaluated on every submission and completion; ModeOptions::remap_min_residency
-// keeps a latency-critical partition from shrinking right after it changed.
+// The policy is re-evaluated on every submission and completion, and at the time its last answer
+// names (RemapTargets::revisit_at); ModeOptions::remap_min_residency keeps a latency-critical
+// partition from shrinking right after it changed.
 
 #include <memory>
 #include <optional>
@@ -111,8 +112,9 @@ class CoGpuMode final : public SharingMode, private device::DeviceObserver {
   std::vector<int> last_targets_;          // the policy's last answer, attach order
   core::Nanos attached_at_ = 0;
   int busy_ = 0;  // inside a completion: submissions wait for its pump
-  std::optional<device::TimerId> residency_timer_;
+  std::optional<device::TimerId> residency_timer_;  // also the policy's revisit_at
   core::Nanos residency_check_at_ = core::kNever;
+  core::Nanos revisit_at_ = core::kNever;  // the policy's last RemapTargets::revisit_at
   std::optional<core::Error> failure_;
   std::int64_t remaps_ = 0;
   std::int64_t preemptions_ = 0;

@@ -60,6 +60,9 @@ struct RemapSnapshot {
 // grid.usable_sms.
 struct RemapTargets {
   std::vector<int> sms;
+  // When the answer may change with no submission or completion to say so (a policy that
+  // decides by time): the runtime asks again then, even mid-kernel. kNever: only on events.
+  core::Nanos revisit_at = core::kNever;
 };
 
 class RemapPolicy {

@@ -169,6 +169,50 @@ TEST(CoGpuMode, RemapsOnlyBetweenKernelsAndChargesTheRemapCostExactly) {
   EXPECT_EQ(counter(mode, "preemptions"), 0);
 }
 
+// Every tenant with work on all usable SMs until `at`, one granule less from then on: a policy
+// whose answer changes with time alone, so it asks to be revisited at `at`.
+class ShrinksAt final : public RemapPolicy {
+ public:
+  explicit ShrinksAt(core::Nanos at) : at_(at) {}
+  std::string_view name() const override { return "shrinks-at"; }
+  RemapTargets decide(const RemapSnapshot& s) const override {
+    RemapTargets out;
+    const int size = s.now < at_ ? s.grid.usable_sms : s.grid.usable_sms - s.grid.granularity;
+    for (const auto& t : s.tenants) out.sms.push_back(t.has_work ? size : t.sms);
+    if (s.now < at_) out.revisit_at = at_;
+    return out;
+  }
+
+ private:
+  core::Nanos at_;
+};
+
+// A tenant alone has no events mid-kernel: a remap decided by time must still land then, and
+// preempt a persistent kernel at its next checkpoint rather than wait for its end.
+TEST(CoGpuMode, APolicyDecidingByTimeIsAskedAgainMidKernelAndPreempts) {
+  test::ManualExecutor exec;
+  test::FakeDevice dev(exec, test::fake_spec(16));
+  CoGpuMode mode(options(), std::make_unique<ShrinksAt>(3000));
+  const std::vector<TenantInfo> ts = {{.id = 1, .name = "train"}};
+  ASSERT_TRUE(mode.attach(dev, ts));
+  auto seq = std::make_shared<workload::KernelSequence>(*test::sequence_of({10000}));
+  seq->groups[0].kernels[0].checkpoints = 9;  // every 1000 ns of its run
+  ASSERT_TRUE(mode.submit(1, seq, 1, nullptr));
+  exec.run_all();
+  const auto grid = PartitionGrid::of(dev.spec());
+  ASSERT_TRUE(grid);
+  EXPECT_EQ(counter(mode, "preemptions"), 1);
+  const auto& runs = dev.runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_TRUE(runs[0].yielded);
+  EXPECT_EQ(runs[0].config.sms.count(), grid->usable_sms);
+  // It stopped at the first checkpoint after 3000, not at its end.
+  EXPECT_LT(runs[0].end, 5000);
+  EXPECT_TRUE(runs[1].completed);
+  EXPECT_EQ(runs[1].config.sms.count(), grid->usable_sms - grid->granularity);
+  EXPECT_EQ(mode.held_sms(0).count(), grid->usable_sms - grid->granularity);
+}
+
 TEST(CoGpuMode, AShortGapKeepsInferenceSmsForTheMinimumResidency) {
   test::ManualExecutor exec;
   test::FakeDevice dev(exec, test::fake_spec(16));
