@@ -6,17 +6,6 @@
 
 namespace tessera::gpu {
 
-std::string_view to_string(AtomReason reason) {
-  switch (reason) {
-    case AtomReason::kSplit: return "split";
-    case AtomReason::kRestFits: return "rest fits";
-    case AtomReason::kNotSplittable: return "not block-independent";
-    case AtomReason::kUnknownLatency: return "latency unknown";
-    case AtomReason::kOwnTpcs: return "own TPCs";
-  }
-  return "unknown";
-}
-
 std::int64_t wave_blocks(const hw::GpuSpec& spec, const workload::Kernel& kernel, int tpcs) {
   const std::int64_t per_sm = device::blocks_per_sm(spec.sm, kernel.block);
   return std::max<std::int64_t>(1, std::int64_t{tpcs} * spec.sms_per_tpc * per_sm);

@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <string_view>
 
 #include "tessera/core/time.hpp"
 #include "tessera/device/gpu_device.hpp"
@@ -27,7 +26,6 @@ enum class AtomReason {
   kUnknownLatency,  // no prediction yet: the rest runs whole, so the run profiles the kernel
   kOwnTpcs,         // set by the TPC scheduler: on the tenant's own TPCs the rest runs as one piece
 };
-std::string_view to_string(AtomReason reason);
 
 struct AtomRequest {
   const workload::Kernel* kernel = nullptr;

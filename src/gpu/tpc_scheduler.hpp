@@ -97,10 +97,8 @@ class TpcScheduler {
                                          core::Nanos atom_target);
 
   int tpcs() const { return static_cast<int>(owner_.size()); }
-  int owner(int tpc) const { return owner_[static_cast<std::size_t>(tpc)]; }
   const TpcSet& owned(std::size_t tenant) const { return owned_[tenant]; }
   int owned_count(std::size_t tenant) const { return owned_count_[tenant]; }
-  core::Nanos atom_target() const { return atom_target_; }
 
   // The launches to make at `now`, written to `out` (cleared first; reuse it to avoid
   // allocating). `tpcs` has one entry per TPC, `tenants` one per tenant in attach order.
