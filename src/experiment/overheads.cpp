@@ -26,6 +26,7 @@ gpu::RemapTargets RemapDrill::decide(const gpu::RemapSnapshot& snapshot) const {
   for (std::size_t i = 0; i < snapshot.tenants.size(); ++i) {
     if (snapshot.tenants[i].has_work) out.sms[i] = size;
   }
+  if (period_ > 0) out.revisit_at = (snapshot.now / period_ + 1) * period_;
   return out;
 }
 
@@ -51,6 +52,37 @@ RunFn remap_overheads(std::vector<core::Nanos> periods) {
       return gpu::make_sharing_mode(mode, o);
     };
     return scenario::run_scenario(drilled, with_drills);
+  };
+}
+
+std::string persistent_row(std::string_view row) {
+  return fmt::format("persistent {}", row);
+}
+
+RunFn preemption_overheads(std::vector<core::Nanos> periods) {
+  return [remaps = remap_overheads(std::move(periods))](
+             const scenario::Scenario& s,
+             const scenario::RunOptions& options) -> core::Result<metrics::RunReport> {
+    scenario::Scenario plain = s;
+    bool persistent = false;
+    for (auto& t : plain.tenants) {
+      persistent = persistent || t.training.persistent.has_value();
+      t.training.persistent.reset();
+    }
+    if (!persistent) {
+      return core::failf(core::Domain::kScenario, core::Code::kInvalidArgument,
+                         "scenario '{}' has no training tenant with persistent_gemms, so nothing "
+                         "can be preempted; give one (e.g. persistent_gemms: {{sms: 120}})",
+                         s.name);
+    }
+    TESSERA_ASSIGN_OR_RETURN(auto report, remaps(plain, options));
+    TESSERA_ASSIGN_OR_RETURN(auto preempted,
+                             core::with_context(remaps(s, options), "with persistent kernels"));
+    for (auto& row : preempted.modes) {
+      row.mode = persistent_row(row.mode);
+      report.modes.push_back(std::move(row));
+    }
+    return report;
   };
 }
 

@@ -5,6 +5,8 @@
 // two partition sizes on a fixed period, and compares the tenant's throughput with exclusive.
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "tessera/experiment/experiment.hpp"
 #include "tessera/gpu/remap_policy.hpp"
@@ -12,8 +14,9 @@
 namespace tessera::experiment {
 
 // Gives each tenant with work an even share of the usable SMs, one granule less on every other
-// period, so every context is migrated about once per `period` (the runtime re-evaluates at
-// submissions and completions). Pure: decides from the snapshot's time only.
+// period, so every context is migrated once per `period`: the answer names the next period's
+// start as its revisit time, so the runtime asks again then, mid-kernel if one is running (and
+// preempts it if it is persistent). Pure: decides from the snapshot's time only.
 class RemapDrill final : public gpu::RemapPolicy {
  public:
   explicit RemapDrill(core::Nanos period) : period_(period) {}
@@ -30,5 +33,15 @@ std::string drill_row(core::Nanos period);
 // Rows: the scenario's own modes (exclusive and cogpu), then the cogpu runtime under a RemapDrill
 // of each period in `periods`.
 RunFn remap_overheads(std::vector<core::Nanos> periods);
+
+// The row name of `row` run on the job with persistent kernels, e.g. "persistent exclusive".
+std::string persistent_row(std::string_view row);
+
+// CoGPU's two overheads. Context switching: remap_overheads on the scenario with every training
+// tenant's persistent_gemms removed (remaps wait for kernel boundaries). Preemption: the same rows
+// on the scenario as given, named by persistent_row, where a drill's remap that lands while a
+// persistent kernel runs stops it at its next checkpoint. Fails if no training tenant of the
+// scenario has persistent_gemms.
+RunFn preemption_overheads(std::vector<core::Nanos> periods);
 
 }  // namespace tessera::experiment

@@ -272,6 +272,8 @@ Experiment dvfs() {
 
 Experiment overheads() {
   const core::Nanos slow = core::millis(10), fast = core::millis(1);
+  std::vector<std::string> rows = {"exclusive", "cogpu", drill_row(slow), drill_row(fast)};
+  for (std::size_t i = 0, n = rows.size(); i < n; ++i) rows.push_back(persistent_row(rows[i]));
   return Experiment{
       .name = "overheads",
       .paper = "CoGPU (Yang et al., arXiv 2603.15042)",
@@ -283,18 +285,26 @@ Experiment overheads() {
           "alone on a simulated H100 under the cogpu runtime, forced by a drill policy to migrate "
           "between two partition sizes every 10 ms and every 1 ms, against exclusive and against "
           "the runtime without remaps (cogpu). Part of the cost is the smaller partition itself "
-          "(one granule, 8 of 132 SMs, every other period). Preemption is not measured: no "
-          "workload in tessera has persistent kernels, so nothing can be preempted.",
+          "(one granule, 8 of 132 SMs, every other period). Context switching: the job as built "
+          "(no kernel can be preempted, so a remap waits for the kernel in flight). Preemption "
+          "('persistent' rows): the same job with its GEMM and convolution kernels as persistent "
+          "kernels (grids sized for 120 SMs, the drill's smaller partition, polling between "
+          "tiles at most 16 times per kernel), so a remap stops the kernel in flight at its next "
+          "checkpoint; each is compared with its own exclusive row ('thr x alone' is over the "
+          "job as built alone).",
       .configs = {{.label = "", .scenario_file = "overheads.yaml"}},
       .columns = {tenant_metric(Quantity::kThroughput, "train"),
                   tenant_metric(Quantity::kNormalizedThroughput, "train"), counter("remaps", false),
-                  counter("remap_wait_ms", true)},
+                  counter("preemptions", false), counter("remap_wait_ms", true)},
       .claims = {percent("throughput with remaps (a cost: 4%)",
                          tenant_metric(Quantity::kThroughput, "train"), drill_row(slow),
-                         {"exclusive"}, -4.0)},
-      .assumptions = with({"mode.remap_cost"}),
-      .run = remap_overheads({slow, fast}),
-      .rows = {"exclusive", "cogpu", drill_row(slow), drill_row(fast)},
+                         {"exclusive"}, -4.0),
+                 percent("throughput with preemption (a cost: 12%)",
+                         tenant_metric(Quantity::kThroughput, "train"),
+                         persistent_row(drill_row(slow)), {persistent_row("exclusive")}, -12.0)},
+      .assumptions = with({"mode.remap_cost", "sim.yield_save_cost"}),
+      .run = preemption_overheads({slow, fast}),
+      .rows = std::move(rows),
   };
 }
 

@@ -33,10 +33,23 @@ TEST(RemapDrill, OnlyContextsWithWorkGetSms) {
   EXPECT_EQ(drill.decide(snapshot(core::millis(10), false)).sms, (std::vector<int>{120, 0}));
 }
 
+TEST(RemapDrill, AsksToBeRevisitedAtTheNextPeriod) {
+  const RemapDrill drill(core::millis(10));
+  EXPECT_EQ(drill.decide(snapshot(core::millis(3), true)).revisit_at, core::millis(10));
+  EXPECT_EQ(drill.decide(snapshot(core::millis(10), true)).revisit_at, core::millis(20));
+}
+
 TEST(RemapDrill, NoWorkKeepsThePartitions) {
   auto s = snapshot(core::millis(10), false);
   s.tenants[0].has_work = false;
   EXPECT_EQ(RemapDrill(core::millis(10)).decide(s).sms, (std::vector<int>{64, 16}));
+}
+
+double counter(const metrics::ModeReport& row, std::string_view name) {
+  for (const auto& [n, value] : row.counters) {
+    if (n == name) return value;
+  }
+  return -1;
 }
 
 TEST(RemapOverheads, DrilledRowsRemapAndExclusiveIsTheReference) {
@@ -49,13 +62,48 @@ TEST(RemapOverheads, DrilledRowsRemapAndExclusiveIsTheReference) {
   EXPECT_EQ(r->modes[0].mode, "exclusive");
   EXPECT_EQ(r->modes[1].mode, "cogpu");
   EXPECT_EQ(r->modes[2].mode, drill_row(core::millis(10)));
-  double remaps = -1;
-  for (const auto& [name, value] : r->modes[2].counters) {
-    if (name == "remaps") remaps = value;
-  }
   // One move per 10 ms period of a 200 ms run, give or take the first and last.
+  const double remaps = counter(r->modes[2], "remaps");
   EXPECT_GE(remaps, 18);
   EXPECT_LE(remaps, 21);
+}
+
+TEST(PreemptionOverheads, PersistentRowsPreemptAndPlainRowsCannot) {
+  auto s = load_config(Config{.label = "", .scenario_file = "overheads.yaml"});
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  ASSERT_TRUE(s->tenants[0].training.persistent.has_value());
+  s->duration = core::millis(200);
+  auto r = preemption_overheads({core::millis(10)})(*s, {});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const std::string drill = drill_row(core::millis(10));
+  std::vector<std::string> rows;
+  for (const auto& m : r->modes) rows.push_back(m.mode);
+  EXPECT_EQ(rows, (std::vector<std::string>{"exclusive", "cogpu", drill, "persistent exclusive",
+                                            "persistent cogpu", persistent_row(drill)}));
+  // The job as built has no checkpoints: its remaps wait for kernel boundaries.
+  EXPECT_EQ(counter(r->modes[2], "preemptions"), 0);
+  EXPECT_GE(counter(r->modes[2], "remaps"), 18);
+  // With persistent kernels, remaps that land mid-kernel stop it at a checkpoint.
+  EXPECT_GT(counter(r->modes[5], "preemptions"), 0);
+  EXPECT_GE(counter(r->modes[5], "remaps"), 18);
+  // No drill, no preemption.
+  EXPECT_EQ(counter(r->modes[4], "preemptions"), 0);
+  // The persistent job ran iterations alone and under the drill, no faster under the drill.
+  const auto& alone = r->modes[3].tenants.at(0).training;
+  const auto& drilled = r->modes[5].tenants.at(0).training;
+  ASSERT_TRUE(alone.has_value() && drilled.has_value());
+  EXPECT_GT(drilled->iterations, 0u);
+  EXPECT_LE(drilled->samples_per_s, alone->samples_per_s);
+}
+
+TEST(PreemptionOverheads, NeedsATenantWithPersistentKernels) {
+  auto s = load_config(Config{.label = "", .scenario_file = "overheads.yaml"});
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  s->tenants[0].training.persistent.reset();
+  s->duration = core::millis(20);
+  auto r = preemption_overheads({core::millis(10)})(*s, {});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("persistent_gemms"), std::string::npos) << r.error().message();
 }
 
 }  // namespace
