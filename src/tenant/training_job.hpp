@@ -28,8 +28,8 @@ struct TrainingConfig {
   std::string name;
   workload::TrainingModel model;
   int batch = 0;  // 0: the model's default
-  std::optional<PersistentGemms> persistent =
-      std::nullopt;  // empty: the kernels as the model builds them
+  // Empty: the kernels as the model builds them.
+  std::optional<PersistentGemms> persistent = std::nullopt;
 };
 
 class TrainingJob {
