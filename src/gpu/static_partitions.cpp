@@ -3,44 +3,21 @@
 #include <cmath>
 
 #include "tessera/core/try.hpp"
+#include "tessera/gpu/tpc_shares.hpp"
 
 namespace tessera::gpu {
 
 using core::Code;
 using core::Domain;
 
-namespace {
-
-// Shares are user input in decimal ("0.3"); this tolerance keeps 0.1 + 0.2 + 0.7 from counting
-// as over-subscribed and 0.5 x 66 TPCs from rounding down to 32.
-constexpr double kShareTolerance = 1e-9;
-
-core::Status check_spec(const hw::GpuSpec& spec) {
-  if (spec.sms_per_tpc <= 0 || spec.tpcs <= 0 || spec.tpcs * spec.sms_per_tpc > spec.sms ||
-      spec.sms > device::kMaxSms) {
-    return core::failf(Domain::kGpu, Code::kInvalidArgument,
-                       "static-partitions: GPU '{}' describes {} SMs in {} TPCs of {} SMs, which "
-                       "cannot be partitioned by TPC (at most {} SMs); fix the GPU spec",
-                       spec.name, spec.sms, spec.tpcs, spec.sms_per_tpc, device::kMaxSms);
-  }
-  return {};
-}
-
-}  // namespace
-
 core::Result<std::vector<PartitionPlan>> plan_static_partitions(
     const hw::GpuSpec& spec, std::span<const TenantInfo> tenants) {
-  TESSERA_TRY(check_spec(spec));
+  TESSERA_TRY(check_tpc_spec("static-partitions", spec));
   double explicit_sum = 0;
   std::size_t even = 0;
   std::string so_far;
   for (const auto& t : tenants) {
-    if (!std::isfinite(t.sm_share) || t.sm_share < 0 || t.sm_share > 1) {
-      return core::failf(Domain::kGpu, Code::kInvalidArgument,
-                         "static-partitions: tenant '{}' has SM share {}; a share is a fraction "
-                         "in (0, 1], or 0 for an even split of what the others leave",
-                         t.name, t.sm_share);
-    }
+    TESSERA_TRY(check_sm_share("static-partitions", t, "an even split of what the others leave"));
     if (t.sm_share == 0) {
       ++even;
       continue;

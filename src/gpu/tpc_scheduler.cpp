@@ -4,26 +4,15 @@
 #include <cmath>
 #include <string>
 
+#include "tessera/core/try.hpp"
+#include "tessera/gpu/tpc_shares.hpp"
+
 namespace tessera::gpu {
 
 using core::Code;
 using core::Domain;
 
 namespace {
-
-// Shares are decimal user input; the tolerance keeps 0.5 x 66 TPCs from rounding down to 32.
-constexpr double kShareTolerance = 1e-9;
-
-core::Status check_spec(const hw::GpuSpec& spec) {
-  if (spec.sms_per_tpc <= 0 || spec.tpcs <= 0 || spec.tpcs * spec.sms_per_tpc > spec.sms ||
-      spec.sms > device::kMaxSms) {
-    return core::failf(Domain::kGpu, Code::kInvalidArgument,
-                       "lithos: GPU '{}' describes {} SMs in {} TPCs of {} SMs, which cannot be "
-                       "scheduled by TPC (at most {} SMs); fix the GPU spec",
-                       spec.name, spec.sms, spec.tpcs, spec.sms_per_tpc, device::kMaxSms);
-  }
-  return {};
-}
 
 core::Result<std::vector<int>> allocate_by_share(const hw::GpuSpec& spec,
                                                  std::span<const TenantInfo> tenants) {
@@ -32,12 +21,7 @@ core::Result<std::vector<int>> allocate_by_share(const hw::GpuSpec& spec,
   int next = 0;
   for (std::size_t i = 0; i < tenants.size(); ++i) {
     const auto& t = tenants[i];
-    if (!std::isfinite(t.sm_share) || t.sm_share < 0 || t.sm_share > 1) {
-      return core::failf(Domain::kGpu, Code::kInvalidArgument,
-                         "lithos: tenant '{}' has SM share {}; a share is a fraction in (0, 1], "
-                         "or 0 for a tenant that owns no TPCs and only borrows",
-                         t.name, t.sm_share);
-    }
+    TESSERA_TRY(check_sm_share("lithos", t, "a tenant that owns no TPCs and only borrows"));
     if (t.sm_share == 0) continue;
     sum += t.sm_share;
     if (sum > 1 + kShareTolerance) {
@@ -72,7 +56,7 @@ device::SmMask sms_of(const hw::GpuSpec& spec, const TpcSet& tpcs) {
 
 core::Result<std::vector<int>> allocate_tpcs(const hw::GpuSpec& spec,
                                              std::span<const TenantInfo> tenants) {
-  if (auto ok = check_spec(spec); !ok) return std::unexpected(ok.error());
+  TESSERA_TRY(check_tpc_spec("lithos", spec));
   if (tenants.empty()) {
     return core::fail(Domain::kGpu, Code::kInvalidArgument,
                       "lithos: no tenants to allocate TPCs to; attach at least one tenant");
