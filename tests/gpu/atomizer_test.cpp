@@ -7,43 +7,30 @@
 
 #include <vector>
 
-#include "support/test_gpu.hpp"
+#include "gpu/tpc_test_util.hpp"
 #include "tessera/core/random.hpp"
 #include "tessera/device/occupancy.hpp"
 
 namespace tessera::gpu {
 namespace {
 
-// TestGpu: 2 SMs per TPC; 256 threads x 64 registers fit 4 blocks per SM (65536 registers).
-const hw::GpuSpec& spec() {
-  static const hw::GpuSpec s = test::TestGpu().sms(16).build();
-  return s;
-}
-
-workload::Kernel kernel(std::int64_t blocks, bool independent = true) {
-  workload::Kernel k;
-  k.name = "k";
-  k.blocks = blocks;
-  k.block = {.threads = 256, .registers_per_thread = 64, .shared_memory_bytes = 0};
-  k.flops_per_block = 1000;
-  k.block_independent = independent;
-  return k;
-}
+using test::tpc_gpu;
+using test::tpc_kernel;
 
 TEST(Atomizer, WaveIsTpcsTimesSmsTimesResidentBlocks) {
-  const auto k = kernel(100);
-  ASSERT_EQ(device::blocks_per_sm(spec().sm, k.block), 4);
-  EXPECT_EQ(wave_blocks(spec(), k, 3), 3 * 2 * 4);
-  EXPECT_EQ(wave_blocks(spec(), k, 8), 8 * 2 * 4);
+  const auto k = tpc_kernel(100);
+  ASSERT_EQ(device::blocks_per_sm(tpc_gpu().sm, k.block), 4);
+  EXPECT_EQ(wave_blocks(tpc_gpu(), k, 3), 3 * 2 * 4);
+  EXPECT_EQ(wave_blocks(tpc_gpu(), k, 8), 8 * 2 * 4);
 }
 
 TEST(Atomizer, SizesAtomsInWholeWavesThatFitTheTarget) {
-  const auto k = kernel(240);  // 10 waves of 24 blocks on 3 TPCs
-  const Atom a = next_atom(spec(), {.kernel = &k,
-                                    .next_block = 0,
-                                    .tpcs = 3,
-                                    .whole_latency = core::micros(1000),  // 100 us per wave
-                                    .target = core::micros(250)});
+  const auto k = tpc_kernel(240);  // 10 waves of 24 blocks on 3 TPCs
+  const Atom a = next_atom(tpc_gpu(), {.kernel = &k,
+                                       .next_block = 0,
+                                       .tpcs = 3,
+                                       .whole_latency = core::micros(1000),  // 100 us per wave
+                                       .target = core::micros(250)});
   EXPECT_EQ(a.reason, AtomReason::kSplit);
   EXPECT_EQ(a.range, (device::BlockRange{.begin = 0, .end = 48}));
   ASSERT_TRUE(a.predicted);
@@ -51,58 +38,58 @@ TEST(Atomizer, SizesAtomsInWholeWavesThatFitTheTarget) {
 }
 
 TEST(Atomizer, AtLeastOneWaveEvenWhenAWaveExceedsTheTarget) {
-  const auto k = kernel(240);
-  const Atom a = next_atom(spec(), {.kernel = &k,
-                                    .next_block = 24,
-                                    .tpcs = 3,
-                                    .whole_latency = core::millis(10),  // 1 ms per wave
-                                    .target = core::micros(250)});
+  const auto k = tpc_kernel(240);
+  const Atom a = next_atom(tpc_gpu(), {.kernel = &k,
+                                       .next_block = 24,
+                                       .tpcs = 3,
+                                       .whole_latency = core::millis(10),  // 1 ms per wave
+                                       .target = core::micros(250)});
   EXPECT_EQ(a.range, (device::BlockRange{.begin = 24, .end = 48}));
   EXPECT_EQ(a.reason, AtomReason::kSplit);
 }
 
 TEST(Atomizer, LastAtomIsClippedToTheGrid) {
-  const auto k = kernel(250);  // 11 waves, the last one 10 blocks
-  const Atom a = next_atom(spec(), {.kernel = &k,
-                                    .next_block = 216,
-                                    .tpcs = 3,
-                                    .whole_latency = core::micros(1100),
-                                    .target = core::micros(250)});
+  const auto k = tpc_kernel(250);  // 11 waves, the last one 10 blocks
+  const Atom a = next_atom(tpc_gpu(), {.kernel = &k,
+                                       .next_block = 216,
+                                       .tpcs = 3,
+                                       .whole_latency = core::micros(1100),
+                                       .target = core::micros(250)});
   EXPECT_EQ(a.range, (device::BlockRange{.begin = 216, .end = 250}));
   EXPECT_EQ(a.reason, AtomReason::kRestFits);
 }
 
 TEST(Atomizer, KernelThatFitsTheTargetRunsWhole) {
-  const auto k = kernel(240);
-  const Atom a = next_atom(spec(), {.kernel = &k,
-                                    .next_block = 0,
-                                    .tpcs = 3,
-                                    .whole_latency = core::micros(100),
-                                    .target = core::micros(250)});
+  const auto k = tpc_kernel(240);
+  const Atom a = next_atom(tpc_gpu(), {.kernel = &k,
+                                       .next_block = 0,
+                                       .tpcs = 3,
+                                       .whole_latency = core::micros(100),
+                                       .target = core::micros(250)});
   EXPECT_EQ(a.range, (device::BlockRange{.begin = 0, .end = 240}));
   EXPECT_EQ(a.reason, AtomReason::kRestFits);
 }
 
 TEST(Atomizer, NotBlockIndependentIsNeverSplit) {
-  const auto k = kernel(240, /*independent=*/false);
+  const auto k = tpc_kernel(240, /*independent=*/false);
   for (const std::int64_t from : {std::int64_t{0}, std::int64_t{17}}) {
-    const Atom a = next_atom(spec(), {.kernel = &k,
-                                      .next_block = from,
-                                      .tpcs = 1,
-                                      .whole_latency = core::millis(50),
-                                      .target = core::micros(10)});
+    const Atom a = next_atom(tpc_gpu(), {.kernel = &k,
+                                         .next_block = from,
+                                         .tpcs = 1,
+                                         .whole_latency = core::millis(50),
+                                         .target = core::micros(10)});
     EXPECT_EQ(a.reason, AtomReason::kNotSplittable);
     EXPECT_EQ(a.range, (device::BlockRange{.begin = from, .end = 240}));
   }
 }
 
 TEST(Atomizer, UnknownLatencyLaunchesTheRestWholeToProfileIt) {
-  const auto k = kernel(240);
-  const Atom a = next_atom(spec(), {.kernel = &k,
-                                    .next_block = 48,
-                                    .tpcs = 2,
-                                    .whole_latency = std::nullopt,
-                                    .target = core::micros(250)});
+  const auto k = tpc_kernel(240);
+  const Atom a = next_atom(tpc_gpu(), {.kernel = &k,
+                                       .next_block = 48,
+                                       .tpcs = 2,
+                                       .whole_latency = std::nullopt,
+                                       .target = core::micros(250)});
   EXPECT_EQ(a.reason, AtomReason::kUnknownLatency);
   EXPECT_EQ(a.range, (device::BlockRange{.begin = 48, .end = 240}));
   EXPECT_FALSE(a.predicted);
@@ -114,22 +101,22 @@ TEST(Atomizer, UnknownLatencyLaunchesTheRestWholeToProfileIt) {
 TEST(Atomizer, AtomsCoverEveryBlockExactlyOnce) {
   core::RandomStream rng(20260429);
   for (int trial = 0; trial < 500; ++trial) {
-    const auto k = kernel(1 + static_cast<std::int64_t>(rng.below(5000)));
+    const auto k = tpc_kernel(1 + static_cast<std::int64_t>(rng.below(5000)));
     std::vector<int> covered(static_cast<std::size_t>(k.blocks), 0);
     std::int64_t next = 0;
     int atoms = 0;
     while (next < k.blocks) {
       const int tpcs = 1 + static_cast<int>(rng.below(8));
-      const Atom a = next_atom(spec(), {.kernel = &k,
-                                        .next_block = next,
-                                        .tpcs = tpcs,
-                                        .whole_latency = core::micros(rng.uniform(1, 5000)),
-                                        .target = core::micros(rng.uniform(1, 500))});
+      const Atom a = next_atom(tpc_gpu(), {.kernel = &k,
+                                           .next_block = next,
+                                           .tpcs = tpcs,
+                                           .whole_latency = core::micros(rng.uniform(1, 5000)),
+                                           .target = core::micros(rng.uniform(1, 500))});
       ASSERT_EQ(a.range.begin, next);
       ASSERT_GT(a.range.end, a.range.begin);
       ASSERT_LE(a.range.end, k.blocks);
       if (a.range.end < k.blocks) {
-        EXPECT_EQ(a.range.size() % wave_blocks(spec(), k, tpcs), 0) << "trial " << trial;
+        EXPECT_EQ(a.range.size() % wave_blocks(tpc_gpu(), k, tpcs), 0) << "trial " << trial;
       }
       for (auto b = a.range.begin; b < a.range.end; ++b) ++covered[static_cast<std::size_t>(b)];
       next = a.range.end;

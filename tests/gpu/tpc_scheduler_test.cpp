@@ -9,26 +9,13 @@
 #include <map>
 #include <vector>
 
-#include "support/test_gpu.hpp"
+#include "gpu/tpc_test_util.hpp"
 
 namespace tessera::gpu {
 namespace {
 
-// TestGpu: 8 TPCs of 2 SMs; the kernels below fit 4 blocks per SM, so a wave on t TPCs is 8t.
-const hw::GpuSpec& spec() {
-  static const hw::GpuSpec s = test::TestGpu().sms(16).build();
-  return s;
-}
-
-workload::Kernel kernel(std::int64_t blocks, bool independent = true) {
-  workload::Kernel k;
-  k.name = "k";
-  k.blocks = blocks;
-  k.block = {.threads = 256, .registers_per_thread = 64, .shared_memory_bytes = 0};
-  k.flops_per_block = 1000;
-  k.block_independent = independent;
-  return k;
-}
+using test::tpc_gpu;
+using test::tpc_kernel;
 
 // Every wave of a known kernel takes the same time, whatever the TPC count.
 class WavePredictor final : public LatencyPredictor {
@@ -38,7 +25,7 @@ class WavePredictor final : public LatencyPredictor {
                                      int tpcs) const override {
     const auto it = per_wave_.find(&k);
     if (it == per_wave_.end()) return std::nullopt;
-    const std::int64_t wave = wave_blocks(spec(), k, tpcs);
+    const std::int64_t wave = wave_blocks(tpc_gpu(), k, tpcs);
     return it->second * ((blocks + wave - 1) / wave);
   }
 
@@ -58,7 +45,7 @@ TenantInfo best_effort(const char* name, int priority = 0) {
 
 TpcScheduler make(std::vector<TenantInfo> infos) {
   for (std::size_t i = 0; i < infos.size(); ++i) infos[i].id = static_cast<TenantId>(10 + i);
-  auto s = TpcScheduler::make(spec(), infos, kAtom);
+  auto s = TpcScheduler::make(tpc_gpu(), infos, kAtom);
   EXPECT_TRUE(s) << s.error().message();
   return std::move(*s);
 }
@@ -93,25 +80,25 @@ std::vector<TpcLaunch> decide(TpcScheduler& s, const std::vector<TpcState>& tpcs
 
 TEST(AllocateTpcs, LatencyCriticalTenantsOwnEverythingSplitEvenly) {
   const std::vector<TenantInfo> one{critical("chat"), best_effort("train")};
-  EXPECT_EQ(*allocate_tpcs(spec(), one), std::vector<int>(8, 0));
+  EXPECT_EQ(*allocate_tpcs(tpc_gpu(), one), std::vector<int>(8, 0));
 
   const std::vector<TenantInfo> three{critical("a"), best_effort("x"), critical("b"),
                                       critical("c")};
-  EXPECT_EQ(*allocate_tpcs(spec(), three), (std::vector<int>{0, 0, 0, 2, 2, 2, 3, 3}));
+  EXPECT_EQ(*allocate_tpcs(tpc_gpu(), three), (std::vector<int>{0, 0, 0, 2, 2, 2, 3, 3}));
 }
 
 TEST(AllocateTpcs, WithoutLatencyCriticalTenantsTheTopPriorityOwns) {
   const std::vector<TenantInfo> equal{best_effort("a"), best_effort("b")};
-  EXPECT_EQ(*allocate_tpcs(spec(), equal), (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1}));
+  EXPECT_EQ(*allocate_tpcs(tpc_gpu(), equal), (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1}));
   const std::vector<TenantInfo> ranked{best_effort("a", 0), best_effort("b", 2)};
-  EXPECT_EQ(*allocate_tpcs(spec(), ranked), std::vector<int>(8, 1));
+  EXPECT_EQ(*allocate_tpcs(tpc_gpu(), ranked), std::vector<int>(8, 1));
 }
 
 TEST(AllocateTpcs, SharesOwnTheirFractionAndLeaveTheRestUnowned) {
   std::vector<TenantInfo> infos{critical("a"), best_effort("b"), best_effort("c")};
   infos[0].sm_share = 0.5;
   infos[1].sm_share = 0.25;
-  EXPECT_EQ(*allocate_tpcs(spec(), infos),
+  EXPECT_EQ(*allocate_tpcs(tpc_gpu(), infos),
             (std::vector<int>{0, 0, 0, 0, 1, 1, kNoTenant, kNoTenant}));
 }
 
@@ -119,23 +106,23 @@ TEST(AllocateTpcs, RejectsSharesThatDoNotFit) {
   std::vector<TenantInfo> infos{critical("a"), best_effort("b")};
   infos[0].sm_share = 0.75;
   infos[1].sm_share = 0.5;
-  auto r = allocate_tpcs(spec(), infos);
+  auto r = allocate_tpcs(tpc_gpu(), infos);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message().find("over-subscribes"), std::string::npos);
 
   infos[1].sm_share = 0.05;  // less than one of 8 TPCs
-  r = allocate_tpcs(spec(), infos);
+  r = allocate_tpcs(tpc_gpu(), infos);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message().find("'b'"), std::string::npos);
   EXPECT_NE(r.error().message().find("at least 0.1250"), std::string::npos);
 
   infos[1].sm_share = -1;
-  EXPECT_FALSE(allocate_tpcs(spec(), infos));
+  EXPECT_FALSE(allocate_tpcs(tpc_gpu(), infos));
 }
 
 TEST(TpcScheduler, RejectsANonPositiveAtomTarget) {
   const std::vector<TenantInfo> infos{critical("a")};
-  const auto s = TpcScheduler::make(spec(), infos, 0);
+  const auto s = TpcScheduler::make(tpc_gpu(), infos, 0);
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message().find("atom duration"), std::string::npos);
 }
@@ -144,14 +131,14 @@ TEST(TpcScheduler, SmsOfMapsTpcsToTheirSms) {
   TpcSet s;
   s.set(1);
   s.set(3);
-  const auto mask = sms_of(spec(), s);
+  const auto mask = sms_of(tpc_gpu(), s);
   EXPECT_EQ(mask.count(), 4);
   for (int sm : {2, 3, 6, 7}) EXPECT_TRUE(mask.test(sm)) << sm;
 }
 
 TEST(TpcScheduler, OwnerAloneRunsWholeKernelsOnItsOwnTpcs) {
   auto s = make({critical("chat"), best_effort("train")});
-  const auto k = kernel(640);
+  const auto k = tpc_kernel(640);
   WavePredictor p;
   p.set(k, core::micros(100));
   const auto out = decide(s, free_tpcs(), {ready(k), idle()}, p);
@@ -166,7 +153,7 @@ TEST(TpcScheduler, OwnerAloneRunsWholeKernelsOnItsOwnTpcs) {
 
 TEST(TpcScheduler, BestEffortAloneBorrowsTheWholeGpuInAtoms) {
   auto s = make({critical("chat"), best_effort("train")});
-  const auto k = kernel(640);  // 10 waves of 64 blocks on 8 TPCs
+  const auto k = tpc_kernel(640);  // 10 waves of 64 blocks on 8 TPCs
   WavePredictor p;
   p.set(k, core::micros(100));
   const auto out = decide(s, free_tpcs(), {idle(), ready(k)}, p);
@@ -182,7 +169,7 @@ TEST(TpcScheduler, BestEffortAloneBorrowsTheWholeGpuInAtoms) {
 
 TEST(TpcScheduler, OwnerTakesBackTpcsRunningABorrowedAtom) {
   auto s = make({critical("chat"), best_effort("train")});
-  const auto k = kernel(64);
+  const auto k = tpc_kernel(64);
   WavePredictor p;
   p.set(k, core::micros(100));
   auto tpcs = free_tpcs();
@@ -199,7 +186,7 @@ TEST(TpcScheduler, UnownedTpcsGoByPriority) {
   std::vector<TenantInfo> infos{critical("chat"), best_effort("a"), best_effort("b")};
   infos[0].sm_share = 0.5;  // chat owns TPCs 0-3; 4-7 are unowned
   auto s = make(infos);
-  const auto k = kernel(4800);
+  const auto k = tpc_kernel(4800);
   WavePredictor p;
   p.set(k, core::micros(100));
   auto tpcs = free_tpcs();
@@ -218,7 +205,7 @@ TEST(TpcScheduler, UnownedTpcsGoByPriority) {
 
 TEST(TpcScheduler, RightSizedOwnerTakesFreeTpcsFirstThenThoseEndingSoonest) {
   auto s = make({critical("chat"), best_effort("train")});
-  const auto k = kernel(16);
+  const auto k = tpc_kernel(16);
   WavePredictor p;
   p.set(k, core::micros(100));
   auto tpcs = free_tpcs();
@@ -236,7 +223,7 @@ TEST(TpcScheduler, RightSizedOwnerTakesFreeTpcsFirstThenThoseEndingSoonest) {
 
 TEST(TpcScheduler, LendsIdleTpcsOnlyForAtomsThatEndBeforeTheOwnerNeedsThem) {
   auto s = make({critical("chat"), best_effort("train")});
-  const auto k = kernel(480);
+  const auto k = tpc_kernel(480);
   WavePredictor p;
   p.set(k, core::micros(150));  // one wave: 150 us, so an atom is one wave (target 250 us)
   for (const auto& [owner_end, lends] :
@@ -258,7 +245,7 @@ TEST(TpcScheduler, LendsIdleTpcsOnlyForAtomsThatEndBeforeTheOwnerNeedsThem) {
 
 TEST(TpcScheduler, CutsTheAtomToEndBeforeTheOwnerNeedsItsTpcs) {
   auto s = make({critical("chat"), best_effort("train")});
-  const auto k = kernel(4800);
+  const auto k = tpc_kernel(4800);
   WavePredictor p;
   p.set(k, core::micros(30));  // a full atom would be 8 waves, 240 us
   auto tpcs = free_tpcs();
@@ -274,7 +261,7 @@ TEST(TpcScheduler, CutsTheAtomToEndBeforeTheOwnerNeedsItsTpcs) {
 
 TEST(TpcScheduler, LendsNothingOfAnOwnerWhosePieceHasNoPrediction) {
   auto s = make({critical("chat"), best_effort("train")});
-  const auto k = kernel(480);
+  const auto k = tpc_kernel(480);
   WavePredictor p;
   p.set(k, core::micros(10));
   auto tpcs = free_tpcs();
@@ -284,7 +271,7 @@ TEST(TpcScheduler, LendsNothingOfAnOwnerWhosePieceHasNoPrediction) {
 
 TEST(TpcScheduler, DropsTpcsWhoseOwnerNeedsThemAndKeepsThoseOfIdleOwners) {
   auto s = make({critical("a"), critical("b"), best_effort("train")});  // a: 0-3, b: 4-7
-  const auto k = kernel(4800);
+  const auto k = tpc_kernel(4800);
   WavePredictor p;
   p.set(k, core::micros(150));
   auto tpcs = free_tpcs();
@@ -294,13 +281,13 @@ TEST(TpcScheduler, DropsTpcsWhoseOwnerNeedsThemAndKeepsThoseOfIdleOwners) {
   EXPECT_EQ(out[0].tenant, 2u);
   EXPECT_EQ(out[0].tpcs, tpc_range(0, 4));
   EXPECT_EQ(out[0].borrowed, 4);
-  EXPECT_EQ(out[0].atom.range.size(), wave_blocks(spec(), k, 4));
+  EXPECT_EQ(out[0].atom.range.size(), wave_blocks(tpc_gpu(), k, 4));
 }
 
 TEST(TpcScheduler, RightSizingLeavesTheRestToLendWhileTheOwnerRuns) {
   auto s = make({critical("chat"), best_effort("train")});
-  const auto hp = kernel(16);  // one wave on 2 TPCs
-  const auto be = kernel(4800);
+  const auto hp = tpc_kernel(16);  // one wave on 2 TPCs
+  const auto be = tpc_kernel(4800);
   WavePredictor p;
   p.set(hp, core::millis(1));
   p.set(be, core::micros(150));
@@ -316,7 +303,7 @@ TEST(TpcScheduler, RightSizingLeavesTheRestToLendWhileTheOwnerRuns) {
 }
 
 TEST(TpcScheduler, BorrowersGoInPriorityOrderThenAttachOrder) {
-  const auto k = kernel(4800);
+  const auto k = tpc_kernel(4800);
   WavePredictor p;
   p.set(k, core::micros(100));
   {
@@ -336,7 +323,7 @@ TEST(TpcScheduler, BorrowersGoInPriorityOrderThenAttachOrder) {
 
 TEST(TpcScheduler, NonSplittableKernelBorrowsOnlyWhatNoOwnerNeedsSoon) {
   auto s = make({critical("a"), critical("b"), best_effort("train")});  // a: 0-3, b: 4-7
-  const auto k = kernel(4800, /*independent=*/false);
+  const auto k = tpc_kernel(4800, /*independent=*/false);
   WavePredictor p;  // unknown latency: its end cannot be predicted
   auto tpcs = free_tpcs();
   run_on(tpcs, 4, 6, 1, kNow + core::seconds(1));
@@ -357,8 +344,8 @@ TEST(TpcScheduler, NothingReadyNothingLaunched) {
 
 TEST(TpcScheduler, SameStateSameDecision) {
   auto s = make({critical("a"), critical("b"), best_effort("x"), best_effort("y")});
-  const auto k1 = kernel(4800);
-  const auto k2 = kernel(32);
+  const auto k1 = tpc_kernel(4800);
+  const auto k2 = tpc_kernel(32);
   WavePredictor p;
   p.set(k1, core::micros(70));
   p.set(k2, core::micros(400));

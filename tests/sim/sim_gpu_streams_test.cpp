@@ -15,17 +15,11 @@ namespace tessera::sim {
 namespace {
 
 using test::make_kernel;
+using test::on_sms;
 using test::sequence_of;
 using ::testing::HasSubstr;
 
 constexpr core::Nanos kUs = core::kNanosPerMicro;
-
-device::StreamConfig on_sms(int begin, int end, device::ContextId context = 0) {
-  return {.context = context,
-          .sms = device::SmMask::range(begin, end),
-          .max_sms = 0,
-          .bandwidth_domain = device::kWholeDevice};
-}
 
 class Streams : public ::testing::TestWithParam<bool> {
  protected:

@@ -54,6 +54,14 @@ inline workload::Kernel make_kernel(std::string_view name, std::int64_t blocks,
   return k;
 }
 
+// A stream on SMs [begin, end) under `context`, with the whole device's bandwidth.
+inline device::StreamConfig on_sms(int begin, int end, device::ContextId context = 0) {
+  return {.context = context,
+          .sms = device::SmMask::range(begin, end),
+          .max_sms = 0,
+          .bandwidth_domain = device::kWholeDevice};
+}
+
 inline workload::KernelSequencePtr sequence_of(std::initializer_list<workload::Kernel> kernels,
                                                int repeat = 1) {
   auto seq = std::make_shared<workload::KernelSequence>();
