@@ -56,7 +56,9 @@ std::optional<std::string> differs(const workload::Kernel& want, const workload:
 std::int64_t DeterminismChecker::on_submit(device::ContextId context,
                                            const workload::KernelSequencePtr& sequence) {
   ContextState& s = contexts_[context];
-  if (sequence) s.pending.push_back(sequence);
+  // A null sequence is kept too (it runs nothing), so that pending, submission numbers and
+  // forget_last all count the same submissions.
+  s.pending.push_back(sequence);
   return s.submitted++;
 }
 
@@ -94,15 +96,17 @@ void DeterminismChecker::name_context(device::ContextId context, std::string nam
 
 const workload::Kernel* DeterminismChecker::expected(ContextState& state) {
   while (!state.pending.empty()) {
-    const auto& groups = state.pending.front()->groups;
-    while (state.group < groups.size()) {
-      const auto& g = groups[state.group];
-      if (state.repeat < g.repeat && state.kernel < g.kernels.size()) {
-        return &g.kernels[state.kernel];
+    if (const auto& front = state.pending.front()) {
+      const auto& groups = front->groups;
+      while (state.group < groups.size()) {
+        const auto& g = groups[state.group];
+        if (state.repeat < g.repeat && state.kernel < g.kernels.size()) {
+          return &g.kernels[state.kernel];
+        }
+        ++state.group;
+        state.repeat = 0;
+        state.kernel = 0;
       }
-      ++state.group;
-      state.repeat = 0;
-      state.kernel = 0;
     }
     state.pending.pop_front();
     ++state.submission;

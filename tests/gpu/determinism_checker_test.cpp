@@ -38,6 +38,21 @@ workload::KernelSequencePtr sequence(std::vector<workload::Kernel> kernels, int 
   return std::make_shared<const workload::KernelSequence>(std::move(seq));
 }
 
+// A launch of `blocks` of `k` under `context` on one SM, from `start` to `end`, as the checker
+// sees it when a test feeds it directly.
+device::KernelEvent event(device::ContextId context, const workload::Kernel& k,
+                          device::BlockRange blocks, core::Nanos start, core::Nanos end) {
+  return {.stream = 0,
+          .context = context,
+          .bandwidth_domain = 0,
+          .kernel = &k,
+          .submission_tag = 0,
+          .start = start,
+          .end = end,
+          .sms = 1,
+          .blocks = blocks};
+}
+
 // A device double whose launches may be block ranges and may yield: every launch takes 10 ns, a
 // stream runs its launches in order, and a launch marked to yield reports a yielded event at
 // 5 ns and then (unless told to drop the rest) the rest of it. It checks nothing a policy asks
@@ -416,80 +431,63 @@ TEST(DeterminismChecker, CatchesAReshapedGrid) {
   EXPECT_THAT(st.error().message(), HasSubstr("grid has 128 blocks instead of 64"));
 }
 
-TEST(DeterminismChecker, CatchesABlockRangeRunTwice) {
-  const auto st = run_checked(std::make_unique<RerunningPolicy>(), {kTwoKernels()});
+// A broken policy, the work it runs, and what the checker's verdict must say about it.
+struct BrokenPolicyCase {
+  const char* name;
+  std::function<std::unique_ptr<SharingMode>()> policy;
+  std::function<workload::KernelSequencePtr()> work;
+  const char* expected;
+};
+
+class CatchesBrokenPolicy : public ::testing::TestWithParam<BrokenPolicyCase> {};
+
+TEST_P(CatchesBrokenPolicy, NamesTheViolation) {
+  const auto& c = GetParam();
+  const auto st = run_checked(c.policy(), {c.work()});
   ASSERT_FALSE(st);
-  EXPECT_THAT(st.error().message(), HasSubstr("blocks [0, 32) of 'qkv' ran again"));
+  EXPECT_THAT(st.error().message(), HasSubstr(c.expected));
 }
 
-TEST(DeterminismChecker, CatchesASkippedRange) {
-  const auto st = run_checked(std::make_unique<SkippingPolicy>(), {kTwoKernels()});
-  ASSERT_FALSE(st);
-  EXPECT_THAT(st.error().message(), HasSubstr("'qkv' had run 48 of its 64 blocks when"));
+template <typename Policy>
+std::unique_ptr<SharingMode> make() {
+  return std::make_unique<Policy>();
 }
 
-TEST(DeterminismChecker, CatchesASkippedRangeOfTheLastKernelAtTheEnd) {
-  const auto st = run_checked(std::make_unique<SkippingPolicy>(), {sequence({kernel("lm", 40)})});
-  ASSERT_FALSE(st);
-  EXPECT_THAT(st.error().message(), HasSubstr("reported done, but 10 of the 40 blocks of 'lm'"));
-}
-
-TEST(DeterminismChecker, CatchesReorderedKernels) {
-  const auto st = run_checked(std::make_unique<ReorderingPolicy>(), {kTwoKernels()});
-  ASSERT_FALSE(st);
-  EXPECT_THAT(st.error().message(), HasSubstr("expected 'qkv', but kernel 'attn' ran instead"));
-}
-
-TEST(DeterminismChecker, CatchesAKernelStartingBeforeThePreviousEnded) {
-  const auto st = run_checked(std::make_unique<OverlappingPolicy>(), {kTwoKernels()});
-  ASSERT_FALSE(st);
-  EXPECT_THAT(st.error().message(),
-              HasSubstr("'attn' started at 0 ns, before the previous kernel's last launch ended "
-                        "at 10 ns"));
-}
-
-TEST(DeterminismChecker, CatchesASplitKernelThatIsNotBlockIndependent) {
-  const auto st = run_checked(std::make_unique<SplitEverythingPolicy>(),
-                              {sequence({kernel("allreduce", 16, false)})});
-  ASSERT_FALSE(st);
-  EXPECT_THAT(st.error().message(),
-              HasSubstr("'allreduce' is not block-independent but ran blocks [0, 8) of [0, 16)"));
-}
-
-TEST(DeterminismChecker, CatchesWorkUnderAContextNobodySubmittedTo) {
-  const auto st = run_checked(std::make_unique<WrongContextPolicy>(), {kTwoKernels()});
-  ASSERT_FALSE(st);
-  EXPECT_THAT(st.error().message(), HasSubstr("context 77, which no tenant submitted to"));
-}
+INSTANTIATE_TEST_SUITE_P(
+    DeterminismChecker, CatchesBrokenPolicy,
+    ::testing::Values(
+        BrokenPolicyCase{"BlockRangeRunTwice", make<RerunningPolicy>, kTwoKernels,
+                         "blocks [0, 32) of 'qkv' ran again"},
+        BrokenPolicyCase{"SkippedRange", make<SkippingPolicy>, kTwoKernels,
+                         "'qkv' had run 48 of its 64 blocks when"},
+        BrokenPolicyCase{"SkippedRangeOfTheLastKernelAtTheEnd", make<SkippingPolicy>,
+                         [] { return sequence({kernel("lm", 40)}); },
+                         "reported done, but 10 of the 40 blocks of 'lm'"},
+        BrokenPolicyCase{"ReorderedKernels", make<ReorderingPolicy>, kTwoKernels,
+                         "expected 'qkv', but kernel 'attn' ran instead"},
+        BrokenPolicyCase{"KernelStartingBeforeThePreviousEnded", make<OverlappingPolicy>,
+                         kTwoKernels,
+                         "'attn' started at 0 ns, before the previous kernel's last launch ended "
+                         "at 10 ns"},
+        BrokenPolicyCase{"SplitKernelThatIsNotBlockIndependent", make<SplitEverythingPolicy>,
+                         [] { return sequence({kernel("allreduce", 16, false)}); },
+                         "'allreduce' is not block-independent but ran blocks [0, 8) of [0, 16)"},
+        BrokenPolicyCase{"WorkUnderAContextNobodySubmittedTo", make<WrongContextPolicy>,
+                         kTwoKernels, "context 77, which no tenant submitted to"}),
+    [](const ::testing::TestParamInfo<BrokenPolicyCase>& info) { return info.param.name; });
 
 TEST(DeterminismChecker, FlagsRangesOutsideTheGridAndKernelsNobodySubmitted) {
   DeterminismChecker c;
   const auto seq = sequence({kernel("a", 8)});
   c.on_submit(3, seq);
   const workload::Kernel& k = seq->groups[0].kernels[0];
-  c.on_kernel_complete({.stream = 0,
-                        .context = 3,
-                        .bandwidth_domain = 0,
-                        .kernel = &k,
-                        .submission_tag = 0,
-                        .start = 0,
-                        .end = 5,
-                        .sms = 1,
-                        .blocks = {0, 0}});
+  c.on_kernel_complete(event(3, k, {0, 0}, 0, 5));
   ASSERT_TRUE(c.violation());
   EXPECT_THAT(c.violation()->message(), HasSubstr("blocks [0, 0), which is not a non-empty part"));
 
   DeterminismChecker extra;
   extra.on_submit(3, seq);
-  device::KernelEvent e{.stream = 0,
-                        .context = 3,
-                        .bandwidth_domain = 0,
-                        .kernel = &k,
-                        .submission_tag = 0,
-                        .start = 0,
-                        .end = 5,
-                        .sms = 1,
-                        .blocks = {0, 8}};
+  auto e = event(3, k, {0, 8}, 0, 5);
   extra.on_kernel_complete(e);
   EXPECT_FALSE(extra.violation());
   EXPECT_EQ(extra.kernels_checked(), 1);
@@ -498,6 +496,26 @@ TEST(DeterminismChecker, FlagsRangesOutsideTheGridAndKernelsNobodySubmitted) {
   extra.on_kernel_complete(e);
   ASSERT_TRUE(extra.violation());
   EXPECT_THAT(extra.violation()->message(), HasSubstr("after every kernel submitted had run"));
+}
+
+// A rejected null submission is taken back without taking an earlier, still pending one with it,
+// and an accepted null one counts as a submission that ran nothing.
+TEST(DeterminismChecker, NullSubmissionsKeepTheCount) {
+  DeterminismChecker c;
+  const auto seq = sequence({kernel("a", 8)});
+  const workload::Kernel& k = seq->groups[0].kernels[0];
+  c.on_submit(3, seq);
+  c.on_submit(3, nullptr);
+  c.forget_last(3);
+  EXPECT_EQ(c.on_submit(3, nullptr), 1);
+  const auto after = c.on_submit(3, seq);
+  EXPECT_EQ(after, 2);
+  c.on_kernel_complete(event(3, k, {0, 8}, 0, 5));
+  c.on_kernel_complete(event(3, k, {0, 8}, 6, 10));
+  c.on_done(3, after);
+  const auto& v = c.finish();
+  EXPECT_FALSE(v) << v->message();
+  EXPECT_EQ(c.kernels_checked(), 2);
 }
 
 TEST(DeterminismChecker, ARejectedSubmissionIsNotExpected) {
@@ -541,15 +559,7 @@ TEST(DeterminismChecker, TilingPropertyOnRandomAtoms) {
     DeterminismChecker c;
     const auto number = c.on_submit(1, seq);
     for (const auto& a : atoms) {
-      c.on_kernel_complete({.stream = 0,
-                            .context = 1,
-                            .bandwidth_domain = 0,
-                            .kernel = &k,
-                            .submission_tag = 0,
-                            .start = 0,
-                            .end = 10,
-                            .sms = 1,
-                            .blocks = a});
+      c.on_kernel_complete(event(1, k, a, 0, 10));
     }
     c.on_done(1, number);
     const bool broken = drop || mode == Break::kRepeat;
