@@ -82,10 +82,10 @@ inline constexpr double kSloStepBudget = 0.5;
 // SMs a latency-critical tenant needs so that a step of `phase` meets kSloStepBudget of the
 // phase's SLO (TTFT for prefill, TPOT for decode; the smaller of the two for a prefill while the
 // tenant is decoding, since it delays every running request's next token), from its last observed
-// step of that phase,
-// rounded up to the grid. Assumes step latency scales as 1/SMs (an assumption: memory-bound
-// steps scale less, so this over-asks, erring towards the SLO). Without a target or an
-// observation it asks for every usable SM: isolation first, until the tenant has been seen.
+// step of that phase, rounded up to the grid. Assumes step latency scales as 1/SMs (an
+// assumption: memory-bound steps scale less, so this over-asks, erring towards the SLO). Without
+// a target or an observation it asks for every usable SM: isolation first, until the tenant has
+// been seen.
 int slo_demand(const RemapSnapshot& snapshot, const TenantSnapshot& tenant, workload::Phase phase);
 
 // A latency-critical tenant's request for SMs. Every claim first gets the minimum partition
