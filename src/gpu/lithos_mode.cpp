@@ -166,6 +166,10 @@ core::Status LithosMode::submit(TenantId tenant, workload::KernelSequencePtr seq
   TESSERA_TRY(slots_[index].context.push(std::move(sequence), tag, std::move(done),
                                          device_->executor().now()));
   schedule();
+  // A launch this submission led to may have failed: report it now, not only on a later submit
+  // that may never come.
+  if (deferred_error_)
+    return std::unexpected(deferred_error_->with_context("lithos: a launch failed"));
   return {};
 }
 

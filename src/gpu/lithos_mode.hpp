@@ -84,7 +84,8 @@ class LithosMode final : public SharingMode {
   std::vector<TpcLaunch> launches_;
   bool scheduling_ = false;
   bool again_ = false;
-  // A launch that failed inside a completion callback, returned by the next submit().
+  // The first launch that failed: returned by the submit() whose scheduling made it, or, when it
+  // was made from a completion callback, by the next submit(); and by every submit() after.
   std::optional<core::Error> deferred_error_;
 
   struct Counters {

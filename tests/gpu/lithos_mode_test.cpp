@@ -157,6 +157,73 @@ TEST(LithosMode, RejectsBadInputWithoutRunningAnything) {
   EXPECT_FALSE(rig.lithos->attach(rig.gpu, chat_and_train()));  // attached once only
 }
 
+// Forwards to a FakeDevice, but once `refuse` is set every launch fails, as on a lost device.
+class RefusingDevice final : public device::GpuDevice {
+ public:
+  explicit RefusingDevice(test::FakeDevice& inner) : inner_(inner) {}
+  bool refuse = false;
+
+  const hw::GpuSpec& spec() const override { return inner_.spec(); }
+  device::Capabilities capabilities() const override { return inner_.capabilities(); }
+  device::Executor& executor() override { return inner_.executor(); }
+  core::Result<device::DomainId> create_bandwidth_domain(double share) override {
+    return inner_.create_bandwidth_domain(share);
+  }
+  core::Result<device::StreamId> create_stream(const device::StreamConfig& config) override {
+    return inner_.create_stream(config);
+  }
+  core::Status configure_stream(device::StreamId stream,
+                                const device::StreamConfig& config) override {
+    return inner_.configure_stream(stream, config);
+  }
+  core::Status submit(device::StreamId stream, workload::KernelSequencePtr sequence,
+                      std::uint64_t tag, device::DoneCallback done) override {
+    if (refuse) return lost();
+    return inner_.submit(stream, std::move(sequence), tag, std::move(done));
+  }
+  core::Status submit_range(device::StreamId stream, workload::KernelSequencePtr sequence,
+                            device::BlockRange range, std::uint64_t tag,
+                            device::DoneCallback done) override {
+    if (refuse) return lost();
+    return inner_.submit_range(stream, std::move(sequence), range, tag, std::move(done));
+  }
+  core::Status suspend_context(device::ContextId context) override {
+    return inner_.suspend_context(context);
+  }
+  core::Status resume_context(device::ContextId context) override {
+    return inner_.resume_context(context);
+  }
+  core::Status set_clock_mhz(double mhz) override { return inner_.set_clock_mhz(mhz); }
+  double clock_mhz() const override { return inner_.clock_mhz(); }
+  void add_observer(device::DeviceObserver* observer) override { inner_.add_observer(observer); }
+  device::DeviceStats stats() const override { return inner_.stats(); }
+
+ private:
+  static core::Status lost() {
+    return core::fail(core::Domain::kDevice, core::Code::kFailedPrecondition, "device lost");
+  }
+  test::FakeDevice& inner_;
+};
+
+// A launch made while handling a submission fails: that submit says so, and so does every later
+// one, rather than the error waiting for a submission that may never come.
+TEST(LithosMode, AFailedLaunchFailsTheSubmitThatMadeIt) {
+  test::ManualExecutor ex;
+  auto caps = test::all_capabilities();
+  caps.block_ranges = true;
+  test::FakeDevice fake(ex, test::fake_spec(), caps);
+  RefusingDevice dev(fake);
+  LithosMode mode{ModeOptions{}};
+  ASSERT_TRUE(mode.attach(dev, chat_and_train()));
+  dev.refuse = true;
+  const auto first = mode.submit(10, test::sequence_of({small("a")}), 1, nullptr);
+  ASSERT_FALSE(first);
+  EXPECT_THAT(first.error().message(), HasSubstr("device lost"));
+  const auto later = mode.submit(11, test::sequence_of({small("b")}), 2, nullptr);
+  ASSERT_FALSE(later);
+  EXPECT_THAT(later.error().message(), HasSubstr("device lost"));
+}
+
 TEST(LithosMode, RegistryMakesIt) {
   const auto mode = make_sharing_mode("lithos", ModeOptions{});
   ASSERT_TRUE(mode);
