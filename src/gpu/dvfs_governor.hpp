@@ -71,7 +71,6 @@ class DvfsGovernor {
 
   double max_clock_mhz() const { return clocks_.empty() ? 0 : clocks_.back(); }
   const std::vector<double>& clocks_mhz() const { return clocks_; }
-  double slip() const { return slip_; }
 
  private:
   struct ClockMean {
