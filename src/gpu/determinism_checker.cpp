@@ -48,6 +48,15 @@ std::optional<std::string> differs(const workload::Kernel& want, const workload:
                        got.block_independent ? "" : "not ",
                        want.block_independent ? "is" : "is not");
   }
+  // A persistent kernel's checkpoints are where its blocks poll between tiles: part of how its
+  // blocks walk their work, so a policy may not change them either.
+  if (want.checkpoints != got.checkpoints) {
+    return fmt::format("{} checkpoints instead of {}", got.checkpoints, want.checkpoints);
+  }
+  if (want.kind != got.kind) {
+    return fmt::format("it is a {} kernel instead of {}", workload::to_string(got.kind),
+                       workload::to_string(want.kind));
+  }
   return std::nullopt;
 }
 

@@ -498,6 +498,29 @@ TEST(DeterminismChecker, FlagsRangesOutsideTheGridAndKernelsNobodySubmitted) {
   EXPECT_THAT(extra.violation()->message(), HasSubstr("after every kernel submitted had run"));
 }
 
+TEST(DeterminismChecker, CatchesChangedCheckpointsAndKind) {
+  auto submitted = kernel("gemm", 8);
+  submitted.checkpoints = 4;
+  const auto seq = sequence({submitted});
+  const workload::Kernel& k = seq->groups[0].kernels[0];
+
+  auto fewer = k;
+  fewer.checkpoints = 2;
+  DeterminismChecker c;
+  c.on_submit(3, seq);
+  c.on_kernel_complete(event(3, fewer, {0, 8}, 0, 5));
+  ASSERT_TRUE(c.violation());
+  EXPECT_THAT(c.violation()->message(), HasSubstr("2 checkpoints instead of 4"));
+
+  auto other = k;
+  other.kind = workload::KernelClass::kReduction;
+  DeterminismChecker d;
+  d.on_submit(3, seq);
+  d.on_kernel_complete(event(3, other, {0, 8}, 0, 5));
+  ASSERT_TRUE(d.violation());
+  EXPECT_THAT(d.violation()->message(), HasSubstr("reduction kernel instead of"));
+}
+
 // A rejected null submission is taken back without taking an earlier, still pending one with it,
 // and an accepted null one counts as a submission that ran nothing.
 TEST(DeterminismChecker, NullSubmissionsKeepTheCount) {
