@@ -324,8 +324,7 @@ KernelSequence decode_step(const ModelConfig& m, std::span<const int> context_le
                 .seqs = static_cast<double>(seqs),
                 .seq_rows = seqs,
                 .e = static_cast<double>(m.bytes_per_param)};
-  auto seq =
-      build(s, [&](std::vector<Kernel>& out) { decode_attention(s, context_lengths, out); });
+  auto seq = build(s, [&](std::vector<Kernel>& out) { decode_attention(s, context_lengths, out); });
   seq.phase = Phase::kDecode;
   return seq;
 }
