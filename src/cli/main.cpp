@@ -241,7 +241,8 @@ int main(int argc, char** argv) {
   auto* demo = app.add_subcommand(
       "demo",
       "LLM inference with an SLO beside a training job on a simulated H100, under every "
-      "baseline sharing mode (the built-in examples/demo.yaml)");
+      "sharing mode: the baselines, lithos, cogpu and tpot-first (the built-in "
+      "examples/demo.yaml)");
   cli::add_run_flags(*demo, demo_flags);
 
   cli::ExperimentFlags exp_flags;
