@@ -1,5 +1,5 @@
 #pragma once
-// The backend interface of one GPU. Sharing modes and (later) the schedulers of the papers drive a
+// The backend interface of one GPU. Sharing modes, the papers' schedulers among them, drive a
 // GPU only through this, so they cannot tell the simulator (sim::SimGpu) from a real device.
 //
 // Work is submitted to streams as kernel sequences; kernels of one stream run in order, one at a

@@ -2,7 +2,8 @@
 // How tenants share one GPU. A sharing mode takes each tenant's kernel sequences and decides where
 // (which stream, SM set, bandwidth domain) and when they run on a device::GpuDevice. The
 // foundation's baselines (exclusive, time-slicing, MPS, static partitions) and the papers'
-// schedulers (later) are all SharingModes, created by name through registry.hpp.
+// schedulers (lithos, cogpu, tpot-first) are all SharingModes, created by name through
+// registry.hpp.
 
 #include <cstdint>
 #include <span>
