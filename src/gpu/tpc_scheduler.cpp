@@ -217,7 +217,8 @@ void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const Tenant
     const auto r = static_cast<std::size_t>(s.runner);
     if (!tenants[r].has_work || tenants[r].ready != nullptr) continue;
     const core::Nanos end = s.busy_until == kUnknownEnd ? now : s.busy_until;
-    // The first TPC seen replaces the placeholder `now`; later ones can only bring it earlier.
+    // need_at_[r] has no value until the first such TPC sets it; later ones can only bring it
+    // earlier.
     need_at_[r] = plans_[r].seen ? std::min(need_at_[r], end) : end;
     plans_[r].seen = true;
   }
