@@ -13,6 +13,8 @@ std::string_view to_string(Domain d) {
     case Domain::kGpu: return "gpu";
     case Domain::kScenario: return "scenario";
     case Domain::kIo: return "io";
+    case Domain::kMig: return "mig";
+    case Domain::kNvml: return "nvml";
   }
   return "unknown";
 }

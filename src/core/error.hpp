@@ -22,6 +22,8 @@ enum class Domain {
   kGpu,  // sharing modes and policies
   kScenario,
   kIo,
+  kMig,   // MIG layouts, placement, job scheduling
+  kNvml,  // the NVML library and what it returns
 };
 
 enum class Code {
