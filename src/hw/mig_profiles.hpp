@@ -52,6 +52,18 @@ struct MigGeometry {
   const MigProfile* smallest_with_memory(std::int64_t bytes) const;
 };
 
+// One GPU instance of a layout: a profile at a first memory slice.
+struct MigSlot {
+  int profile_id = 0;
+  int start = 0;
+};
+
+// The placement rules every backend and the layout space apply: each instance's profile exists
+// on this GPU and starts at one of its placement starts; memory slices do not overlap; compute
+// slices add up to at most 7; no profile has more than max_instances; at most one instance holds
+// the media extensions. The error names the instance at fault.
+core::Status check_mig_layout(const MigGeometry& g, const std::vector<MigSlot>& instances);
+
 // The MIG geometries, one per MIG-capable catalog GPU, in catalog order.
 const std::vector<MigGeometry>& mig_catalog();
 // Looked up like find_gpu (catalog name or alias, case-insensitive); a GPU without MIG is an

@@ -35,7 +35,8 @@ struct Layout {
 // "3g.20gb@4 + 2g.10gb@0" (empty: "empty"), by start.
 std::string describe(const hw::MigGeometry& g, const Layout& layout);
 
-// Checks one layout against the rules above; the error names the instance at fault.
+// Checks one layout against the rules above (hw::check_mig_layout); the error names the
+// instance at fault.
 core::Status check_layout(const hw::MigGeometry& g, const Layout& layout);
 
 using StateId = std::uint32_t;
