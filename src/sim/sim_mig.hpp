@@ -21,13 +21,17 @@
 namespace tessera::sim {
 
 struct SimMigOptions {
-  // ASSUMPTION values, named in docs/mig.md with how they were chosen.
-  core::Nanos create_time = 0;   // one GPU instance plus its compute instance
-  core::Nanos destroy_time = 0;
-  core::Nanos job_start_time = 0;  // process start and CUDA context creation before iteration 0
+  // ASSUMPTION values, named in docs/mig.md with how they were chosen: NVIDIA publishes no
+  // timing for these and no measurement was found; they are order-of-magnitude guesses (seconds,
+  // as `nvidia-smi mig -cgi -C` and a PyTorch process start take by hand), kept separate so an
+  // experiment can set them to zero or to measured values.
+  core::Nanos create_time = core::seconds(1);  // one GPU instance plus its compute instance
+  core::Nanos destroy_time = core::millis(500);
+  // Process start and CUDA context creation before iteration 0.
+  core::Nanos job_start_time = core::seconds(2);
   // Relative noise (seeded) on reported memory samples, as allocator readings jitter; the
-  // out-of-memory check uses the trajectory itself.
-  double sample_noise = 0;
+  // out-of-memory check uses the trajectory itself. ASSUMPTION: 1%.
+  double sample_noise = 0.01;
   std::uint64_t seed = 1;
   // MIG disabled: one instance spanning the whole board (all its SMs and memory), the paper's
   // sequential baseline. Its geometry has a single profile, "full", ID -1.
@@ -37,7 +41,7 @@ struct SimMigOptions {
 class SimMig final : public device::MigDevice {
  public:
   static core::Result<std::unique_ptr<SimMig>> create(Engine& engine, hw::GpuSpec spec,
-                                                       SimMigOptions options = {});
+                                                      SimMigOptions options = {});
   ~SimMig() override;
 
   const hw::MigGeometry& geometry() const override;
@@ -59,8 +63,8 @@ class SimMig final : public device::MigDevice {
     core::Nanos time = 0;
     double active_watts = 0;
   };
-  core::Result<IterationCost> iteration_cost(const workload::BatchJob& job,
-                                             std::int64_t iteration, int profile_id);
+  core::Result<IterationCost> iteration_cost(const workload::BatchJob& job, std::int64_t iteration,
+                                             int profile_id);
 
  private:
   struct State;
