@@ -1,0 +1,81 @@
+// Cost of the MIG layout policies: the goals are a layout space built (every state
+// enumerated and scored) in under 10 ms and one placement decision in under 10 us.
+//   ./build/bench/tessera_mig_layout_bench
+//
+// BM_BuildLayoutSpace/i: LayoutSpace::build for mig_catalog()[i], default profiles (all but +me).
+// BM_BuildLayoutSpaceAllProfiles/i: the same with the +me profile, the largest space.
+// BM_ChoosePlacement/id: one choose_placement of profile `id` (1g, 2g, 3g) in an A100-40GB
+//   state holding 1g@0 and 2g@2.
+// BM_PlanInstance: one plan_instance that must destroy (a 3g on a GPU whose free slices cannot
+//   take it, two idle 1g in the way, a busy 2g), the planner's most expensive case.
+
+#include <benchmark/benchmark.h>
+
+#include <set>
+#include <vector>
+
+#include "tessera/hw/mig_profiles.hpp"
+#include "tessera/mig/layout_space.hpp"
+#include "tessera/mig/reconfig_planner.hpp"
+
+namespace {
+
+using namespace tessera;
+
+void BM_BuildLayoutSpace(benchmark::State& state) {
+  const hw::MigGeometry& g = hw::mig_catalog()[static_cast<std::size_t>(state.range(0))];
+  std::size_t states = 0;
+  for (auto _ : state) {
+    auto space = mig::LayoutSpace::build(g);
+    states = space->size();
+    benchmark::DoNotOptimize(space);
+  }
+  state.SetLabel(g.gpu);
+  state.counters["states"] = static_cast<double>(states);
+}
+BENCHMARK(BM_BuildLayoutSpace)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+
+void BM_BuildLayoutSpaceAllProfiles(benchmark::State& state) {
+  const hw::MigGeometry& g = hw::mig_catalog()[static_cast<std::size_t>(state.range(0))];
+  std::vector<int> all;
+  for (const auto& p : g.profiles) all.push_back(p.id);
+  std::size_t states = 0;
+  for (auto _ : state) {
+    auto space = mig::LayoutSpace::build(g, all);
+    states = space->size();
+    benchmark::DoNotOptimize(space);
+  }
+  state.SetLabel(g.gpu);
+  state.counters["states"] = static_cast<double>(states);
+}
+BENCHMARK(BM_BuildLayoutSpaceAllProfiles)->Arg(0)->Unit(benchmark::kMicrosecond);
+
+const mig::LayoutSpace& a100_space() {
+  static const mig::LayoutSpace space =
+      *mig::LayoutSpace::build(*hw::find_mig_geometry("a100-40gb"));
+  return space;
+}
+
+void BM_ChoosePlacement(benchmark::State& state) {
+  const auto& space = a100_space();
+  const mig::StateId s = *space.find(mig::Layout{{{19, 0}, {14, 2}}});
+  const auto profile = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(mig::choose_placement(space, s, profile));
+  }
+}
+BENCHMARK(BM_ChoosePlacement)->Arg(19)->Arg(14)->Arg(9);
+
+void BM_PlanInstance(benchmark::State& state) {
+  const auto& space = a100_space();
+  const mig::StateId s = *space.find(mig::Layout{{{19, 0}, {19, 1}, {14, 2}, {19, 4}, {19, 6}}});
+  const std::set<mig::Placement> busy{{14, 2}};
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(mig::plan_instance(space, s, busy, 9));
+  }
+}
+BENCHMARK(BM_PlanInstance);
+
+}  // namespace
+
+BENCHMARK_MAIN();
