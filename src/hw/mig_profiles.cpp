@@ -22,10 +22,10 @@
 //             https://docs.nvidia.com/datacenter/tesla/mig-user-guide/getting-started-with-mig.html,
 //             `nvidia-smi mig -lgipp` on A100-SXM4-40GB: ID19 {0..6}:1, ID20 {0..6}:1,
 //             ID15 {0,2,4,6}:2, ID14 {0,2,4}:2, ID9 {0,4}:4, ID5 {0}:4, ID0 {0}:8.
-//   [NVML-H]  nvml.h, NVML_GPU_INSTANCE_PROFILE_* (as vendored in NVIDIA/go-nvml,
-//             pkg/nvml/nvml.h): 1_SLICE 0x0, 2_SLICE 0x1, 3_SLICE 0x2, 4_SLICE 0x3,
-//             7_SLICE 0x4, 1_SLICE_REV1 0x7, 1_SLICE_REV2 0x9; NVIDIA DCGM's dcgm_structs.h
-//             also asserts NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2 == 0x09.
+//   [NVML-H]  nvml.h, NVML_GPU_INSTANCE_PROFILE_* (NVIDIA/go-nvml pkg/nvml/nvml.h @ 075f45fd):
+//             1_SLICE 0x0, 2_SLICE 0x1, 3_SLICE 0x2, 4_SLICE 0x3, 7_SLICE 0x4, 1_SLICE_REV1 0x7,
+//             1_SLICE_REV2 0x9; NVIDIA DCGM's dcgm_structs.h also asserts
+//             NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2 == 0x09.
 //   [SM-A100] SMs per A100 GPU instance: the "Getting Started with MIG" page above shows
 //             42 SMs in a 3g GI; NVIDIA/go-nvml's A100-80GB mock (pkg/nvml/mock/shared/gpus/
 //             a100.go) gives MultiprocessorCount 14/14/14/28/42/56/98 for 1g, 1g+me, 1g with
