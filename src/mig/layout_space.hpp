@@ -32,7 +32,7 @@ struct Layout {
   bool operator==(const Layout&) const = default;
 };
 
-// "3g.20gb@4 + 2g.10gb@0" (empty: "empty"), by start.
+// "2g.10gb@0 + 3g.20gb@4" (empty: "empty"), ascending by start.
 std::string describe(const hw::MigGeometry& g, const Layout& layout);
 
 // Checks one layout against the rules above (hw::check_mig_layout); the error names the
