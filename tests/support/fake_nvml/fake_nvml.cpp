@@ -45,9 +45,11 @@ struct Profile {
   bool media;
 };
 
-// A100-SXM4-40GB, as `nvidia-smi mig -lgip` / `-lgipp` print it (NVIDIA MIG User Guide,
-// "A100 MIG profiles" table and its lgip/lgipp examples): IDs, instance counts, SMs and
-// placements. The MiB figures are the guide's lgip example (4.75, 9.62, 19.50, 39.25 GiB).
+// A100-SXM4-40GB: IDs, NVML indices, slices, instance counts, SMs and placements as in the NVIDIA
+// MIG User Guide's A100 table and its `nvidia-smi mig -lgipp` example (the same sources as
+// src/hw/mig_profiles.cpp, typed again here so the two can disagree). ASSUMPTION: the MiB figures
+// approximate the GiB that `nvidia-smi mig -lgip` is commonly shown printing (4.75, 9.62, 19.50,
+// 39.25); they were not read from a driver, and only the fake uses them.
 std::vector<Profile> a100_40gb_profiles() {
   return {
       {"1g.5gb", 0x0, 19, 1, 1, 7, 14, 4864, {0, 1, 2, 3, 4, 5, 6}, false},
