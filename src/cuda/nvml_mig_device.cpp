@@ -453,11 +453,20 @@ core::Result<device::JobRunId> NvmlMigDevice::start_job(device::MigInstanceId in
   envp.push_back(const_cast<char*>(visible.c_str()));
   envp.push_back(nullptr);
 
-  // A process group of its own, so stop_job reaches the processes the command starts too.
+  // A process group of its own, so stop_job reaches the processes the command starts too; no
+  // blocked signals and default SIGTERM/SIGINT/SIGPIPE whatever this process does with them.
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : {SIGTERM, SIGINT, SIGPIPE}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
   pid_t pid = -1;
   const int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
   posix_spawnattr_destroy(&attr);

@@ -2,6 +2,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -359,6 +361,27 @@ TEST(NvmlMigDevice, StopJobEndsASleepingJobAndKillsOneThatIgnoresTerm) {
   // Stopping a finished run is a no-op; an unknown one is an error.
   EXPECT_TRUE(d->device->stop_job(*polite));
   EXPECT_FALSE(d->device->stop_job(999));
+}
+
+TEST(NvmlMigDevice, AJobGetsSigtermEvenWhenThisProcessBlocksIt) {
+  test::FakeNvmlEnv env;
+  auto d = open_fake();
+  ASSERT_TRUE(d) << d.error().message();
+  auto inst = d->device->create_instance(k1g, 0);
+  ASSERT_TRUE(inst);
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sigset_t old;
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &term, &old), 0);
+  Recorder rec;
+  auto run = d->device->start_job(inst->id, shell_job("sleeper", "exec sleep 30"), rec);
+  ASSERT_EQ(pthread_sigmask(SIG_SETMASK, &old, nullptr), 0);
+  ASSERT_TRUE(run) << run.error().message();
+  ASSERT_TRUE(d->device->stop_job(*run));
+  run_until_exits(*d->device, rec, 1);
+  EXPECT_EQ(rec.exits[0].kind, device::JobExitKind::kKilled);
+  EXPECT_THAT(rec.exits[0].message, HasSubstr("signal 15"));  // SIGTERM did it, not SIGKILL
 }
 
 TEST(NvmlMigDevice, StartJobRefusesWhatCannotRun) {
