@@ -194,11 +194,20 @@ class Manager final : public device::MigJobObserver {
     resolve(j, false, fmt::format("failed twice on {}: {}", profile_name, message));
   }
 
-  // A predicted need above the largest instance is tried there: a prediction alone never gives
-  // a job up.
+  // A predicted need above the largest instance the job can get (under static: the layout's
+  // largest) is tried there: a prediction alone never gives a job up.
   std::int64_t capped(std::int64_t bytes) const {
-    if (order_.empty()) return bytes;
-    return std::min(bytes, order_.back()->memory_bytes);
+    std::int64_t largest = 0;
+    if (options_.scheme == Scheme::kStatic) {
+      for (const Placement& p : options_.static_layout.instances) {
+        if (const hw::MigProfile* profile = space_.geometry().find(p.profile_id)) {
+          largest = std::max(largest, profile->memory_bytes);
+        }
+      }
+    } else if (!order_.empty()) {
+      largest = order_.back()->memory_bytes;
+    }
+    return largest > 0 ? std::min(bytes, largest) : bytes;
   }
 
   // The profile a job that outgrew `profile_id` moves to: the next larger profile of the space,
