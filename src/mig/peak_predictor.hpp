@@ -14,6 +14,7 @@
 // CONVERGE, which the paper leaves undefined (objection 1), is defined in PredictorOptions and
 // documented in docs/mig.md. Pure: samples in, prediction out; no clock, no device.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -31,14 +32,29 @@ struct PredictorOptions {
   int min_samples = 5;
   int converge_window = 3;
   double converge_tolerance = 0.02;
+  // The paper's predictor alone (flat and linear fits over the whole history, no jump,
+  // quadratic or staircase detection), for comparison with the full one.
+  bool linear_only = false;
 };
 
 enum class GrowthModel { kFlat, kLinear, kQuadratic, kStaircase };
 std::string_view to_string(GrowthModel m);
 
+// The p-quantile of Student's t distribution with `df` degrees of freedom (p in (0, 1), df >= 1):
+// Hill's algorithm (G. W. Hill, "Algorithm 396: Student's t-quantiles", CACM 13(10), 1970).
+double student_t_quantile(double p, double df);
+
+// One growth model's prediction of reserved bytes at the last iteration: its point estimate and
+// the upper bound of its prediction interval.
+struct GrowthFit {
+  GrowthModel model = GrowthModel::kFlat;
+  double point = 0;
+  double peak = 0;
+};
+
 struct PeakPrediction {
-  std::int64_t peak_bytes = 0;    // upper bound of reserved memory at the last iteration
-  std::int64_t point_bytes = 0;   // the same without the interval
+  std::int64_t peak_bytes = 0;             // upper bound of reserved memory at the last iteration
+  std::int64_t point_bytes = 0;            // the same without the interval
   GrowthModel model = GrowthModel::kFlat;  // the model that gave peak_bytes
   bool converged = false;
   std::int64_t samples = 0;
@@ -62,6 +78,22 @@ class PeakPredictor {
   PredictorOptions options_;
   std::vector<double> t_, requested_, reserved_;
   std::vector<double> recent_peaks_;  // for CONVERGE
+
+  // A level jump in the reserved series, found when its sample arrives.
+  struct Jump {
+    std::size_t index;  // first sample at the new level
+    double iteration;
+    double size;         // the rise above the trend of the preceding differences
+    double noise_sigma;  // robust standard deviation of those differences
+    int noise_df;        // how many differences that estimate rests on, less one
+    bool declared;       // a declared step took effect here
+  };
+  std::vector<Jump> jumps_;
+  std::optional<PeakPrediction> current_;
+
+  void detect_jump();
+  std::optional<GrowthFit> staircase_model(double x0) const;
+  std::optional<PeakPrediction> compute() const;
 };
 
 }  // namespace tessera::mig
