@@ -70,5 +70,37 @@ TEST(ManagerOnNvml, EveryJobEndsAndNoInstanceIsLeftWhenACreateFailsMidRun) {
   EXPECT_EQ(stats.instances_created, stats.instances_destroyed);
 }
 
+TEST(ManagerOnNvml, AJobThatRunsOutOfMemoryIsRestartedOnALargerInstance) {
+  // GPU instance 1 (the first one created) reads nearly full, and the job fails there as a CUDA
+  // program out of memory would; anywhere else it succeeds. The fake's MIG UUIDs carry the GPU
+  // instance ID in their first group ("MIG-fa4e0001-...").
+  test::FakeNvmlEnv env(nlohmann::json{{"memory_used_mib", {{"1", 4800}}}});
+  auto lib = test::FakeNvmlEnv::open_library();
+  ASSERT_TRUE(lib) << lib.error().message();
+  cuda::NvmlMigOptions nvml_options;
+  nvml_options.sample_period = core::millis(10);
+  auto device = cuda::NvmlMigDevice::open(*lib, 0, nvml_options);
+  ASSERT_TRUE(device) << device.error().message();
+
+  const std::vector<workload::BatchJobPtr> jobs = {shell_job(
+      "grows", "case \"$CUDA_VISIBLE_DEVICES\" in MIG-fa4e0001-*) exit 1;; esac", 2 * kGiB)};
+  ManagerOptions options;
+  options.scheme = Scheme::kB;
+  auto result = run_jobs(**device, jobs, options);
+  ASSERT_TRUE(result) << result.error().message();
+
+  ASSERT_EQ(result->jobs.size(), 1u);
+  const JobOutcome& o = result->jobs[0];
+  EXPECT_TRUE(o.completed) << o.reason;
+  ASSERT_EQ(o.attempts.size(), 2u);
+  EXPECT_EQ(o.attempts[0].exit, device::JobExitKind::kOutOfMemory);
+  EXPECT_EQ(o.attempts[0].profile_id, 19);  // 1g.5gb, 4864 MiB in the fake
+  EXPECT_EQ(o.attempts[1].exit, device::JobExitKind::kCompleted);
+  EXPECT_EQ(result->oom_restarts, 1);
+  auto left = (*device)->query_instances();
+  ASSERT_TRUE(left) << left.error().message();
+  EXPECT_TRUE(left->empty());
+}
+
 }  // namespace
 }  // namespace tessera::mig
