@@ -157,7 +157,9 @@ std::string MemoryBreakdown::describe() const {
   for (const auto& [name, bytes] : parts) {
     if (bytes == 0) continue;
     if (!out.empty()) out += " + ";
-    out += fmt::format("{} {:.2f} GiB", name, static_cast<double>(bytes) / kGiB);
+    const auto b = static_cast<double>(bytes);
+    out += b >= kGiB ? fmt::format("{} {:.2f} GiB", name, b / kGiB)
+                     : fmt::format("{} {:.1f} MiB", name, b / kMiB);
   }
   if (out.empty()) out = "nothing";
   out += fmt::format(" = total {:.2f} GiB", static_cast<double>(total()) / kGiB);

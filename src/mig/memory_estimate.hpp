@@ -19,7 +19,8 @@ struct MemoryBreakdown {
   std::int64_t workspace = 0;          // library workspaces (cuBLAS) and temporaries
   std::int64_t framework_context = 0;  // CUDA context and framework runtime on the device
   std::int64_t total() const;
-  // "weights 0.41 GiB + gradients ... = total 3.2 GiB"
+  // "weights 14.96 GiB + activations 2.0 MiB + ... = total 17.48 GiB": every nonzero part, in
+  // GiB from 1 GiB up and in MiB below.
   std::string describe() const;
 };
 
@@ -29,7 +30,7 @@ struct TrainingMemoryInput {
   double parameters = 0;
   int batch = 1;
   Optimizer optimizer = Optimizer::kAdam;
-  bool mixed_precision = true;        // FP16/BF16 weights and activations, FP32 master copy
+  bool mixed_precision = true;             // FP16/BF16 weights and activations, FP32 master copy
   double activation_bytes_per_sample = 0;  // saved activations of one sample, at training precision
 };
 MemoryBreakdown estimate_training(const TrainingMemoryInput& in);

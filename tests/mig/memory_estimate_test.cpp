@@ -123,6 +123,9 @@ TEST(MemoryEstimateTest, DescribeListsEveryNonzeroPart) {
   EXPECT_EQ(inference.find("optimizer"), std::string::npos) << inference;
   // 128 KiB/token x 4 x 4096 = 2 GiB of KV cache.
   EXPECT_NE(inference.find("kv cache 2.00 GiB"), std::string::npos) << inference;
+  // 4 sequences x 4 B x 128,256 logits = 2.0 MiB, too small for GiB.
+  EXPECT_NE(inference.find("activations 2.0 MiB"), std::string::npos) << inference;
+  EXPECT_NE(inference.find("workspace 32.0 MiB"), std::string::npos) << inference;
 
   const std::string training = estimate_training({.parameters = 1e8}).describe();
   EXPECT_NE(training.find("gradients"), std::string::npos) << training;
