@@ -9,6 +9,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -64,7 +65,9 @@ core::Result<unsigned> full_compute_profile_index(int compute_slices) {
   }
 }
 
-std::string describe_wait_status(int status) {
+std::string describe_wait_status(std::optional<int> wait_status) {
+  if (!wait_status) return "exit status unknown (the process was reaped elsewhere)";
+  const int status = *wait_status;
   if (WIFEXITED(status)) return fmt::format("exit status {}", WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
     const char* name = strsignal(WTERMSIG(status));
@@ -529,7 +532,7 @@ core::Status NvmlMigDevice::stop_job(device::JobRunId id) {
   return {};
 }
 
-void NvmlMigDevice::finish(Run& run, int wait_status) {
+void NvmlMigDevice::finish(Run& run, std::optional<int> wait_status) {
   if (run.sample_timer != 0) executor_.cancel(run.sample_timer);
   if (run.kill_timer != 0) executor_.cancel(run.kill_timer);
   device::JobExit exit{.run = run.id,
@@ -538,7 +541,7 @@ void NvmlMigDevice::finish(Run& run, int wait_status) {
                        .peak_reserved_bytes = run.peak_used,
                        .at = executor_.now(),
                        .message = {}};
-  const bool success = WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
+  const bool success = wait_status && WIFEXITED(*wait_status) && WEXITSTATUS(*wait_status) == 0;
   const std::int64_t limit = run.total_seen > 0 ? run.total_seen : run.instance_bytes;
   if (run.stopping) {
     exit.kind = device::JobExitKind::kKilled;
@@ -565,18 +568,25 @@ void NvmlMigDevice::finish(Run& run, int wait_status) {
 }
 
 void NvmlMigDevice::reap() {
-  std::vector<std::pair<device::JobRunId, int>> exited;
+  std::vector<std::pair<device::JobRunId, std::optional<int>>> exited;
   for (const auto& [id, run] : runs_) {
     // Seen without reaping first: while the exited leader is a zombie its process group ID
     // cannot be reused, so whatever the command left in its group is killed safely.
     siginfo_t info{};
-    if (waitid(P_PID, static_cast<id_t>(run->pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
-        info.si_pid != run->pid) {
+    if (waitid(P_PID, static_cast<id_t>(run->pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      // ECHILD: something else reaped it (SIGCHLD ignored, or another waitpid); its status is
+      // lost, but it has ended.
+      if (errno == ECHILD) exited.emplace_back(id, std::nullopt);
       continue;
     }
+    if (info.si_pid != run->pid) continue;  // still running
     kill(-run->pid, SIGKILL);
     int status = 0;
-    if (waitpid(run->pid, &status, 0) == run->pid) exited.emplace_back(id, status);
+    if (waitpid(run->pid, &status, 0) == run->pid) {
+      exited.emplace_back(id, status);
+    } else {
+      exited.emplace_back(id, std::nullopt);
+    }
   }
   for (const auto& [id, status] : exited) {
     if (const auto it = runs_.find(id); it != runs_.end()) finish(*it->second, status);

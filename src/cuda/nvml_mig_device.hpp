@@ -13,6 +13,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -96,7 +97,8 @@ class NvmlMigDevice final : public device::MigDevice {
   core::Status destroy_gpu_instance(nvml::GpuInstance gi) const;
   void sample(device::JobRunId run);
   void reap();
-  void finish(Run& run, int wait_status);
+  // `wait_status`: waitpid's, or none when the process was reaped elsewhere.
+  void finish(Run& run, std::optional<int> wait_status);
 
   std::shared_ptr<NvmlLibrary> library_;
   nvml::Device device_;

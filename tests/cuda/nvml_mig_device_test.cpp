@@ -384,6 +384,27 @@ TEST(NvmlMigDevice, AJobGetsSigtermEvenWhenThisProcessBlocksIt) {
   EXPECT_THAT(rec.exits[0].message, HasSubstr("signal 15"));  // SIGTERM did it, not SIGKILL
 }
 
+TEST(NvmlMigDevice, AJobReapedElsewhereStillEnds) {
+  test::FakeNvmlEnv env;
+  auto d = open_fake();
+  ASSERT_TRUE(d) << d.error().message();
+  auto inst = d->device->create_instance(k1g, 0);
+  ASSERT_TRUE(inst);
+  // With SIGCHLD ignored the kernel reaps children itself, and their status is lost.
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  struct sigaction old {};
+  ASSERT_EQ(sigaction(SIGCHLD, &ignore, &old), 0);
+  Recorder rec;
+  auto run = d->device->start_job(inst->id, shell_job("orphan", "exit 0"), rec);
+  ASSERT_TRUE(run) << run.error().message();
+  run_until_exits(*d->device, rec, 1);
+  ASSERT_EQ(sigaction(SIGCHLD, &old, nullptr), 0);
+  EXPECT_EQ(rec.exits[0].kind, device::JobExitKind::kFailed);
+  EXPECT_THAT(rec.exits[0].message, HasSubstr("reaped elsewhere"));
+  EXPECT_TRUE(d->device->destroy_instance(inst->id));  // the instance is idle again
+}
+
 TEST(NvmlMigDevice, StartJobRefusesWhatCannotRun) {
   test::FakeNvmlEnv env;
   auto d = open_fake();
