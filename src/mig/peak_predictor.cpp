@@ -294,7 +294,6 @@ void PeakPredictor::detect_jump() {
   });
   jumps_.push_back({.index = k,
                     .iteration = t_[k],
-                    .size = rise,
                     .noise_sigma = sigma,
                     .noise_df = static_cast<int>(diffs.size()) - 1,
                     .declared = declared});
@@ -391,7 +390,9 @@ std::optional<PeakPrediction> PeakPredictor::compute() const {
   const std::span<const double> t(t_.data() + start, n - start);
   const std::span<const double> req(requested_.data() + start, n - start);
   const std::span<const double> res(reserved_.data() + start, n - start);
-  double inverse_reuse = 1;
+  // Right after a jump, the last sample's ratio stands in for the fit.
+  double inverse_reuse =
+      requested_.back() > 0 ? std::max(reserved_.back() / requested_.back(), 1.0) : 1.0;
   if (t.size() >= 2) {
     candidates.push_back(linear_model(t, req, res, x0, conf));
     std::vector<double> g(t.size());

@@ -83,7 +83,6 @@ class PeakPredictor {
   struct Jump {
     std::size_t index;  // first sample at the new level
     double iteration;
-    double size;         // the rise above the trend of the preceding differences
     double noise_sigma;  // robust standard deviation of those differences
     int noise_df;        // how many differences that estimate rests on, less one
     bool declared;       // a declared step took effect here
