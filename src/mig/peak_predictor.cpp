@@ -268,6 +268,11 @@ void PeakPredictor::add(std::int64_t iteration, std::int64_t requested_bytes,
     steady = std::abs(recent_peaks_[i] - prev) < options_.converge_tolerance * std::abs(prev) ||
              recent_peaks_[i] == prev;
   }
+  if (steady && options_.converge_precision > 0) {
+    const auto point = static_cast<double>(current_->point_bytes);
+    steady =
+        static_cast<double>(current_->peak_bytes) - point <= options_.converge_precision * point;
+  }
   current_->converged = steady;
 }
 

@@ -35,6 +35,11 @@ struct PredictorOptions {
   // The paper's predictor alone (flat and linear fits over the whole history, no jump,
   // quadratic or staircase detection), for comparison with the full one.
   bool linear_only = false;
+  // Optional precision for CONVERGE (0: off, the default): when positive, a converged prediction
+  // must also have peak_bytes - point_bytes <= converge_precision x point_bytes, so a stable but
+  // wide bound (few samples extrapolated far) does not count. docs/mig.md measures its effect on
+  // false early restarts.
+  double converge_precision = 0;
 };
 
 enum class GrowthModel { kFlat, kLinear, kQuadratic, kStaircase };

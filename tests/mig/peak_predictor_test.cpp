@@ -253,5 +253,32 @@ TEST(PredictorReplayTest, AlarmComesBeforeTheOutOfMemoryIteration) {
   EXPECT_GE(first_alarm_iteration(stepped, kIterations, {}, limit, {}, 0, 1), 800);
 }
 
+TEST(PredictorReplayTest, ConvergePrecisionHoldsBackWideBounds) {
+  // A flat 6 GiB job under a 10 GiB slice, with 1% sample noise: a few dozen samples
+  // extrapolated over 1000 iterations give a bound that is stable yet far above the level.
+  const MemoryTrajectory flat{.base_bytes = 6 * kGiB, .steps = {}, .granule_bytes = 2 * kMiB};
+  const MemoryTrajectory growing{
+      .base_bytes = 4 * kGiB, .per_iteration = 8.0 * kMiB, .steps = {}, .granule_bytes = 2 * kMiB};
+  const std::int64_t limit = 10 * kGiB;
+  PredictorOptions precise;
+  precise.converge_precision = 0.10;
+  for (int seed = 1; seed <= 8; ++seed) {
+    EXPECT_EQ(first_alarm_iteration(flat, kIterations, {}, limit, precise, 0.01, seed), -1)
+        << "seed " << seed;
+    const std::int64_t alarm =
+        first_alarm_iteration(growing, kIterations, {}, limit, precise, 0.01, seed);
+    EXPECT_GE(alarm, 0) << "seed " << seed;
+    EXPECT_LT(alarm, growing.first_iteration_above(limit, kIterations) / 4) << "seed " << seed;
+  }
+  PeakPredictor p(kIterations, {}, precise);
+  for (const MemorySample& s : noisy_samples(flat, 200, 0.01, 1)) {
+    p.add(s.iteration, s.requested, s.reserved);
+    const auto pred = p.predict();
+    if (pred && pred->converged) {
+      ASSERT_LE(pred->peak_bytes - pred->point_bytes, 0.10 * pred->point_bytes);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::mig
