@@ -23,8 +23,9 @@ namespace {
 // ASSUMPTION kJumpSigmas = 6: Gaussian noise passes 6 sigma once in 10^9 samples, so a run of a
 // few thousand iterations sees no false jump, while a real step is many times the noise.
 // ASSUMPTION kMinJumpFraction = 2%: a rise below that stays within the margin between MIG slice
-// sizes (the smallest is 1/8 of the GPU) and below the caching allocator's segment rounding on a
-// GB-sized job, so it is left to the fits instead of splitting the history.
+// sizes (the smallest is 1/8 of the GPU), and a GB-sized job's allocator segments stay under it
+// (PyTorch's CUDACachingAllocator packs 1-10 MiB allocations in 20 MiB segments, kLargeBuffer,
+// and rounds larger ones up to 2 MiB), so it is left to the fits instead of splitting history.
 constexpr double kJumpSigmas = 6.0;
 constexpr double kMadToSigma = 1.4826;  // 1 / Phi^-1(3/4): MAD to standard deviation (normal)
 constexpr double kMinJumpFraction = 0.02;
@@ -33,8 +34,6 @@ constexpr std::size_t kMinNoiseDiffs = 5;
 // Staircase: jumps whose sizes are each within 25% of their mean and whose spacings are each
 // within 25% of their mean (ASSUMPTION: pages or segments of one size, allowing for sampling).
 constexpr double kStairTolerance = 0.25;
-
-using Candidate = GrowthFit;
 
 // Acklam's rational approximation of the standard normal quantile (P. J. Acklam, "An algorithm
 // for computing the inverse normal cumulative distribution function", 2003; relative error
@@ -104,7 +103,7 @@ double upper_quantile(double confidence, double df) {
 // The paper's model: requested r(t) and inverse reuse g(t) = reserved / requested, each linear,
 // reserved predicted as r(x0) g(x0) with the prediction interval of the residuals of reserved
 // against r(t) g(t). g is held at 1 or more (the allocator never holds less than it hands out).
-Candidate linear_model(std::span<const double> t, std::span<const double> req,
+GrowthFit linear_model(std::span<const double> t, std::span<const double> req,
                        std::span<const double> res, double x0, double confidence) {
   const std::size_t n = t.size();
   std::vector<double> g(n);
@@ -131,7 +130,7 @@ Candidate linear_model(std::span<const double> t, std::span<const double> req,
 // Least squares of reserved on (1, u, u^2), u = (t - tbar) / scale so that the normal equations
 // stay well conditioned; kept when the squared term is significant (F-test at `confidence`:
 // F(1, n-3) = t(n-3)^2) and the curvature is positive.
-std::optional<Candidate> quadratic_model(std::span<const double> t, std::span<const double> res,
+std::optional<GrowthFit> quadratic_model(std::span<const double> t, std::span<const double> res,
                                          double x0, double confidence) {
   const std::size_t n = t.size();
   if (n < 4) return std::nullopt;
@@ -193,7 +192,7 @@ std::optional<Candidate> quadratic_model(std::span<const double> t, std::span<co
   }
   const double point = beta[0] + beta[1] * u0 + beta[2] * u0 * u0;
   const double half = tq * std::sqrt(rss_q / df) * std::sqrt(1 + std::max(leverage, 0.0));
-  return Candidate{GrowthModel::kQuadratic, point, point + half};
+  return GrowthFit{GrowthModel::kQuadratic, point, point + half};
 }
 
 }  // namespace
@@ -386,7 +385,7 @@ std::optional<PeakPrediction> PeakPredictor::compute() const {
   const double x0 = std::max(static_cast<double>(total_iterations_ - 1), t_.back());
   const double conf = options_.confidence;
 
-  std::vector<Candidate> candidates;
+  std::vector<GrowthFit> candidates;
   candidates.push_back({GrowthModel::kFlat, *std::ranges::max_element(reserved_),
                         *std::ranges::max_element(reserved_)});
 
@@ -406,7 +405,6 @@ std::optional<PeakPrediction> PeakPredictor::compute() const {
   }
   if (!options_.linear_only) {
     if (auto q = quadratic_model(t, res, x0, conf)) candidates.push_back(*q);
-
     if (auto stairs = staircase_model(x0)) candidates.push_back(*stairs);
   }
 
@@ -418,9 +416,9 @@ std::optional<PeakPrediction> PeakPredictor::compute() const {
   }
 
   const auto best = std::ranges::max_element(
-      candidates, [](const Candidate& a, const Candidate& b) { return a.peak < b.peak; });
+      candidates, [](const GrowthFit& a, const GrowthFit& b) { return a.peak < b.peak; });
   double point = 0;
-  for (const Candidate& c : candidates) point = std::max(point, c.point);
+  for (const GrowthFit& c : candidates) point = std::max(point, c.point);
   const auto bytes = [](double b) {
     return static_cast<std::int64_t>(std::ceil(std::clamp(b, 0.0, 9.0e18)));
   };
