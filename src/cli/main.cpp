@@ -6,13 +6,15 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
+#include "tessera/cli/mig_command.hpp"
+#include "tessera/cli/output.hpp"
 #include "tessera/cli/progress.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/experiment/mig_studies.hpp"
 #include "tessera/experiment/run.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/hw/gpu_spec.hpp"
@@ -72,19 +74,6 @@ core::Status apply_overrides(scenario::Scenario& s, const RunFlags& f) {
   return {};
 }
 
-core::Status write_text(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    fmt::print("{}\n", text);
-    return {};
-  }
-  std::ofstream out(path);
-  if (!out || !(out << text << '\n')) {
-    return core::failf(core::Domain::kIo, core::Code::kNotFound,
-                       "cannot write '{}': check that the folder exists and is writable", path);
-  }
-  return {};
-}
-
 core::Status run(scenario::Scenario s, const RunFlags& flags) {
   TESSERA_TRY(apply_overrides(s, flags));
   metrics::Timeline timeline;
@@ -116,6 +105,9 @@ core::Status run(scenario::Scenario s, const RunFlags& flags) {
 
 void list_experiments() {
   for (const auto& e : experiment::experiments()) {
+    fmt::print("  {:<20} {}, {}\n", e.name, e.paper, e.figure);
+  }
+  for (const auto& e : experiment::mig_experiments()) {
     fmt::print("  {:<20} {}, {}\n", e.name, e.paper, e.figure);
   }
 }
@@ -161,6 +153,30 @@ std::string trace_path_for(const std::string& path, const experiment::Config& co
   return (p.parent_path() / (p.stem().string() + "." + stem + p.extension().string())).string();
 }
 
+// A MIG study runs batch jobs on the simulated MIG GPU: no scenario, so no --duration or --trace.
+core::Status run_mig_experiment(const experiment::MigExperiment& e, const ExperimentFlags& f) {
+  if (!f.duration.empty() || !f.trace_path.empty()) {
+    return core::failf(core::Domain::kScenario, core::Code::kInvalidArgument,
+                       "{} runs its job mixes to the end and draws no timeline: --duration and "
+                       "--trace do not apply (--json, --seed and -q do)",
+                       e.name);
+  }
+  experiment::MigStudyOptions options;
+  if (f.seed >= 0) options.seed = static_cast<std::uint64_t>(f.seed);
+  ProgressLine progress(!f.quiet);
+  options.progress = [&progress](std::int64_t done, std::int64_t total, std::string_view what) {
+    progress.update(what, done, total);
+  };
+  auto result = experiment::run_mig_experiment(e, options);
+  progress.finish();
+  if (!result) return std::unexpected(result.error());
+  if (f.json_path != "-") fmt::print("{}", experiment::format_result(*result));
+  if (!f.json_path.empty()) {
+    TESSERA_TRY(write_text(f.json_path, experiment::to_json(*result).dump(2)));
+  }
+  return {};
+}
+
 core::Status run_experiment(const ExperimentFlags& f) {
   if (f.list) {
     list_experiments();
@@ -170,6 +186,7 @@ core::Status run_experiment(const ExperimentFlags& f) {
     return core::fail(core::Domain::kScenario, core::Code::kInvalidArgument,
                       "name an experiment; `tessera experiment --list` shows them");
   }
+  if (const auto* mig = experiment::find_mig_experiment(f.name)) return run_mig_experiment(*mig, f);
   TESSERA_ASSIGN_OR_RETURN(const experiment::Experiment* e, experiment::find_experiment(f.name));
   experiment::Overrides overrides;
   if (!f.duration.empty()) {
@@ -248,8 +265,8 @@ int main(int argc, char** argv) {
   cli::ExperimentFlags exp_flags;
   auto* exp = app.add_subcommand(
       "experiment",
-      "Run one of the papers' experiments (LithOS, CoGPU) side by side with the baselines, "
-      "with the paper's figures next to tessera's");
+      "Run one of the papers' experiments (LithOS, CoGPU, MIGM) side by side with the "
+      "baselines, with the paper's figures next to tessera's");
   exp->add_option("NAME", exp_flags.name, "Experiment name (--list shows them)");
   exp->add_flag("--list", exp_flags.list, "List the experiments");
   exp->add_option("--json", exp_flags.json_path,
@@ -264,6 +281,9 @@ int main(int argc, char** argv) {
 
   auto* list = app.add_subcommand("list", "List built-in GPUs, models and sharing modes");
 
+  cli::MigFlags mig_flags;
+  cli::add_mig_command(app, mig_flags);
+
   CLI11_PARSE(app, argc, argv);
   if (auto st = core::set_log_level(log_level); !st) return cli::fail_with(st.error());
 
@@ -273,6 +293,10 @@ int main(int argc, char** argv) {
   }
   if (*exp) {
     if (auto st = cli::run_experiment(exp_flags); !st) return cli::fail_with(st.error());
+    return 0;
+  }
+  if (*mig_flags.command) {
+    if (auto st = cli::run_mig_command(mig_flags); !st) return cli::fail_with(st.error());
     return 0;
   }
   core::Result<scenario::Scenario> loaded =

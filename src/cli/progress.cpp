@@ -29,4 +29,18 @@ void ProgressLine::update(const scenario::Progress& p) {
   drawn_ = true;
 }
 
+void ProgressLine::update(std::string_view what, std::int64_t done, std::int64_t total,
+                          core::Nanos simulated) {
+  if (!enabled_) return;
+  const core::Nanos now = clock_.now();
+  if (done < total && now - last_draw_ < core::millis(100)) return;
+  last_draw_ = now;
+  const std::string at =
+      simulated >= 0 ? fmt::format("  simulated {:.1f} s", core::to_seconds(simulated)) : "";
+  fmt::print(stderr, "\r\033[K[{}/{}] {}{}  wall {:.1f} s", done, total, what, at,
+             core::to_seconds(now));
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
 }  // namespace tessera::cli

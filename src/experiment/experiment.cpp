@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "tessera/core/try.hpp"
+#include "tessera/experiment/mig_studies.hpp"
 #include "tessera/experiment/scenario_files.hpp"
 #include "tessera/gpu/registry.hpp"
 
@@ -123,6 +124,7 @@ core::Status validate_metric(const Experiment& e, const scenario::Scenario& s, c
 std::string experiment_names() {
   std::string out;
   for (const auto& e : experiments()) out += (out.empty() ? "" : ", ") + e.name;
+  for (const auto& e : mig_experiments()) out += ", " + e.name;
   return out;
 }
 

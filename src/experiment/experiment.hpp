@@ -49,6 +49,8 @@ struct Experiment {
 const std::vector<Experiment>& experiments();
 // Unknown names get an error listing the known ones.
 core::Result<const Experiment*> find_experiment(std::string_view name);
+// Every experiment's name: these, then the MIG studies (mig_studies.hpp), which run batch jobs on
+// a simulated MIG GPU rather than a scenario and are listed and run beside them.
 std::string experiment_names();
 
 // The text of examples/experiments/FILE as built into the binary.

@@ -12,14 +12,9 @@
 
 namespace tessera::experiment {
 
-namespace {
-
 using core::Result;
 using nlohmann::json;
 
-constexpr std::size_t kWrap = 100;
-
-// Same rounding as the RunReport JSON (metrics::to_json), so golden files stay stable.
 double round6(double x) {
   if (!std::isfinite(x) || x == 0) return 0.0;
   const std::string text = fmt::format("{:.6g}", x);
@@ -43,6 +38,10 @@ std::string wrap(std::string_view text, std::size_t width) {
   }
   return out + line;
 }
+
+namespace {
+
+constexpr std::size_t kWrap = 100;
 
 void apply(scenario::Scenario& s, const Overrides& o) {
   if (o.duration) s.duration = *o.duration;
@@ -93,6 +92,8 @@ std::string format_table(const Experiment& e, const metrics::RunReport& report) 
   return out;
 }
 
+}  // namespace
+
 std::string format_claims(const std::vector<ClaimResult>& claims) {
   if (claims.empty()) return "";
   std::vector<std::array<std::string, 4>> rows{{"claim", "paper", "tessera", "same direction?"}};
@@ -134,8 +135,6 @@ json claim_json(const ClaimResult& c) {
           {"same_direction", c.same_direction},
           {"why_not", c.why_not}};
 }
-
-}  // namespace
 
 Result<ExperimentResult> run_experiment(
     const Experiment& e, const Overrides& overrides,

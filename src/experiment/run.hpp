@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tessera/experiment/experiment.hpp"
@@ -41,5 +42,14 @@ core::Result<ExperimentResult> run_experiment(
 std::string format_result(const ExperimentResult& result);
 // Per configuration the RunReport JSON (metrics::to_json) with the claims beside it.
 nlohmann::json to_json(const ExperimentResult& result);
+
+// Pieces the MIG studies (mig_studies.hpp) print with too. The claims' table: claim | paper |
+// tessera (vs the baseline it was compared with) | same direction?; empty for no claims.
+std::string format_claims(const std::vector<ClaimResult>& claims);
+nlohmann::json claim_json(const ClaimResult& claim);
+// Rounded to 6 significant digits, like the RunReport JSON, so golden files stay stable.
+double round6(double x);
+// Words re-flowed into lines of at most `width` characters.
+std::string wrap(std::string_view text, std::size_t width);
 
 }  // namespace tessera::experiment

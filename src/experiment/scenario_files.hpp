@@ -1,6 +1,7 @@
 #pragma once
-// The experiments' scenario files (examples/experiments/*.yaml), built into the binary by CMake
-// from the list in src/experiment/CMakeLists.txt.
+// The experiments' scenario files (examples/experiments/*.yaml) and the MIG experiments' job files
+// (examples/mig/experiments/*.yaml), built into the binary by CMake from the lists in
+// src/experiment/CMakeLists.txt.
 
 #include <span>
 #include <string_view>
@@ -13,5 +14,8 @@ struct EmbeddedScenario {
 };
 
 std::span<const EmbeddedScenario> embedded_scenarios();
+// The MIG experiments' job mixes and predictor cases (examples/mig/experiments/*.yaml, JOBS.yaml
+// format), listed in TESSERA_MIG_EXPERIMENT_FILES; `file` is the name under that folder.
+std::span<const EmbeddedScenario> embedded_mig_files();
 
 }  // namespace tessera::experiment
