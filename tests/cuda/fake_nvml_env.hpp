@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "tessera/cuda/nvml_library.hpp"
@@ -28,9 +29,14 @@ class FakeNvmlEnv {
     set_script(script);
     setenv("FAKE_NVML_LOG", log_path().c_str(), 1);
   }
+  // Keeps the directory (script and call log) when the test failed, for a look at the calls.
   ~FakeNvmlEnv() {
     unsetenv("FAKE_NVML_SCRIPT");
     unsetenv("FAKE_NVML_LOG");
+    if (!::testing::Test::HasFailure()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir_, ignored);
+    }
   }
 
   // Read by the fake at its next nvmlInit_v2.
