@@ -167,9 +167,9 @@ std::string format_cases(const std::vector<PredictorCase>& cases) {
   auto iteration = [](const std::optional<std::int64_t>& i) {
     return i ? fmt::format("{}", *i) : std::string("never");
   };
-  std::vector<std::vector<std::string>> rows{{"job", "slice", "iterations", "peak GiB", "declared",
-                                              "oom at", "alarm at", "verdict",
-                                              "linear-only alarm at"}};
+  std::vector<std::vector<std::string>> rows{
+      {"job", "slice", "iterations", "peak GiB", "declared", "oom at", "alarm at", "verdict",
+       "linear-only alarm at", "first attempt in a simulated run"}};
   for (const auto& c : cases) {
     std::string verdict;
     if (!c.oom) {
@@ -182,7 +182,7 @@ std::string format_cases(const std::vector<PredictorCase>& cases) {
     rows.push_back({c.job, fmt::format("{} ({:.3g} GiB)", c.profile, c.slice_bytes / kGiB),
                     fmt::format("{}", c.iterations), fmt::format("{:.3g}", c.peak_bytes / kGiB),
                     c.declared ? "yes" : "no", iteration(c.oom), iteration(c.alarm), verdict,
-                    iteration(c.alarm_linear_only)});
+                    iteration(c.alarm_linear_only), c.in_run});
   }
   return format_table(rows);
 }
@@ -231,6 +231,7 @@ json case_json(const PredictorCase& c) {
           {"declared", c.declared},
           {"alarm_iteration", iteration(c.alarm)},
           {"linear_only_alarm_iteration", iteration(c.alarm_linear_only)},
+          {"first_attempt_in_run", c.in_run},
           {"oom_iteration", iteration(c.oom)}};
 }
 
@@ -343,6 +344,23 @@ Result<MixResult> run_mix(std::string_view text, const std::string& file,
   return out;
 }
 
+namespace {
+
+// The job alone under scheme B on the simulated GPU: how its first attempt ended.
+Result<std::string> first_attempt(const mig::JobsFile& jobs, const workload::BatchJobPtr& job) {
+  mig::JobsFile alone = jobs;
+  alone.jobs = {job};
+  TESSERA_ASSIGN_OR_RETURN(const Mix mix, load_mix(std::move(alone)));
+  TESSERA_ASSIGN_OR_RETURN(const Simulated run, simulate(mix, mig::ManagerOptions{}, false));
+  const auto& attempts = run.result.jobs.front().attempts;
+  if (attempts.empty()) return std::string("never started");
+  const mig::Attempt& a = attempts.front();
+  if (a.early_restart) return fmt::format("early restart at {}", a.iterations_done);
+  return fmt::format("{} at {}", device::to_string(a.exit), a.iterations_done);
+}
+
+}  // namespace
+
 Result<std::vector<PredictorCase>> run_predictor_cases(std::string_view text,
                                                        const std::string& file) {
   TESSERA_ASSIGN_OR_RETURN(const mig::JobsFile jobs, mig::parse_jobs(text, source_name(file)));
@@ -377,6 +395,7 @@ Result<std::vector<PredictorCase>> run_predictor_cases(std::string_view text,
     };
     c.alarm = alarm(false);
     c.alarm_linear_only = alarm(true);
+    TESSERA_ASSIGN_OR_RETURN(c.in_run, first_attempt(jobs, job));
     const std::int64_t oom =
         job->memory.first_iteration_above(slice->memory_bytes, job->iterations);
     if (oom >= 0) c.oom = oom;

@@ -107,6 +107,10 @@ struct PredictorCase {
   std::optional<std::int64_t> alarm;  // the iteration early restart fires at (none: never)
   // The same with the paper's predictor alone (PredictorOptions::linear_only).
   std::optional<std::int64_t> alarm_linear_only;
+  // How the job's first attempt ended when it ran alone under scheme B on the simulated GPU, whose
+  // samples carry noise of their own: "early restart at 35", "out of memory at 50", "completed
+  // at 400".
+  std::string in_run;
   std::optional<std::int64_t> oom;  // the iteration it runs out of memory (none: it fits)
   bool declared = false;            // its growth was declared in advance
 };
