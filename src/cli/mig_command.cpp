@@ -26,6 +26,7 @@ namespace tessera::cli {
 namespace {
 
 using core::Result;
+using mig::MemoryBreakdown;
 using nlohmann::json;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -243,7 +244,12 @@ core::Status run_plan(const MigFlags& f) {
     if (!static_layout.empty()) fmt::print("static layout: {}\n", static_layout);
     fmt::print("\n{:<20} {:<10} {:>10}  {:<12} {}\n", "job", "kind", "estimate", "starts on",
                "what");
-    for (const auto& job : l.jobs.jobs) fmt::print("{}\n", job_line(*job, r, l.geometry));
+    for (const auto& job : l.jobs.jobs) {
+      fmt::print("{}\n", job_line(*job, r, l.geometry));
+      if (auto b = l.jobs.breakdowns.find(job->name); b != l.jobs.breakdowns.end()) {
+        fmt::print("{:<20} estimate: {}\n", "", b->second.describe());
+      }
+    }
     fmt::print("\nThe run as the simulator predicts it:\n{:>10}  {}\n", "time s", "event");
     for (const auto& e : events) {
       fmt::print("{:>10.3f}  {}\n", core::to_seconds(e.at), e.text);
@@ -257,11 +263,25 @@ core::Status run_plan(const MigFlags& f) {
   if (f.json_path.empty()) return {};
   json jobs = json::array();
   for (const auto& job : l.jobs.jobs) {
-    jobs.push_back({{"name", job->name},
-                    {"kind", workload::to_string(job->kind)},
-                    {"description", job->description},
-                    {"estimate_gib",
-                     experiment::round6(static_cast<double>(job->estimated_peak_bytes) / kGiB)}});
+    json j = {{"name", job->name},
+              {"kind", workload::to_string(job->kind)},
+              {"description", job->description},
+              {"estimate_gib",
+               experiment::round6(static_cast<double>(job->estimated_peak_bytes) / kGiB)}};
+    if (auto b = l.jobs.breakdowns.find(job->name); b != l.jobs.breakdowns.end()) {
+      const MemoryBreakdown& m = b->second;
+      json parts = json::object();
+      for (const auto& [name, bytes] :
+           {std::pair{"weights", m.weights}, std::pair{"gradients", m.gradients},
+            std::pair{"optimizer_state", m.optimizer_state},
+            std::pair{"activations", m.activations}, std::pair{"kv_cache", m.kv_cache},
+            std::pair{"workspace", m.workspace},
+            std::pair{"framework_context", m.framework_context}}) {
+        parts[name] = experiment::round6(static_cast<double>(bytes) / kGiB);
+      }
+      j["estimate_breakdown_gib"] = std::move(parts);
+    }
+    jobs.push_back(std::move(j));
   }
   const json out = {
       {"jobs_file", f.jobs_path},          {"scheme", mig::to_string(l.scheme)},

@@ -21,6 +21,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include "tessera/core/config.hpp"
@@ -150,7 +151,7 @@ core::Result<Optimizer> parse_optimizer(const ConfigNode& n) {
       n.error(fmt::format("unknown optimizer '{}'; known: sgd, momentum, adam", text)));
 }
 
-core::Result<BatchJob> training_job(const ConfigNode& n, BatchJob job) {
+core::Result<BatchJob> training_job(const ConfigNode& n, BatchJob job, MemoryBreakdown& breakdown) {
   TESSERA_TRY(n.check_keys(
       {"name", "kind", "model", "batch", "optimizer", "iterations", "submit", "command"}));
   TESSERA_ASSIGN_OR_RETURN(const ConfigNode model_node, n.at("model"));
@@ -172,6 +173,7 @@ core::Result<BatchJob> training_job(const ConfigNode& n, BatchJob job) {
                           .mixed_precision = true,
                           .activation_bytes_per_sample = activation_bytes_per_sample(model->name)});
   job.estimated_peak_bytes = est.total();
+  breakdown = est;
   // The truth: everything but the optimizer state from iteration 0, the state from iteration 1
   // (lazy creation), all through the allocator.
   job.memory.base_bytes = est.total() - est.optimizer_state;
@@ -218,7 +220,8 @@ core::Result<std::vector<ContextStep>> context_schedule(const ConfigNode& n,
   return out;
 }
 
-core::Result<BatchJob> inference_job(const ConfigNode& n, BatchJob job) {
+core::Result<BatchJob> inference_job(const ConfigNode& n, BatchJob job,
+                                     MemoryBreakdown& breakdown) {
   TESSERA_TRY(n.check_keys({"name", "kind", "model", "batch", "prompt", "output", "iterations",
                             "kv_growth", "kv_chunk", "context_schedule", "submit", "command"}));
   TESSERA_ASSIGN_OR_RETURN(const ConfigNode model_node, n.at("model"));
@@ -314,6 +317,7 @@ core::Result<BatchJob> inference_job(const ConfigNode& n, BatchJob job) {
   }
   // What a scheduler knows up front without the predictor: the estimate at the prompt length.
   job.estimated_peak_bytes = at_prompt.total();
+  breakdown = at_prompt;
   job.description = fmt::format("{} decoding {} tokens after a {}-token prompt, batch {}{}",
                                 model.name, steps, prompt, batch,
                                 chunked ? fmt::format(", KV cache in {}-token chunks", chunk) : "");
@@ -420,7 +424,9 @@ core::Result<BatchJob> custom_job(const ConfigNode& n, BatchJob job) {
   return job;
 }
 
-core::Result<workload::BatchJobPtr> parse_job(const ConfigNode& n) {
+// `breakdown` is set for the jobs whose estimate comes from a model (training, inference).
+core::Result<workload::BatchJobPtr> parse_job(const ConfigNode& n,
+                                              std::optional<MemoryBreakdown>& breakdown) {
   if (!n.is_map()) return std::unexpected(n.error("expected a job (a mapping with name and kind)"));
   BatchJob job;
   TESSERA_ASSIGN_OR_RETURN(const ConfigNode name_node, n.at("name"));
@@ -447,10 +453,10 @@ core::Result<workload::BatchJobPtr> parse_job(const ConfigNode& n) {
     built = scientific_job(n, std::move(job));
   } else if (kind == "training") {
     job.kind = JobKind::kTraining;
-    built = training_job(n, std::move(job));
+    built = training_job(n, std::move(job), breakdown.emplace());
   } else if (kind == "inference") {
     job.kind = JobKind::kInference;
-    built = inference_job(n, std::move(job));
+    built = inference_job(n, std::move(job), breakdown.emplace());
   } else if (kind == "custom") {
     job.kind = JobKind::kCustom;
     built = custom_job(n, std::move(job));
@@ -481,11 +487,13 @@ core::Result<JobsFile> parse_document(const ConfigNode& root) {
   if (items.empty()) return std::unexpected(jobs.error("a job file needs at least one job"));
   std::set<std::string> names;
   for (const ConfigNode& item : items) {
-    TESSERA_ASSIGN_OR_RETURN(workload::BatchJobPtr job, parse_job(item));
+    std::optional<MemoryBreakdown> breakdown;
+    TESSERA_ASSIGN_OR_RETURN(workload::BatchJobPtr job, parse_job(item, breakdown));
     if (!names.insert(job->name).second) {
       return std::unexpected(
           item.at("name")->error(fmt::format("duplicate job name '{}'", job->name)));
     }
+    if (breakdown) out.breakdowns.emplace(job->name, *breakdown);
     out.jobs.push_back(std::move(job));
   }
   return out;

@@ -4,11 +4,13 @@
 // serving a growing context) or custom ones with an explicit memory trajectory; see
 // docs/mig.md for the format. Errors name the file, line and field.
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tessera/core/error.hpp"
+#include "tessera/mig/memory_estimate.hpp"
 #include "tessera/workload/batch_job.hpp"
 
 namespace tessera::mig {
@@ -18,6 +20,9 @@ struct JobsFile {
   std::string scheme = "B";       // parse_scheme text; the command line may override it
   std::uint64_t seed = 1;         // noise in simulated memory samples
   std::vector<workload::BatchJobPtr> jobs;
+  // By job name, the parts of the static estimate of each job built from a model (training,
+  // inference), as `tessera mig plan` shows them.
+  std::map<std::string, MemoryBreakdown> breakdowns;
 };
 
 core::Result<JobsFile> load_jobs_file(const std::string& path);

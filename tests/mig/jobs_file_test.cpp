@@ -154,6 +154,24 @@ TEST(JobsFileTest, TrainingTruthAddsAllocatorSlackAndWarmUp) {
   EXPECT_GT(m.peak_reserved(100), job.estimated_peak_bytes);
 }
 
+// The parts of a model job's static estimate are kept by name (for `tessera mig plan`) and add
+// up to the estimate; jobs without a model have none.
+TEST(JobsFileTest, ModelJobsKeepTheirEstimatesParts) {
+  auto f = parse_jobs(R"(jobs:
+  - {name: t, kind: training, model: resnet-50, batch: 64, iterations: 10}
+  - {name: i, kind: inference, model: qwen2-7b, prompt: 512, output: 100}
+  - {name: s, kind: scientific, kernel: hotspot, size: 1024, iterations: 10}
+)",
+                      "b.yaml");
+  ASSERT_TRUE(f.has_value()) << f.error().message();
+  ASSERT_EQ(f->breakdowns.size(), 2u);
+  EXPECT_EQ(f->breakdowns.at("t").total(), f->jobs[0]->estimated_peak_bytes);
+  EXPECT_GT(f->breakdowns.at("t").optimizer_state, 0);
+  EXPECT_EQ(f->breakdowns.at("i").total(), f->jobs[1]->estimated_peak_bytes);
+  EXPECT_GT(f->breakdowns.at("i").kv_cache, 0);
+  EXPECT_FALSE(f->breakdowns.contains("s"));
+}
+
 TEST(JobsFileTest, ChunkedCacheGrowsInSteps) {
   auto f = parse_jobs(R"(jobs:
   - {name: q, kind: inference, model: qwen2-7b, batch: 2, prompt: 1000, output: 2100,
