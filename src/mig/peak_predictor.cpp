@@ -100,6 +100,39 @@ double upper_quantile(double confidence, double df) {
   return student_t_quantile((1 + confidence) / 2, std::max(df, 1.0));
 }
 
+// Model selection for the linear model: reserved memory grows only if the slope of its least
+// squares line is significantly positive, by a one-sided t-test at `confidence`,
+// b / (s / sqrt(Sxx)) > t_{confidence, n-2}. Without it, a flat job's noise gives the linear fit a
+// slope near zero whose interval, extrapolated far beyond the history, is wide yet stable.
+bool grows(std::span<const double> t, std::span<const double> res, double confidence) {
+  const std::size_t n = t.size();
+  if (n < 3) return false;
+  const Line line = fit_line(t, res);
+  if (!(line.slope > 0)) return false;
+  const double tbar = mean(t);
+  double sse = 0, sxx = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double e = res[i] - line.at(t[i]);
+    sse += e * e;
+    sxx += (t[i] - tbar) * (t[i] - tbar);
+  }
+  const double nn = static_cast<double>(n);
+  const double se = std::sqrt(sse / (nn - 2) / sxx);
+  return se == 0 || line.slope / se > student_t_quantile(confidence, nn - 2);
+}
+
+// The flat model with its interval: the mean level and the upper bound of the prediction
+// interval for one more sample, mean + t_{n-1} s sqrt(1 + 1/n).
+GrowthFit level_model(std::span<const double> res, double confidence) {
+  const double m = mean(res);
+  const double nn = static_cast<double>(res.size());
+  double ss = 0;
+  for (double x : res) ss += (x - m) * (x - m);
+  const double s = res.size() > 1 ? std::sqrt(ss / (nn - 1)) : 0;
+  return {GrowthModel::kFlat, m,
+          m + upper_quantile(confidence, nn - 1) * s * std::sqrt(1 + 1 / nn)};
+}
+
 // The paper's model: requested r(t) and inverse reuse g(t) = reserved / requested, each linear,
 // reserved predicted as r(x0) g(x0) with the prediction interval of the residuals of reserved
 // against r(t) g(t). g is held at 1 or more (the allocator never holds less than it hands out).
@@ -398,7 +431,10 @@ std::optional<PeakPrediction> PeakPredictor::compute() const {
   double inverse_reuse =
       requested_.back() > 0 ? std::max(reserved_.back() / requested_.back(), 1.0) : 1.0;
   if (t.size() >= 2) {
-    candidates.push_back(linear_model(t, req, res, x0, conf));
+    // The paper always fits the line; ours only when the growth is significant.
+    candidates.push_back(options_.linear_only || grows(t, res, conf)
+                             ? linear_model(t, req, res, x0, conf)
+                             : level_model(res, conf));
     std::vector<double> g(t.size());
     for (std::size_t i = 0; i < t.size(); ++i) g[i] = req[i] > 0 ? res[i] / req[i] : 1.0;
     inverse_reuse = std::max(fit_line(t, g).at(x0), 1.0);
