@@ -315,25 +315,33 @@ std::optional<PeakPrediction> PeakPredictor::predict() const {
 void PeakPredictor::detect_jump() {
   const std::size_t k = t_.size() - 1;  // the new sample
   if (k < kMinNoiseDiffs + 1) return;
-  const std::size_t first = k > kNoiseWindow ? k - kNoiseWindow : 1;
+  // The first check also looks back at the samples before it, against the noise of all the
+  // differences so far (their median and MAD shrug off a jump's own): a job's first iterations
+  // often lack what it creates lazily (PyTorch builds an optimizer's state at its first step),
+  // and that rise would otherwise stay in the fits' history as an outlier that widens them.
+  const bool first_check = k == kMinNoiseDiffs + 1;
+  const std::size_t first = first_check ? 1 : (k > kNoiseWindow ? k - kNoiseWindow : 1);
+  const std::size_t end = first_check ? k + 1 : k;
   std::vector<double> diffs;
-  diffs.reserve(k - first);
-  for (std::size_t j = first; j < k; ++j) diffs.push_back(reserved_[j] - reserved_[j - 1]);
+  diffs.reserve(end - first);
+  for (std::size_t j = first; j < end; ++j) diffs.push_back(reserved_[j] - reserved_[j - 1]);
   const double m = median(diffs);
   std::vector<double> dev(diffs.size());
   for (std::size_t j = 0; j < diffs.size(); ++j) dev[j] = std::abs(diffs[j] - m);
   const double sigma = kMadToSigma * median(std::move(dev));
-  const double rise = reserved_[k] - reserved_[k - 1] - m;
-  if (!(rise > kJumpSigmas * sigma) || !(rise > kMinJumpFraction * reserved_[k - 1])) return;
-  const bool declared = std::ranges::any_of(declared_steps_, [&](const workload::MemoryStep& s) {
-    const auto at = static_cast<double>(s.iteration);
-    return at > t_[k - 1] && at <= t_[k];
-  });
-  jumps_.push_back({.index = k,
-                    .iteration = t_[k],
-                    .noise_sigma = sigma,
-                    .noise_df = static_cast<int>(diffs.size()) - 1,
-                    .declared = declared});
+  for (std::size_t j = first_check ? 1 : k; j <= k; ++j) {
+    const double rise = reserved_[j] - reserved_[j - 1] - m;
+    if (!(rise > kJumpSigmas * sigma) || !(rise > kMinJumpFraction * reserved_[j - 1])) continue;
+    const bool declared = std::ranges::any_of(declared_steps_, [&](const workload::MemoryStep& s) {
+      const auto at = static_cast<double>(s.iteration);
+      return at > t_[j - 1] && at <= t_[j];
+    });
+    jumps_.push_back({.index = j,
+                      .iteration = t_[j],
+                      .noise_sigma = sigma,
+                      .noise_df = static_cast<int>(diffs.size()) - 1,
+                      .declared = declared});
+  }
 }
 
 // Staircase: the longest run of trailing jumps, none of them declared, whose sizes are each

@@ -42,7 +42,7 @@ struct PredictorOptions {
   // peak_bytes - point_bytes <= converge_precision x point_bytes. A linear fit on a few dozen
   // noisy samples, extrapolated over the whole run, gives a bound that barely moves yet lies far
   // above the point; trusting it early-restarts jobs that fit (a linear job ending at 80% of a
-  // 10 GiB slice, 1% sample noise: 40 of 100 seeds without this rule, even with the slope test,
+  // 10 GiB slice, 1% sample noise: 42 of 100 seeds without this rule, even with the slope test,
   // 0 with it; docs/mig.md has the table and the command). ASSUMPTION 0.10: well inside the
   // step to the next MIG slice size (about twice the memory), so a bound this tight still tells
   // which slice fits.
