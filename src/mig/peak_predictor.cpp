@@ -160,9 +160,31 @@ GrowthFit linear_model(std::span<const double> t, std::span<const double> req,
   return {GrowthModel::kLinear, point, point + half};
 }
 
+// The residual sum of squares of the best two-level fit of y (a mean before index k and one
+// from k on, k chosen to minimise it, at least two samples on each side).
+double best_single_shift_rss(std::span<const double> y) {
+  const std::size_t n = y.size();
+  const double ybar = mean(y);
+  double total = 0, sq = 0;
+  for (double v : y) {
+    total += v - ybar;
+    sq += (v - ybar) * (v - ybar);
+  }
+  double best = sq, left = 0;
+  for (std::size_t k = 1; k + 1 < n; ++k) {
+    left += y[k - 1] - ybar;
+    if (k < 2) continue;
+    const auto nl = static_cast<double>(k);
+    const auto nr = static_cast<double>(n - k);
+    const double right = total - left;
+    best = std::min(best, sq - left * left / nl - right * right / nr);
+  }
+  return best;
+}
+
 // Least squares of reserved on (1, u, u^2), u = (t - tbar) / scale so that the normal equations
 // stay well conditioned; kept when the squared term is significant (F-test at `confidence`:
-// F(1, n-3) = t(n-3)^2) and the curvature is positive.
+// F(1, n-3) = t(n-3)^2), the curvature is positive, and it beats a single level shift.
 std::optional<GrowthFit> quadratic_model(std::span<const double> t, std::span<const double> res,
                                          double x0, double confidence) {
   const std::size_t n = t.size();
@@ -216,6 +238,10 @@ std::optional<GrowthFit> quadratic_model(std::span<const double> t, std::span<co
   const double gain = rss_l - rss_q;
   // Rounding alone must not make a straight line look curved.
   if (!(gain > tq * tq * rss_q / df) || !(gain > 1e-12 * tss)) return std::nullopt;
+  // A level that shifted once (a step under the jump detector's 2% floor, late in a flat
+  // history) also looks curved upward; a parabola is kept only if it fits better than the best
+  // single shift, which has as many parameters (two levels and where it happens).
+  if (!(rss_q < best_single_shift_rss(res))) return std::nullopt;
 
   const double u0 = (x0 - tbar) / scale;
   const std::array<double, 3> v = {1, u0, u0 * u0};
