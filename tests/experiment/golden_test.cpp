@@ -1,6 +1,7 @@
-// Pins each experiment's JSON (results and claims) at its fixed seed and default duration. When a
-// model or policy change moves the numbers on purpose, regenerate with TESSERA_UPDATE_GOLDEN=1
-// and explain the change in the commit.
+// Pins each experiment's JSON (results and claims) at its fixed seed and default duration, and
+// the fast MIG studies' JSON at their files' seeds. When a model or policy change moves the
+// numbers on purpose, regenerate with TESSERA_UPDATE_GOLDEN=1 and explain the change in the
+// commit.
 
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tessera/experiment/mig_studies.hpp"
 #include "tessera/experiment/run.hpp"
 
 namespace tessera::experiment {
@@ -18,15 +20,8 @@ std::string golden_path(const std::string& name) {
   return std::string(TESSERA_SOURCE_DIR) + "/tests/experiment/golden/" + name + ".json";
 }
 
-class ExperimentGolden : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(ExperimentGolden, JsonMatchesPinnedOutput) {
-  auto e = find_experiment(GetParam());
-  ASSERT_TRUE(e.has_value()) << e.error().message();
-  auto r = run_experiment(**e, {}, {});
-  ASSERT_TRUE(r.has_value()) << r.error().message();
-  const std::string actual = to_json(*r).dump(2) + "\n";
-  const std::string path = golden_path(GetParam());
+void expect_golden(const std::string& name, const std::string& actual) {
+  const std::string path = golden_path(name);
   if (std::getenv("TESSERA_UPDATE_GOLDEN")) {
     std::ofstream out(path);
     out << actual;
@@ -37,9 +32,39 @@ TEST_P(ExperimentGolden, JsonMatchesPinnedOutput) {
   ASSERT_TRUE(in) << "missing " << path << "; create it with TESSERA_UPDATE_GOLDEN=1";
   std::stringstream expected;
   expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << GetParam()
+  EXPECT_EQ(actual, expected.str()) << name
                                     << "'s output changed; if on purpose, regenerate with "
                                        "TESSERA_UPDATE_GOLDEN=1";
+}
+
+class ExperimentGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ExperimentGolden, JsonMatchesPinnedOutput) {
+  auto e = find_experiment(GetParam());
+  ASSERT_TRUE(e.has_value()) << e.error().message();
+  auto r = run_experiment(**e, {}, {});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  expect_golden(GetParam(), to_json(*r).dump(2) + "\n");
+}
+
+// The MIG studies that take about a second; mig-general and mig-llm simulate every set of
+// profiles per mix and take longer (their figures are in docs/mig.md).
+class MigStudyGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MigStudyGolden, JsonMatchesPinnedOutput) {
+  const MigExperiment* e = find_mig_experiment(GetParam());
+  ASSERT_NE(e, nullptr) << GetParam();
+  auto r = run_mig_experiment(*e, {});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  expect_golden(GetParam(), to_json(*r).dump(2) + "\n");
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (auto& ch : name) {
+    if (ch == '-') ch = '_';
+  }
+  return name;
 }
 
 std::vector<std::string> names() {
@@ -48,14 +73,10 @@ std::vector<std::string> names() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllExperiments, ExperimentGolden, ::testing::ValuesIn(names()),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (auto& ch : name) {
-                             if (ch == '-') ch = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllExperiments, ExperimentGolden, ::testing::ValuesIn(names()), test_name);
+INSTANTIATE_TEST_SUITE_P(FastMigStudies, MigStudyGolden,
+                         ::testing::Values(std::string("mig-ml"), std::string("mig-predictor")),
+                         test_name);
 
 }  // namespace
 }  // namespace tessera::experiment
