@@ -31,10 +31,6 @@ using nlohmann::json;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-core::Error invalid(std::string message) {
-  return core::Error(core::Domain::kMig, core::Code::kInvalidArgument, std::move(message));
-}
-
 // ---- tessera mig layouts -------------------------------------------------------------------
 
 core::Status run_layouts(const MigFlags& f) {
@@ -383,7 +379,9 @@ core::Status run_mig_command(const MigFlags& f) {
   if (*f.layouts) return run_layouts(f);
   if (*f.plan) return run_plan(f);
   if (*f.run) return run_run(f);
-  return std::unexpected(invalid("name a mig command: layouts, plan or run"));
+  // CLI11 requires one of them, so this is reached only if a subcommand is added and not here.
+  return core::fail(core::Domain::kMig, core::Code::kInvalidArgument,
+                    "name a mig command: layouts, plan or run");
 }
 
 }  // namespace tessera::cli
