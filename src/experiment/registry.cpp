@@ -373,9 +373,9 @@ MigExperiment mig_general() {
           "Paper: seven mixes of Rodinia programs on an A100 40GB, each job on the smallest "
           "slice its compiler-derived memory estimate fits; up to 6.20x throughput and 5.93x "
           "energy over running them one by one on the whole GPU. tessera: three mixes of its "
-          "eight Rodinia-like kernels, whose estimate is their CUDA footprint: the suite's small "
-          "shipped inputs (general-1), tessera's larger default inputs (general-2) and large "
-          "inputs of 13-22 GiB (general-3). " +
+          "eight Rodinia-like kernels, whose estimate is their CUDA footprint: the small inputs of "
+          "the suite's CUDA run scripts (general-1), tessera's larger default inputs (general-2) "
+          "and large inputs of 13-22 GiB (general-3). " +
           std::string(kMigPolicies),
       .files = {"general-1.yaml", "general-2.yaml", "general-3.yaml"},
       .claims = migm_claims("general", 6.20, 5.93),
