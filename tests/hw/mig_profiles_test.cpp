@@ -3,54 +3,20 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "support/csv.hpp"
+
 namespace tessera::hw {
 namespace {
 
+using test::read_csv;
 using ::testing::HasSubstr;
 
 constexpr std::int64_t kGiB = 1024 * 1024 * 1024;
-
-// One CSV record; fields may be double-quoted (with "" inside for a quote).
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      out.back() += '"';
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
-std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::map<std::string, std::string>> rows;
-  std::string line;
-  if (!std::getline(in, line)) return rows;
-  const auto header = split_csv(line);
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const auto fields = split_csv(line);
-    std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
 
 std::vector<int> parse_starts(const std::string& text) {
   std::vector<int> out;

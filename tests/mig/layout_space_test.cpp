@@ -6,11 +6,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "support/csv.hpp"
 
 namespace tessera::mig {
 namespace {
@@ -203,21 +203,6 @@ TEST(ChoosePlacement, HighestFcrThenHighestStart) {
 
 // ---- NVIDIA's documented geometries -----------------------------------------------------------
 
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
 struct DocRow {
   std::string example;
   int order = 0;
@@ -227,16 +212,10 @@ struct DocRow {
 };
 
 std::vector<DocRow> documented_rows() {
-  std::ifstream in(TESSERA_SHARED_DATA_DIR "/mig/mig_documented_geometries.csv");
-  std::string line;
-  std::getline(in, line);
   std::vector<DocRow> rows;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    auto f = split_csv(line);
-    // example_id, gpu_product, cgi_argument, request_order, profile_name, gi_profile_id,
-    // placement_start, placement_size, outcome, ...
-    rows.push_back({f[0], std::stoi(f[3]), std::stoi(f[5]), f[6], f[8]});
+  for (auto& f : test::read_csv(TESSERA_SHARED_DATA_DIR "/mig/mig_documented_geometries.csv")) {
+    rows.push_back({f["example_id"], std::stoi(f["request_order"]), std::stoi(f["gi_profile_id"]),
+                    f["placement_start"], f["outcome"]});
   }
   return rows;
 }
