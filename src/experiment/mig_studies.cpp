@@ -117,23 +117,6 @@ std::string counter_cell(const metrics::ModeReport& m, std::string_view name) {
   return "-";
 }
 
-std::string format_table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> width(rows.front().size(), 0);
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += i == 0 ? fmt::format("{:<{}}", row[i], width[i])
-                     : fmt::format("  {:>{}}", row[i], width[i]);
-    }
-    out += line + "\n";
-  }
-  return out;
-}
-
 std::string format_mix(const MixResult& mix) {
   std::vector<std::vector<std::string>> rows{
       {"policy", std::string(kCompleted), std::string(kJobsPerHour), std::string(kEnergyKj),
@@ -151,7 +134,7 @@ std::string format_mix(const MixResult& mix) {
   }
   std::string out = fmt::format("\n== {}: {} job{} on {} (simulator), seed {} ==\n", mix.file,
                                 mix.jobs, mix.jobs == 1 ? "" : "s", mix.gpu, mix.seed);
-  out += format_table(rows);
+  out += align_columns(rows);
   for (const auto& run : mix.runs) {
     if (!run.detail.empty()) {
       out += fmt::format(
@@ -184,7 +167,7 @@ std::string format_cases(const std::vector<PredictorCase>& cases) {
                     c.declared ? "yes" : "no", iteration(c.oom), iteration(c.alarm), verdict,
                     iteration(c.alarm_linear_only), c.in_run});
   }
-  return format_table(rows);
+  return align_columns(rows);
 }
 
 json mix_json(const MixResult& mix) {

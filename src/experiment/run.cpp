@@ -75,15 +75,24 @@ std::string format_table(const Experiment& e, const metrics::RunReport& report) 
     for (const auto& m : e.columns) row.push_back(cell(report, m, mode.mode));
     rows.push_back(std::move(row));
   }
-  std::vector<std::size_t> width(header.size(), 0);
+  return align_columns(rows);
+}
+
+}  // namespace
+
+std::string align_columns(const std::vector<std::vector<std::string>>& rows) {
+  if (rows.empty()) return "";
+  std::vector<std::size_t> width(rows.front().size(), 0);
   for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) {
+      width[i] = std::max(width[i], row[i].size());
+    }
   }
   std::string out;
   for (const auto& row : rows) {
     std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      // The mode name reads left-aligned, the figures right-aligned.
+    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) {
+      // The row's name reads left-aligned, the figures right-aligned.
       line += i == 0 ? fmt::format("{:<{}}", row[i], width[i])
                      : fmt::format("  {:>{}}", row[i], width[i]);
     }
@@ -91,8 +100,6 @@ std::string format_table(const Experiment& e, const metrics::RunReport& report) 
   }
   return out;
 }
-
-}  // namespace
 
 std::string format_claims(const std::vector<ClaimResult>& claims) {
   if (claims.empty()) return "";

@@ -43,8 +43,12 @@ std::string format_result(const ExperimentResult& result);
 // Per configuration the RunReport JSON (metrics::to_json) with the claims beside it.
 nlohmann::json to_json(const ExperimentResult& result);
 
-// Pieces the MIG studies (mig_studies.hpp) print with too. The claims' table: claim | paper |
-// tessera (vs the baseline it was compared with) | same direction?; empty for no claims.
+// Pieces the MIG studies (mig_studies.hpp) print with too.
+// Rows of cells as text columns: the first left-aligned (a name), the rest right-aligned
+// (figures); the first row sets the column count.
+std::string align_columns(const std::vector<std::vector<std::string>>& rows);
+// The claims' table: claim | paper | tessera (vs the baseline it was compared with) | same
+// direction?; empty for no claims.
 std::string format_claims(const std::vector<ClaimResult>& claims);
 nlohmann::json claim_json(const ClaimResult& claim);
 // Rounded to 6 significant digits, like the RunReport JSON, so golden files stay stable.
