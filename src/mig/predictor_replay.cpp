@@ -21,11 +21,6 @@ double standard_normal(std::mt19937_64& rng) {
   return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
 }
 
-std::int64_t scaled(std::int64_t bytes, double factor) {
-  return static_cast<std::int64_t>(
-      std::llround(std::max(static_cast<double>(bytes) * factor, 0.0)));
-}
-
 }  // namespace
 
 std::vector<MemorySample> noisy_samples(const workload::MemoryTrajectory& trajectory,
@@ -34,10 +29,9 @@ std::vector<MemorySample> noisy_samples(const workload::MemoryTrajectory& trajec
   std::vector<MemorySample> out;
   out.reserve(static_cast<std::size_t>(std::max<std::int64_t>(iterations, 0)));
   for (std::int64_t i = 0; i < iterations; ++i) {
-    const double factor = noise > 0 ? 1 + noise * standard_normal(rng) : 1.0;
-    out.push_back({.iteration = i,
-                   .requested = scaled(trajectory.requested_at(i, iterations), factor),
-                   .reserved = scaled(trajectory.reserved_at(i, iterations), factor)});
+    const double z = noise > 0 ? standard_normal(rng) : 0;
+    const workload::MemoryReading m = workload::noisy_reading(trajectory, i, iterations, noise, z);
+    out.push_back({.iteration = i, .requested = m.requested, .reserved = m.reserved});
   }
   return out;
 }

@@ -392,18 +392,13 @@ core::Result<SimMig::IterationCost> SimMig::State::cost(const workload::BatchJob
 
 device::JobSample SimMig::State::sample(JobRunId id, Run& r, std::int64_t iteration) {
   const workload::BatchJob& job = *r.job;
-  const auto jitter = [&](std::int64_t bytes) {
-    if (options.sample_noise <= 0) return bytes;
-    const double f = std::max(0.0, 1 + r.noise.normal(0, options.sample_noise));
-    return static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * f));
-  };
-  const std::int64_t requested = jitter(job.memory.requested_at(iteration, job.iterations));
-  const std::int64_t reserved =
-      std::max(requested, jitter(job.memory.reserved_at(iteration, job.iterations)));
+  const double z = options.sample_noise > 0 ? r.noise.normal(0, 1) : 0;
+  const workload::MemoryReading m =
+      workload::noisy_reading(job.memory, iteration, job.iterations, options.sample_noise, z);
   return device::JobSample{.run = id,
                            .iteration = iteration,
-                           .requested_bytes = requested,
-                           .reserved_bytes = reserved,
+                           .requested_bytes = m.requested,
+                           .reserved_bytes = m.reserved,
                            .at = engine.now()};
 }
 

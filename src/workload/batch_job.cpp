@@ -73,4 +73,16 @@ std::int64_t MemoryTrajectory::first_iteration_above(std::int64_t limit,
   return -1;
 }
 
+MemoryReading noisy_reading(const MemoryTrajectory& trajectory, std::int64_t iteration,
+                            std::int64_t iterations, double noise, double z) {
+  const double f = std::max(0.0, 1 + noise * z);
+  const auto scaled = [f](std::int64_t bytes) {
+    return static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * f));
+  };
+  const std::int64_t requested = scaled(trajectory.requested_at(iteration, iterations));
+  const std::int64_t reserved =
+      std::max(requested, scaled(trajectory.reserved_at(iteration, iterations)));
+  return {.requested = requested, .reserved = reserved};
+}
+
 }  // namespace tessera::workload

@@ -52,6 +52,19 @@ struct MemoryTrajectory {
   std::int64_t first_iteration_above(std::int64_t limit, std::int64_t iterations) const;
 };
 
+// What an allocator reading at iteration i shows: requested and reserved bytes, both scaled by
+// one factor max(0, 1 + noise z), z a standard normal draw the caller makes from its own seeded
+// stream: what varies between iterations (batch contents, sequence lengths) moves live tensors
+// and the allocator's pool together, so their ratio carries no noise of its own. Reserved is
+// never below requested. The simulated MIG GPU and the predictor's replay both read memory
+// through this.
+struct MemoryReading {
+  std::int64_t requested = 0;
+  std::int64_t reserved = 0;
+};
+MemoryReading noisy_reading(const MemoryTrajectory& trajectory, std::int64_t iteration,
+                            std::int64_t iterations, double noise, double z);
+
 // The work of one iteration, for timing on a simulated device. `key` names the shape so that
 // times can be cached (equal keys must give equal sequences); `build(i)` gives iteration i's
 // kernels. Iterations whose work changes with i (a growing context) say so with `varies`.
