@@ -30,7 +30,7 @@ struct MigProfile {
   int nvml_index;
   std::string name;  // "3g.20gb"
   int compute_slices;
-  int memory_slices;  // also the placement size
+  int memory_slices;          // also the placement size
   std::int64_t memory_bytes;  // the profile name's GB read as GiB, like the GPU's total
   int sms;
   int max_instances;

@@ -8,14 +8,10 @@ namespace tessera::mig {
 
 std::string_view to_string(Scheme s) {
   switch (s) {
-    case Scheme::kA:
-      return "A";
-    case Scheme::kB:
-      return "B";
-    case Scheme::kSequential:
-      return "sequential";
-    case Scheme::kStatic:
-      return "static";
+    case Scheme::kA: return "A";
+    case Scheme::kB: return "B";
+    case Scheme::kSequential: return "sequential";
+    case Scheme::kStatic: return "static";
   }
   return "?";
 }
