@@ -139,7 +139,9 @@ std::vector<Event> timeline(const mig::MigRunResult& r, const hw::MigGeometry& g
       for (const auto& d : e.destroyed) names.push_back(placement_name(g, d));
       text += fmt::format(" (destroying {})", fmt::join(names, ", "));
     }
-    out.push_back({e.at, 2, text + " for " + e.for_job});
+    text += " for " + e.for_job;
+    if (!e.error.empty()) text += " — refused, not created: " + e.error;
+    out.push_back({e.at, 2, std::move(text)});
   }
   for (const auto& j : r.jobs) {
     for (const auto& a : j.attempts) {

@@ -368,7 +368,8 @@ class Manager final : public device::MigJobObserver {
                                               .kind = kind,
                                               .destroyed = std::move(destroyed),
                                               .created = p,
-                                              .for_job = for_job});
+                                              .for_job = for_job,
+                                              .error = {}});
     return {};
   }
 
@@ -495,7 +496,17 @@ class Manager final : public device::MigJobObserver {
       destroyed.push_back(p);
     }
     if (plan.kind != PlanKind::kReuse || !instance_at(plan.instance)) {
-      TESSERA_TRY(create(plan.instance, plan.kind, std::move(destroyed), js.job->name));
+      if (auto st = create(plan.instance, plan.kind, destroyed, js.job->name); !st) {
+        if (!destroyed.empty()) {
+          reconfigurations_.push_back(ReconfigEvent{.at = device_.executor().now(),
+                                                    .kind = plan.kind,
+                                                    .destroyed = std::move(destroyed),
+                                                    .created = plan.instance,
+                                                    .for_job = js.job->name,
+                                                    .error = st.error().message()});
+        }
+        return st;
+      }
     }
     const device::MigInstanceId id = *instance_at(plan.instance);
     InstanceInfo& info = instances_.at(id);

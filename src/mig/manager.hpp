@@ -62,13 +62,16 @@ struct JobOutcome {
   core::Nanos turnaround() const { return finished - submitted; }
 };
 
-// A reconfiguration the manager carried out, in order.
+// A reconfiguration the manager carried out, in order. One the device refused half way (idle
+// instances destroyed, then the create refused) is recorded too, with the device's error: the
+// GPU's layout changed even though no instance was created.
 struct ReconfigEvent {
   core::Nanos at = 0;
   PlanKind kind = PlanKind::kPlace;
   std::vector<Placement> destroyed;
-  Placement created;
+  Placement created;  // what was asked for; created only when `error` is empty
   std::string for_job;
+  std::string error;
 };
 
 struct MigRunResult {

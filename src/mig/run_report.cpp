@@ -69,11 +69,13 @@ nlohmann::json run_report_json(const MigRunResult& result, const hw::MigGeometry
   for (const ReconfigEvent& r : result.reconfigurations) {
     json destroyed = json::array();
     for (const Placement& p : r.destroyed) destroyed.push_back(placement_name(g, p));
-    reconfigurations.push_back({{"at_s", core::to_seconds(r.at)},
-                                {"kind", to_string(r.kind)},
-                                {"destroyed", std::move(destroyed)},
-                                {"created", placement_name(g, r.created)},
-                                {"for_job", r.for_job}});
+    json event{{"at_s", core::to_seconds(r.at)},
+               {"kind", to_string(r.kind)},
+               {"destroyed", std::move(destroyed)},
+               {"created", placement_name(g, r.created)},
+               {"for_job", r.for_job}};
+    if (!r.error.empty()) event["error"] = r.error;  // `created` was asked for, not created
+    reconfigurations.push_back(std::move(event));
   }
   return {{"gpu", result.gpu},
           {"scheme", to_string(result.scheme)},

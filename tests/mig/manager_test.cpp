@@ -339,6 +339,30 @@ TEST(ManagerTest, InstancesThatExistAreAdoptedAndKept) {
   EXPECT_EQ(fake.instances()[0].id, existing.id);  // not ours: left as found
 }
 
+TEST(ManagerTest, AReconfigurationRefusedHalfWayIsRecordedWithTheDevicesError) {
+  FakeMigDevice fake(a100());
+  fake.add_existing(k1g5, 0);
+  fake.add_existing(k1g5, 1);
+  fake.fail_create_call(1);
+  // 30 GiB needs the 7g instance: both idle 1g instances are destroyed, then the create is refused.
+  std::vector<workload::BatchJobPtr> jobs{make_job({.name = "big", .base_gib = 30})};
+  auto r = run_jobs(fake, jobs, options(Scheme::kB));
+  ASSERT_TRUE(r) << r.error().message();
+  expect_invariants(fake, jobs, *r, "refused half way");
+  ASSERT_EQ(r->reconfigurations.size(), 2u);
+  const ReconfigEvent& refused = r->reconfigurations[0];
+  EXPECT_EQ(refused.destroyed.size(), 2u);
+  EXPECT_EQ(refused.created, (Placement{k7g40, 0}));
+  EXPECT_NE(refused.error.find("injected failure of create call"), std::string::npos)
+      << refused.error;
+  EXPECT_TRUE(r->reconfigurations[1].error.empty());  // the retry, in the free slices
+  EXPECT_TRUE(r->reconfigurations[1].destroyed.empty());
+  EXPECT_TRUE(r->jobs[0].completed);
+  const auto json = run_report_json(*r, a100());
+  EXPECT_TRUE(json["reconfigurations"][0].contains("error"));
+  EXPECT_FALSE(json["reconfigurations"][1].contains("error"));
+}
+
 TEST(ManagerTest, AnInstanceOutsideTheSpaceIsAnErrorNamingIt) {
   FakeMigDevice fake(a100());
   fake.add_existing(20, 0);  // 1g.5gb+me: the scheduler does not hand out media extensions
