@@ -17,20 +17,30 @@ namespace tessera::mig {
 namespace {
 
 // Jump detection (objection 2). A sample's rise over the previous one is a jump when it exceeds
-// the median of the preceding differences by more than kJumpSigmas robust standard deviations
-// (1.4826 x their MAD, over at most kNoiseWindow differences, at least kMinNoiseDiffs of them)
-// and by more than kMinJumpFraction of the level it rises from.
-// ASSUMPTION kJumpSigmas = 6: Gaussian noise passes 6 sigma once in 10^9 samples, so a run of a
-// few thousand iterations sees no false jump, while a real step is many times the noise.
+// the median of the preceding differences by more than t robust standard deviations (1.4826 x
+// their MAD, over at most kNoiseWindow differences, at least kMinNoiseDiffs of them) and by more
+// than kMinJumpFraction of the level it rises from.
+// The threshold t answers two ways a fixed "6 sigma" failed on flat noisy histories (a MAD of 6
+// differences came out 5 times too small, two chance rises 4 samples apart read as a staircase
+// and were extrapolated to 4 times the level):
+// - the noise is estimated, not known: t is Student's t quantile with the MAD's effective degrees
+//   of freedom, kMadEfficiency x (differences - 1) (the MAD of normal data is 37% as efficient as
+//   the standard deviation: Rousseeuw and Croux, "Alternatives to the median absolute deviation",
+//   JASA 88(424), 1993);
+// - every sample is tested: the one-sided tail is per_sample_tail (Bonferroni), so that a flat
+//   run sees a false jump with probability under 1 - confidence.
+// ASSUMPTION kMinNoiseDiffs = 16: no jump is declared on fewer differences (effective df 5.6,
+// t = 13 for 1000 iterations at 99%); on 12 t is 23, on 8 it is 77, past the tens of standard
+// deviations of a lazily created optimizer state that the first check must still find.
 // ASSUMPTION kMinJumpFraction = 2%: a rise below that stays within the margin between MIG slice
 // sizes (the smallest is 1/8 of the GPU), and a GB-sized job's allocator segments stay under it
 // (PyTorch's CUDACachingAllocator packs 1-10 MiB allocations in 20 MiB segments, kLargeBuffer,
 // and rounds larger ones up to 2 MiB), so it is left to the fits instead of splitting history.
-constexpr double kJumpSigmas = 6.0;
-constexpr double kMadToSigma = 1.4826;  // 1 / Phi^-1(3/4): MAD to standard deviation (normal)
+constexpr double kMadEfficiency = 0.37;  // Rousseeuw and Croux 1993: 36.75%, rounded
+constexpr double kMadToSigma = 1.4826;   // 1 / Phi^-1(3/4): MAD to standard deviation (normal)
 constexpr double kMinJumpFraction = 0.02;
 constexpr std::size_t kNoiseWindow = 64;
-constexpr std::size_t kMinNoiseDiffs = 5;
+constexpr std::size_t kMinNoiseDiffs = 16;
 // Staircase: jumps whose sizes are each within 25% of their mean and whose spacings are each
 // within 25% of their mean (ASSUMPTION: pages or segments of one size, allowing for sampling).
 constexpr double kStairTolerance = 0.25;
@@ -100,11 +110,20 @@ double upper_quantile(double confidence, double df) {
   return student_t_quantile((1 + confidence) / 2, std::max(df, 1.0));
 }
 
+// The false-positive probability of one model-selection test (a jump, a slope, a curvature).
+// Each is tested at every sample and a converged prediction is acted on at any of them, so the
+// run's 1 - confidence is shared among its iterations (Bonferroni): a flat run is read as a
+// growing one with probability at most 1 - confidence per test kind, not at every sample.
+double per_sample_tail(double confidence, std::int64_t total_iterations) {
+  return (1 - confidence) / static_cast<double>(std::max<std::int64_t>(total_iterations, 1));
+}
+
 // Model selection for the linear model: reserved memory grows only if the slope of its least
-// squares line is significantly positive, by a one-sided t-test at `confidence`,
-// b / (s / sqrt(Sxx)) > t_{confidence, n-2}. Without it, a flat job's noise gives the linear fit a
-// slope near zero whose interval, extrapolated far beyond the history, is wide yet stable.
-bool grows(std::span<const double> t, std::span<const double> res, double confidence) {
+// squares line is significantly positive, by a one-sided t-test whose false-positive
+// probability is `tail`, b / (s / sqrt(Sxx)) > t_{1 - tail, n-2}. Without it, a flat job's noise
+// gives the linear fit a slope near zero whose interval, extrapolated far beyond the history, is
+// wide yet stable.
+bool grows(std::span<const double> t, std::span<const double> res, double tail) {
   const std::size_t n = t.size();
   if (n < 3) return false;
   const Line line = fit_line(t, res);
@@ -118,7 +137,7 @@ bool grows(std::span<const double> t, std::span<const double> res, double confid
   }
   const double nn = static_cast<double>(n);
   const double se = std::sqrt(sse / (nn - 2) / sxx);
-  return se == 0 || line.slope / se > student_t_quantile(confidence, nn - 2);
+  return se == 0 || line.slope / se > student_t_quantile(1 - tail, nn - 2);
 }
 
 // The flat model with its interval: the mean level and the upper bound of the prediction
@@ -183,10 +202,11 @@ double best_single_shift_rss(std::span<const double> y) {
 }
 
 // Least squares of reserved on (1, u, u^2), u = (t - tbar) / scale so that the normal equations
-// stay well conditioned; kept when the squared term is significant (F-test at `confidence`:
-// F(1, n-3) = t(n-3)^2), the curvature is positive, and it beats a single level shift.
+// stay well conditioned; kept when the squared term is significant (F-test whose false-positive
+// probability is `tail`: F(1, n-3) = t(n-3)^2), the curvature is positive, and it beats a single
+// level shift. Its interval is at `confidence`.
 std::optional<GrowthFit> quadratic_model(std::span<const double> t, std::span<const double> res,
-                                         double x0, double confidence) {
+                                         double x0, double confidence, double tail) {
   const std::size_t n = t.size();
   if (n < 4) return std::nullopt;
   const double tbar = mean(t);
@@ -235,9 +255,10 @@ std::optional<GrowthFit> quadratic_model(std::span<const double> t, std::span<co
   }
   const double df = static_cast<double>(n) - 3;
   const double tq = upper_quantile(confidence, df);
+  const double ts = student_t_quantile(1 - tail / 2, df);
   const double gain = rss_l - rss_q;
   // Rounding alone must not make a straight line look curved.
-  if (!(gain > tq * tq * rss_q / df) || !(gain > 1e-12 * tss)) return std::nullopt;
+  if (!(gain > ts * ts * rss_q / df) || !(gain > 1e-12 * tss)) return std::nullopt;
   // A level that shifted once (a step under the jump detector's 2% floor, late in a flat
   // history) also looks curved upward; a parabola is kept only if it fits better than the best
   // single shift, which has as many parameters (two levels and where it happens).
@@ -355,9 +376,12 @@ void PeakPredictor::detect_jump() {
   std::vector<double> dev(diffs.size());
   for (std::size_t j = 0; j < diffs.size(); ++j) dev[j] = std::abs(diffs[j] - m);
   const double sigma = kMadToSigma * median(std::move(dev));
+  const double df = kMadEfficiency * static_cast<double>(diffs.size() - 1);
+  const double threshold =
+      student_t_quantile(1 - per_sample_tail(options_.confidence, total_iterations_), df) * sigma;
   for (std::size_t j = first_check ? 1 : k; j <= k; ++j) {
     const double rise = reserved_[j] - reserved_[j - 1] - m;
-    if (!(rise > kJumpSigmas * sigma) || !(rise > kMinJumpFraction * reserved_[j - 1])) continue;
+    if (!(rise > threshold) || !(rise > kMinJumpFraction * reserved_[j - 1])) continue;
     const bool declared = std::ranges::any_of(declared_steps_, [&](const workload::MemoryStep& s) {
       const auto at = static_cast<double>(s.iteration);
       return at > t_[j - 1] && at <= t_[j];
@@ -451,6 +475,7 @@ std::optional<PeakPrediction> PeakPredictor::compute() const {
   if (n < 2) return std::nullopt;
   const double x0 = std::max(static_cast<double>(total_iterations_ - 1), t_.back());
   const double conf = options_.confidence;
+  const double tail = per_sample_tail(conf, total_iterations_);
 
   std::vector<GrowthFit> candidates;
   candidates.push_back({GrowthModel::kFlat, *std::ranges::max_element(reserved_),
@@ -466,7 +491,7 @@ std::optional<PeakPrediction> PeakPredictor::compute() const {
       requested_.back() > 0 ? std::max(reserved_.back() / requested_.back(), 1.0) : 1.0;
   if (t.size() >= 2) {
     // The paper always fits the line; ours only when the growth is significant.
-    candidates.push_back(options_.linear_only || grows(t, res, conf)
+    candidates.push_back(options_.linear_only || grows(t, res, tail)
                              ? linear_model(t, req, res, x0, conf)
                              : level_model(res, conf));
     std::vector<double> g(t.size());
@@ -474,7 +499,7 @@ std::optional<PeakPrediction> PeakPredictor::compute() const {
     inverse_reuse = std::max(fit_line(t, g).at(x0), 1.0);
   }
   if (!options_.linear_only) {
-    if (auto q = quadratic_model(t, res, x0, conf)) candidates.push_back(*q);
+    if (auto q = quadratic_model(t, res, x0, conf, tail)) candidates.push_back(*q);
     if (auto stairs = staircase_model(x0)) candidates.push_back(*stairs);
   }
 

@@ -9,10 +9,11 @@
 // Beyond the paper (objection 2): it also tests a quadratic fit (faster-than-linear growth) and
 // a staircase model (jumps of similar size at a steady period, a paged KV cache or an allocator
 // growing in segments), and takes the largest of the models the history supports. The linear
-// fit is used only when reserved memory's slope is significantly positive (one-sided t-test at
-// `confidence`); otherwise the history supports only a flat level, bounded by its own prediction
-// interval. Steps the job declared in advance (a context window that grows at a known
-// iteration) are added on top.
+// fit is used only when reserved memory's slope is significantly positive (one-sided t-test);
+// otherwise the history supports only a flat level, bounded by its own prediction interval.
+// The tests that let a history support growth (jump, slope, curvature) run at every sample, so
+// each gets the run's 1 - `confidence` shared among its iterations (Bonferroni). Steps the job
+// declared in advance (a context window that grows at a known iteration) are added on top.
 //
 // CONVERGE, which the paper leaves undefined (objection 1), is defined in PredictorOptions and
 // documented in docs/mig.md. Pure: samples in, prediction out; no clock, no device.
@@ -42,7 +43,7 @@ struct PredictorOptions {
   // peak_bytes - point_bytes <= converge_precision x point_bytes. A linear fit on a few dozen
   // noisy samples, extrapolated over the whole run, gives a bound that barely moves yet lies far
   // above the point; trusting it early-restarts jobs that fit (a linear job ending at 80% of a
-  // 10 GiB slice, 1% sample noise: 42 of 100 seeds without this rule, even with the slope test,
+  // 10 GiB slice, 1% sample noise: 32 of 100 seeds without this rule, even with the slope test,
   // 0 with it; docs/mig.md has the table and the command). ASSUMPTION 0.10: well inside the
   // step to the next MIG slice size (about twice the memory), so a bound this tight still tells
   // which slice fits.
