@@ -343,21 +343,23 @@ TEST(NvmlMigDevice, StopJobEndsASleepingJobAndKillsOneThatIgnoresTerm) {
   Recorder rec;
   const std::string ready = (env.dir() / "ready").string();
   auto polite = d->device->start_job(a->id, shell_job("polite", "sleep 30"), rec);
-  auto stubborn = d->device->start_job(
-      b->id, shell_job("stubborn", "trap '' TERM; touch '" + ready + "'; sleep 30; sleep 30"), rec);
-  ASSERT_TRUE(polite && stubborn);
-  // Stop the stubborn job only once it ignores SIGTERM.
+  // Two sleeps keep the shell itself running (a last command may be exec'd in its place), so the
+  // process tessera signals is the one that ignores SIGTERM.
+  auto deaf = d->device->start_job(
+      b->id, shell_job("deaf", "trap '' TERM; touch '" + ready + "'; sleep 30; sleep 30"), rec);
+  ASSERT_TRUE(polite && deaf);
+  // Stop the deaf job only once it ignores SIGTERM.
   ASSERT_TRUE(d->device->run([&] { return std::filesystem::exists(ready); }));
   ASSERT_TRUE(std::filesystem::exists(ready));
   ASSERT_TRUE(d->device->stop_job(*polite));
-  ASSERT_TRUE(d->device->stop_job(*stubborn));
+  ASSERT_TRUE(d->device->stop_job(*deaf));
   run_until_exits(*d->device, rec, 2);
   for (const auto& e : rec.exits) {
     EXPECT_EQ(e.kind, device::JobExitKind::kKilled) << e.message;
   }
   std::map<device::JobRunId, std::string> messages;
   for (const auto& e : rec.exits) messages[e.run] = e.message;
-  EXPECT_THAT(messages[*stubborn], HasSubstr("signal 9"));
+  EXPECT_THAT(messages[*deaf], HasSubstr("signal 9"));
   // Stopping a finished run is a no-op; an unknown one is an error.
   EXPECT_TRUE(d->device->stop_job(*polite));
   EXPECT_FALSE(d->device->stop_job(999));
