@@ -15,6 +15,9 @@ std::string_view to_string(Domain d) {
     case Domain::kIo: return "io";
     case Domain::kMig: return "mig";
     case Domain::kNvml: return "nvml";
+    case Domain::kTopology: return "topology";
+    case Domain::kCluster: return "cluster";
+    case Domain::kK8s: return "k8s";
   }
   return "unknown";
 }

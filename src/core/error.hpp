@@ -24,6 +24,9 @@ enum class Domain {
   kIo,
   kMig,   // MIG layouts, placement, job scheduling
   kNvml,  // the NVML library and what it returns
+  kTopology,  // host topology discovery and topology files
+  kCluster,   // cluster scheduling: pods, nodes, placement, preemption
+  kK8s,       // the Kubernetes extender and agent protocols
 };
 
 enum class Code {
