@@ -17,8 +17,7 @@ namespace tessera::cluster {
 // sockets; within a level, the tightest fit (least left over) so large holes stay whole; ties go to
 // the lowest index. nullopt when the node does not hold the request at all.
 std::optional<Assignment> best_assignment(const hw::HostTopology& topology,
-                                          std::span<const NumaFree> free,
-                                          const Resources& request);
+                                          std::span<const NumaFree> free, const Resources& request);
 // Only the affinity, without building the assignment: the hot path of preemption searches.
 std::optional<Affinity> best_affinity(const hw::HostTopology& topology,
                                       std::span<const NumaFree> free, const Resources& request);

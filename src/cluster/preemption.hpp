@@ -68,7 +68,7 @@ struct PreemptionConfig {
 
 struct PreemptionCandidate {
   int node = -1;
-  std::vector<int> victims;  // pod indices in ClusterState, ascending
+  std::vector<int> victims;                    // pod indices in ClusterState, ascending
   Affinity affinity = Affinity::kCrossSocket;  // what the preemptor gets once they are gone
   std::int64_t priority_sum = 0;
   double score = 0;  // S(C); 0 for kDefaultK8s
@@ -82,8 +82,8 @@ struct PreemptionDecision {
   std::int64_t sets_evaluated = 0;
 };
 
-PreemptionDecision preempt(const ClusterState& state, const Pod& preemptor,
-                           PreemptionMethod method, const PreemptionConfig& config);
+PreemptionDecision preempt(const ClusterState& state, const Pod& preemptor, PreemptionMethod method,
+                           const PreemptionConfig& config);
 
 // Every candidate the method would weigh on one node, best first (for the extender's per-node
 // answer and for tests).

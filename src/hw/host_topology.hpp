@@ -127,6 +127,9 @@ class HostTopologyBuilder {
   core::Result<HostTopology> build() &&;
 
  private:
+  int node_socket(int numa) const {
+    return t_.node(t_.numa_[static_cast<std::size_t>(numa)]).socket;
+  }
   HostTopology t_;
   core::Status error_;  // first error seen while adding; reported by build()
 };
