@@ -33,6 +33,9 @@ struct NumaFree {
   int gpus = 0;
   int core_groups = 0;
   std::int64_t memory_bytes = 0;
+  // Physical cores in the free core groups: what a CPU request is checked against (groups may
+  // differ in size, so their count alone does not say whether a request fits).
+  int cores = 0;
 };
 
 class NodeState {
@@ -50,11 +53,12 @@ class NodeState {
   const std::vector<int>& core_group_owner() const { return core_group_owner_; }
   const std::vector<std::int64_t>& numa_memory_used() const { return numa_memory_used_; }
 
-  // Free per NUMA node now.
-  std::vector<NumaFree> free_per_numa() const;
+  // Free per NUMA node now (kept up to date by take/release, so reading it allocates nothing).
+  const std::vector<NumaFree>& free_per_numa() const { return free_; }
 
   // Takes the resources of `a` for pod `pod`; fails (kCluster, kFailedPrecondition) without
-  // changing anything when any of them is already held or out of range.
+  // changing anything when any of them is already held, listed twice, out of range, or more memory
+  // than the NUMA node has free.
   core::Status take(int pod, const Assignment& a);
   // Returns everything pod `pod` holds here.
   void release(int pod, const Assignment& a);
@@ -66,6 +70,12 @@ class NodeState {
   std::vector<int> gpu_owner_;
   std::vector<int> core_group_owner_;
   std::vector<std::int64_t> numa_memory_used_;
+  std::vector<NumaFree> free_;
 };
+
+// The affinity an assignment achieves on `topology`: the widest spread of its GPUs, core groups
+// and memory together (one NUMA node, one socket, or more). Indices out of range count as
+// cross-socket.
+Affinity affinity_of(const hw::HostTopology& topology, const Assignment& a);
 
 }  // namespace tessera::cluster

@@ -12,13 +12,15 @@
 
 namespace tessera::cluster {
 
-// The best affinity `request` can get from `free` (per NUMA node of `topology`), with the
-// assignment that gets it: a single NUMA node if one holds it all, else one socket, else across
-// sockets; within a level, the tightest fit (least left over) so large holes stay whole; ties go to
-// the lowest index. nullopt when the node does not hold the request at all.
-std::optional<Assignment> best_assignment(const hw::HostTopology& topology,
-                                          std::span<const NumaFree> free, const Resources& request);
-// Only the affinity, without building the assignment: the hot path of preemption searches.
+// The best placement of `request` on `node` with what is free there now: a single NUMA node if one
+// holds it all, else the fewest NUMA nodes of one socket, else the fewest sockets and NUMA nodes;
+// within a level, the tightest fit (least left over: GPUs, then cores, then memory) so large holes
+// stay whole; ties go to the lowest index. CPU cores come in whole core groups: in each NUMA node
+// the fewest groups that cover its share (largest first, the last one the smallest that still
+// covers). nullopt when the node does not hold the request at all.
+std::optional<Assignment> best_assignment(const NodeState& node, const Resources& request);
+// Only the affinity best_assignment would reach with `free` (per NUMA node of `topology`), without
+// building the assignment: the hot path of preemption searches (allocates nothing).
 std::optional<Affinity> best_affinity(const hw::HostTopology& topology,
                                       std::span<const NumaFree> free, const Resources& request);
 

@@ -26,7 +26,10 @@
 //                 still fits by plain resource counts; pick the node by (lowest highest-victim
 //                 priority, smallest priority sum, fewest victims, latest start), as
 //                 pkg/scheduler/framework/preemption does (PDBs are not modelled).
-// Ties everywhere end on the lowest node index, then the victims' pod indices.
+// Every search starts at size 0: where the preemptor already fits acceptably, the candidate has no
+// victims. For a best-effort preemptor, candidates that meet its topology requirement sort before
+// those that do not, then by S(C). Ties everywhere end on the lowest node index, then the victims'
+// pod indices.
 
 #include <cstdint>
 #include <optional>
@@ -54,11 +57,16 @@ struct TopologyScores {
   double cross_socket = 1.0 / 3.2;
   double of(Affinity a) const;
 };
+// T as the inverse of measured slowdowns: `socket` within a socket across NUMA nodes, `cross`
+// across sockets (both >= 1). The 4090 defaults are for_penalties(1.2, 3.2); FlexTopo's A100
+// servers lose 2x across sockets (§2.2), so for_penalties(1.2, 2.0) there, if the within-socket
+// penalty is taken from the 4090 measurement (the paper gives none for the A100).
+TopologyScores for_penalties(double socket, double cross);
 
 struct PreemptionConfig {
   // Weight of the priority term against topology. The default and its justification are in
   // preemption.cpp and docs/cluster.md.
-  double alpha = 0.5;
+  double alpha = 0.1;
   TopologyScores topology;
   // Largest victim set the searches consider (the exhaustive search is exponential in it).
   int max_victims = 4;
