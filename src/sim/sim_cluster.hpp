@@ -125,6 +125,7 @@ struct ClusterSimResult {
   std::vector<PendingTime> pending;
   std::int64_t pods_created = 0;
   std::int64_t pods_completed = 0;
+  std::int64_t unschedulable = 0;  // pods no node of the cluster could hold even when empty
   std::int64_t evictions = 0;
   std::int64_t requeued = 0;
   std::int64_t lost = 0;               // evicted and not requeued
