@@ -169,6 +169,10 @@ int take_core_groups(const NodeState& node, int numa, int share, std::vector<int
       fit = i;
     }
     if (fit != groups.size()) {
+      // Of equal groups, the lowest index (the sort is stable).
+      while (fit > next && t.core_group(groups[fit - 1]).cores == t.core_group(groups[fit]).cores) {
+        --fit;
+      }
       out.push_back(groups[fit]);
       got += t.core_group(groups[fit]).cores;
       break;
