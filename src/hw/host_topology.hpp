@@ -47,6 +47,8 @@ struct TopoNode {
   std::string model;       // "NVIDIA GeForce RTX 4090", "Tesla V100-SXM3-32GB-H"; may be empty
   std::string pci_bus_id;  // "0000:34:00.0"; may be empty
   std::string uuid;        // "GPU-…"; may be empty
+
+  bool operator==(const TopoNode&) const = default;
 };
 
 struct TopoEdge {
@@ -54,6 +56,8 @@ struct TopoEdge {
   int from = 0;     // node id (index into nodes())
   int to = 0;       // node id; for nearby edges the pair is unordered, stored with from < to
   std::string via;  // nearby only: "nvlink", "nvswitch", "pcie-switch", "same-socket"
+
+  bool operator==(const TopoEdge&) const = default;
 };
 
 class HostTopology {
@@ -95,6 +99,9 @@ class HostTopology {
 
   int total_cores() const;
   std::int64_t total_memory_bytes() const;
+
+  // Same host, source, vertices and edges in the same order (what a JSON round trip keeps).
+  bool operator==(const HostTopology&) const = default;
 
  private:
   friend class HostTopologyBuilder;
