@@ -91,6 +91,12 @@ int numbered(const char* name, std::string_view prefix) {
   return v;
 }
 
+// hwloc's unsigned OS index as the graph's int: -1 for HWLOC_UNKNOWN_INDEX or anything that does
+// not fit.
+int os_number(unsigned os_index) {
+  return os_index > static_cast<unsigned>(INT_MAX) ? -1 : static_cast<int>(os_index);
+}
+
 struct GpuFound {
   hwloc_obj_t pci = nullptr;
   TopoNode node;
@@ -164,7 +170,7 @@ core::Result<HostTopology> convert(hwloc_topology_t topo, std::string hostname, 
   const int packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
   for (int i = 0; i < packages; ++i) {
     hwloc_obj_t p = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
-    socket_of_package[p] = b.add_socket(static_cast<int>(p->os_index));
+    socket_of_package[p] = b.add_socket(os_number(p->os_index));
   }
   if (packages == 0) b.add_socket(0);
 
@@ -188,7 +194,7 @@ core::Result<HostTopology> convert(hwloc_topology_t topo, std::string hostname, 
       }
     }
     const auto memory = static_cast<std::int64_t>(n->attr->numanode.local_memory);
-    b.add_numa(socket, static_cast<int>(n->os_index), memory);
+    b.add_numa(socket, os_number(n->os_index), memory);
     socket_has_numa[static_cast<std::size_t>(socket)] = true;
     numa_objs.push_back(n);
   }
@@ -210,7 +216,8 @@ core::Result<HostTopology> convert(hwloc_topology_t topo, std::string hostname, 
     hwloc_obj_t pu = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, static_cast<unsigned>(i));
     hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, pu);
     if (core == nullptr) core = pu;  // a PU without a core object counts as a core
-    const int cpu = static_cast<int>(pu->os_index);
+    const int cpu = os_number(pu->os_index);
+    if (cpu < 0) continue;  // a PU without an OS number cannot be bound to
     if (auto it = core_slot.find(core); it != core_slot.end()) {
       cores[it->second.first][it->second.second].push_back(cpu);
       continue;
@@ -249,7 +256,7 @@ core::Result<HostTopology> convert(hwloc_topology_t topo, std::string hostname, 
     if (opt.live && local == root && numa_objs.size() > 1) {
       const int os = sysfs_numa_node(g.node.pci_bus_id);
       for (std::size_t j = 0; j < numa_objs.size(); ++j) {
-        if (numa_objs[j] != nullptr && static_cast<int>(numa_objs[j]->os_index) == os) {
+        if (numa_objs[j] != nullptr && os_number(numa_objs[j]->os_index) == os) {
           g.numa = static_cast<int>(j);
         }
       }

@@ -69,6 +69,10 @@ long class_and_subclass(std::string_view attr) {
 constexpr long kClassVga = 0x0300, kClass3d = 0x0302;  // PCI SIG class codes
 constexpr long kClassOtherBridge = 0x0680;             // how NVSwitches enumerate
 
+// Linux's largest configurable CPU count (NR_CPUS, CONFIG_NR_CPUS_RANGE_END on x86_64 with
+// MAXSMP) is 8192: 256 groups of 32.
+constexpr std::size_t kMaxCpumaskGroups = 256;
+
 // Linux cpumask ("00000000,0000ffff,ff000000": 32-bit hex groups, most significant first) to CPU
 // numbers in increasing order.
 core::Result<std::vector<int>> parse_cpumask(std::string_view mask, const std::string& where) {
@@ -78,6 +82,12 @@ core::Result<std::vector<int>> parse_cpumask(std::string_view mask, const std::s
     groups.push_back(mask.substr(start, comma == std::string_view::npos ? comma : comma - start));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
+  }
+  if (groups.size() > kMaxCpumaskGroups) {
+    return std::unexpected(nccl_error(
+        core::Code::kInvalidArgument,
+        fmt::format("{}: affinity has {} 32-bit groups; more than {} CPUs is not a real machine",
+                    where, groups.size(), 32 * kMaxCpumaskGroups)));
   }
   std::vector<int> cpus;
   for (std::size_t g = 0; g < groups.size(); ++g) {
