@@ -93,6 +93,8 @@ core::Result<int> ClusterState::bind(Pod pod, int node, const Assignment& assign
   // What the assignment really achieves, whatever the caller wrote there.
   bp.assignment.affinity = affinity_of(n.topology(), assignment);
   bound_index_.emplace(bp.pod.name, index);
+  priorities_.push_back(bp.pod.priority);
+  ++bound_priorities_[bp.pod.priority];
   pods_.push_back(std::move(bp));
   return index;
 }
@@ -104,6 +106,13 @@ void ClusterState::evict(int index) {
   nodes_[at(bp.node)].release(index, bp.assignment);
   bound_index_.erase(bp.pod.name);
   bp.node = -1;
+  const auto it = bound_priorities_.find(bp.pod.priority);
+  if (--it->second == 0) bound_priorities_.erase(it);
+}
+
+std::optional<std::int32_t> ClusterState::lowest_bound_priority() const {
+  if (bound_priorities_.empty()) return std::nullopt;
+  return bound_priorities_.begin()->first;
 }
 
 }  // namespace tessera::cluster

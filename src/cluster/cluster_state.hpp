@@ -3,6 +3,7 @@
 // to them. A plain value: the policies read it and return decisions; the extender and the cluster
 // simulator apply those decisions with bind() and evict().
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -38,6 +39,10 @@ class ClusterState {
   const BoundPod& pod(int i) const { return pods_[static_cast<std::size_t>(i)]; }
   // A pod bound now, by name.
   std::optional<int> find_pod(std::string_view name) const;
+  // pod(i).pod.priority, from a compact table (the preemption searches read many).
+  std::int32_t priority(int i) const { return priorities_[static_cast<std::size_t>(i)]; }
+  // The lowest priority of any pod bound now; nullopt when none is.
+  std::optional<std::int32_t> lowest_bound_priority() const;
 
   // Binds `pod` to `node` with `assignment` (placement.hpp computes one). Fails without changing
   // anything when the pod name is already bound or the resources are held.
@@ -50,6 +55,8 @@ class ClusterState {
   std::vector<BoundPod> pods_;
   std::unordered_map<std::string, int> node_index_;
   std::unordered_map<std::string, int> bound_index_;  // pod name -> index, bound pods only
+  std::vector<std::int32_t> priorities_;              // by pod index
+  std::map<std::int32_t, int> bound_priorities_;      // priority -> how many bound pods have it
 };
 
 // A node's topology graph with its allocation status and users (FlexTopo's status / used-by), as

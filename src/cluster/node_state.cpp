@@ -78,19 +78,35 @@ core::Status NodeState::take(int pod, const Assignment& a) {
     }
   }
 
+  std::vector<NumaFree> held(want.size());
   for (int g : a.gpus) {
     gpu_owner_[at(g)] = pod;
-    --free_[at(t.gpu(g).numa)].gpus;
+    ++held[at(t.gpu(g).numa)].gpus;
   }
   for (int g : a.core_groups) {
     core_group_owner_[at(g)] = pod;
-    NumaFree& f = free_[at(t.core_group(g).numa)];
-    --f.core_groups;
-    f.cores -= t.core_group(g).cores;
+    NumaFree& h = held[at(t.core_group(g).numa)];
+    ++h.core_groups;
+    h.cores += t.core_group(g).cores;
   }
   for (std::size_t j = 0; j < want.size(); ++j) {
     numa_memory_used_[j] += want[j];
-    free_[j].memory_bytes -= want[j];
+    held[j].memory_bytes = want[j];
+    NumaFree& f = free_[j];
+    f.gpus -= held[j].gpus;
+    f.core_groups -= held[j].core_groups;
+    f.cores -= held[j].cores;
+    f.memory_bytes -= held[j].memory_bytes;
+    if (held[j].gpus + held[j].core_groups > 0 || held[j].memory_bytes > 0) {
+      Holding h;
+      h.pod = pod;
+      h.numa = static_cast<int>(j);
+      h.amount = held[j];
+      // After the pod's earlier entries (a second take for the same pod), so they stay together.
+      const auto last = std::find_if(holdings_.rbegin(), holdings_.rend(),
+                                     [&](const Holding& x) { return x.pod == pod; });
+      holdings_.insert(last.base(), h);
+    }
   }
   if (std::find(pods_.begin(), pods_.end(), pod) == pods_.end()) pods_.push_back(pod);
   return {};
@@ -98,17 +114,30 @@ core::Status NodeState::take(int pod, const Assignment& a) {
 
 void NodeState::release(int pod, const Assignment& a) {
   const hw::HostTopology& t = *topology_;
+  const auto holding = [&](int numa) -> NumaFree* {
+    for (Holding& h : holdings_) {
+      if (h.pod == pod && h.numa == numa) return &h.amount;
+    }
+    return nullptr;
+  };
   for (int g : a.gpus) {
     if (g < 0 || at(g) >= gpu_owner_.size() || gpu_owner_[at(g)] != pod) continue;
     gpu_owner_[at(g)] = -1;
-    ++free_[at(t.gpu(g).numa)].gpus;
+    const int numa = t.gpu(g).numa;
+    ++free_[at(numa)].gpus;
+    if (NumaFree* h = holding(numa)) --h->gpus;
   }
   for (int g : a.core_groups) {
     if (g < 0 || at(g) >= core_group_owner_.size() || core_group_owner_[at(g)] != pod) continue;
     core_group_owner_[at(g)] = -1;
-    NumaFree& f = free_[at(t.core_group(g).numa)];
-    ++f.core_groups;
-    f.cores += t.core_group(g).cores;
+    const int numa = t.core_group(g).numa;
+    const int cores = t.core_group(g).cores;
+    ++free_[at(numa)].core_groups;
+    free_[at(numa)].cores += cores;
+    if (NumaFree* h = holding(numa)) {
+      --h->core_groups;
+      h->cores -= cores;
+    }
   }
   for (const Assignment::Memory& m : a.memory) {
     if (m.numa < 0 || at(m.numa) >= numa_memory_used_.size() || m.bytes <= 0) continue;
@@ -116,8 +145,15 @@ void NodeState::release(int pod, const Assignment& a) {
     const std::int64_t back = std::min(m.bytes, numa_memory_used_[at(m.numa)]);
     numa_memory_used_[at(m.numa)] -= back;
     free_[at(m.numa)].memory_bytes += back;
+    if (NumaFree* h = holding(m.numa)) h->memory_bytes -= std::min(back, h->memory_bytes);
   }
-  std::erase(pods_, pod);
+  std::erase_if(holdings_, [&](const Holding& h) {
+    return h.pod == pod && h.amount.gpus + h.amount.core_groups == 0 && h.amount.memory_bytes == 0;
+  });
+  if (std::none_of(holdings_.begin(), holdings_.end(),
+                   [&](const Holding& h) { return h.pod == pod; })) {
+    std::erase(pods_, pod);
+  }
 }
 
 Affinity affinity_of(const hw::HostTopology& topology, const Assignment& a) {

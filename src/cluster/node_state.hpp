@@ -38,6 +38,13 @@ struct NumaFree {
   int cores = 0;
 };
 
+// What one pod holds on one NUMA node of its node, in the units NumaFree counts.
+struct Holding {
+  int pod = -1;
+  int numa = 0;
+  NumaFree amount;
+};
+
 class NodeState {
  public:
   NodeState(std::string name, std::shared_ptr<const hw::HostTopology> topology);
@@ -55,6 +62,9 @@ class NodeState {
 
   // Free per NUMA node now (kept up to date by take/release, so reading it allocates nothing).
   const std::vector<NumaFree>& free_per_numa() const { return free_; }
+  // What each pod holds per NUMA node, one entry per (pod, NUMA node), a pod's entries together,
+  // pods in take order: what a preemption search gives back without walking the assignments.
+  const std::vector<Holding>& holdings() const { return holdings_; }
 
   // Takes the resources of `a` for pod `pod`; fails (kCluster, kFailedPrecondition) without
   // changing anything when any of them is already held, listed twice, out of range, or more memory
@@ -71,6 +81,7 @@ class NodeState {
   std::vector<int> core_group_owner_;
   std::vector<std::int64_t> numa_memory_used_;
   std::vector<NumaFree> free_;
+  std::vector<Holding> holdings_;
 };
 
 // The affinity an assignment achieves on `topology`: the widest spread of its GPUs, core groups

@@ -50,23 +50,42 @@ void for_each_combination(int n, int k, std::vector<int>& idx, F&& f) {
   }
 }
 
-// One node's lower-priority pods and what each would give back per NUMA node.
-struct NodeVictims {
-  int node = -1;
-  std::size_t first = 0;  // offset into Search::victims_
-  int count = 0;
+// A lower-priority pod on the node searched: its entries in the node's holdings().
+struct Victim {
+  int pod = -1;
+  std::uint32_t first = 0;
+  std::uint32_t last = 0;
 };
 
-// The work of one preemption decision: the victims of every node searched, flattened into
-// buffers that are reused for each victim set evaluated.
+// One node's victims: Buffers::victims[first, first + count).
+struct NodeVictims {
+  int node = -1;
+  std::size_t first = 0;
+  int count = 0;
+  // Whether evicting all of them gives the preemptor a place: -1 not yet known, 0 no, 1 yes.
+  int drainable = -1;
+};
+
+// Buffers a search fills; one set per thread, kept between decisions so a decision on a large
+// cluster does not allocate (and fault in) them again.
+struct Buffers {
+  std::vector<Victim> victims;
+  std::vector<NumaFree> scratch;
+  std::vector<int> all, idx;
+  std::vector<std::int32_t> priorities;
+  std::vector<NodeVictims> reachable;
+};
+
+// The work of one preemption decision: the victims of every node searched, and the evaluation of
+// victim sets against the preemptor's request.
 class Search {
  public:
   Search(const ClusterState& state, const Pod& preemptor, const PreemptionConfig& config)
-      : state_(state), pod_(preemptor), config_(config) {
-    p_min_ = preemptor.priority;
-    for (const NodeState& n : state.nodes()) {
-      for (int p : n.pods()) p_min_ = std::min(p_min_, state.pod(p).pod.priority);
-    }
+      : state_(state), pod_(preemptor), config_(config), b_(buffers()) {
+    p_min_ =
+        std::min(preemptor.priority, state.lowest_bound_priority().value_or(preemptor.priority));
+    b_.victims.clear();
+    b_.reachable.clear();
   }
 
   // Why the request cannot be searched; empty when it can.
@@ -93,43 +112,67 @@ class Search {
     return all;
   }
 
-  // Collects node `i`'s victims (lower priority, ascending pod index). Returns them, or nullopt
-  // when even evicting all of them leaves no place for the preemptor (acceptable one, or for
-  // `topology_blind` searches any one): the paper's "draining all victims" filter.
-  std::optional<NodeVictims> prepare(int i, bool topology_blind) {
+  // Node `i`'s victims: lower priority than the preemptor, ascending pod index.
+  NodeVictims collect(int i) {
     ++nodes_examined_;
-    const NodeState& n = state_.node(i);
-    const std::size_t numa = n.free_per_numa().size();
+    const std::vector<Holding>& hs = state_.node(i).holdings();
     NodeVictims v;
     v.node = i;
-    v.first = victims_.size();
-    for (int p : n.pods()) {
-      if (state_.pod(p).pod.priority < pod_.priority) victims_.push_back(p);
-    }
-    std::sort(victims_.begin() + static_cast<std::ptrdiff_t>(v.first), victims_.end());
-    v.count = static_cast<int>(victims_.size() - v.first);
-    gives_.resize(victims_.size() * numa);
-    const hw::HostTopology& t = n.topology();
-    for (int k = 0; k < v.count; ++k) {
-      NumaFree* g = &gives_[(v.first + at(k)) * numa];
-      std::fill(g, g + numa, NumaFree{});
-      const Assignment& a = state_.pod(victims_[v.first + at(k)]).assignment;
-      for (int gpu : a.gpus) ++g[at(t.gpu(gpu).numa)].gpus;
-      for (int cg : a.core_groups) {
-        ++g[at(t.core_group(cg).numa)].core_groups;
-        g[at(t.core_group(cg).numa)].cores += t.core_group(cg).cores;
+    v.first = b_.victims.size();
+    for (std::size_t k = 0; k < hs.size();) {
+      std::size_t j = k + 1;
+      while (j < hs.size() && hs[j].pod == hs[k].pod) ++j;
+      if (state_.priority(hs[k].pod) < pod_.priority) {
+        b_.victims.push_back(
+            Victim{hs[k].pod, static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(j)});
       }
-      for (const Assignment::Memory& m : a.memory) g[at(m.numa)].memory_bytes += m.bytes;
+      k = j;
     }
-    all_.resize(at(v.count));
-    std::iota(all_.begin(), all_.end(), 0);
-    const auto drained = evaluate(v, all_);
-    if (!drained || (!topology_blind && !acceptable(pod_, *drained))) {
-      victims_.resize(v.first);
-      gives_.resize(victims_.size() * numa);
+    const auto begin = b_.victims.begin() + static_cast<std::ptrdiff_t>(v.first);
+    const auto by_pod = [](const Victim& a, const Victim& b) { return a.pod < b.pod; };
+    // Pods are taken in bind order, which is index order; sort only if a caller did otherwise.
+    if (!std::is_sorted(begin, b_.victims.end(), by_pod)) {
+      std::sort(begin, b_.victims.end(), by_pod);
+    }
+    v.count = static_cast<int>(b_.victims.size() - v.first);
+    return v;
+  }
+
+  // Whether evicting every victim on v's node leaves the preemptor a place (an acceptable one, or
+  // for `topology_blind` searches any one): the paper's "draining all victims" filter. A node that
+  // fails it has no candidate, as more victims never leave less free. Evaluated once per node.
+  bool drainable(NodeVictims& v, bool topology_blind) {
+    if (v.drainable < 0) {
+      b_.all.resize(at(v.count));
+      std::iota(b_.all.begin(), b_.all.end(), 0);
+      const auto drained = evaluate(v, b_.all);
+      v.drainable = drained && (topology_blind || acceptable(pod_, *drained)) ? 1 : 0;
+    }
+    return v.drainable == 1;
+  }
+
+  // collect() and drainable(): the node's victims, or nullopt when draining them all is not enough.
+  std::optional<NodeVictims> prepare(int i, bool topology_blind) {
+    NodeVictims v = collect(i);
+    if (!drainable(v, topology_blind)) {
+      b_.victims.resize(v.first);
       return std::nullopt;
     }
     return v;
+  }
+
+  // The most S(C) any set of `k` of v's victims can reach: the k lowest priorities with the best
+  // topology score. A set whose bound cannot beat the best candidate so far need not be evaluated.
+  double level_bound(const NodeVictims& v, int k) {
+    b_.priorities.clear();
+    for (int j = 0; j < v.count; ++j) b_.priorities.push_back(state_.priority(victim_pod(v, j)));
+    std::partial_sort(b_.priorities.begin(), b_.priorities.begin() + k, b_.priorities.end());
+    std::int64_t shifted = 0;
+    for (int j = 0; j < k; ++j) shifted += std::int64_t{b_.priorities[at(j)]} - p_min_ + 1;
+    return s_of(shifted, best_topology());
+  }
+  double set_bound(const NodeVictims& v, std::span<const int> set) const {
+    return s_of(shifted_sum(v, set), best_topology());
   }
 
   // The best affinity the preemptor gets on v's node with the victims at `set` (positions among
@@ -137,25 +180,22 @@ class Search {
   std::optional<Affinity> evaluate(const NodeVictims& v, std::span<const int> set) {
     ++sets_evaluated_;
     const NodeState& n = state_.node(v.node);
-    const auto& base = n.free_per_numa();
-    const std::size_t numa = base.size();
-    scratch_.assign(base.begin(), base.end());
+    const std::vector<Holding>& hs = n.holdings();
+    b_.scratch.assign(n.free_per_numa().begin(), n.free_per_numa().end());
     for (int k : set) {
-      const NumaFree* g = &gives_[(v.first + at(k)) * numa];
-      for (std::size_t j = 0; j < numa; ++j) add(scratch_[j], g[j]);
+      const Victim& victim = b_.victims[v.first + at(k)];
+      for (std::uint32_t h = victim.first; h < victim.last; ++h) {
+        add(b_.scratch[at(hs[h].numa)], hs[h].amount);
+      }
     }
-    return best_affinity(n.topology(), scratch_, pod_.request);
+    return best_affinity(n.topology(), b_.scratch, pod_.request);
   }
+
+  int victim_pod(const NodeVictims& v, int k) const { return b_.victims[v.first + at(k)].pod; }
 
   // S(C) of the victims at `set` on v's node, the preemptor getting `affinity`.
   double score(const NodeVictims& v, std::span<const int> set, Affinity affinity) const {
-    std::int64_t shifted = 0;
-    for (int k : set) {
-      shifted += std::int64_t{state_.pod(victims_[v.first + at(k)]).pod.priority} - p_min_ + 1;
-    }
-    // P of no victims is 1, the most any set gets: evicting nothing costs nothing.
-    const double p = shifted == 0 ? 1.0 : 1.0 / static_cast<double>(shifted);
-    return config_.alpha * p + (1 - config_.alpha) * config_.topology.of(affinity);
+    return s_of(shifted_sum(v, set), config_.topology.of(affinity));
   }
 
   PreemptionCandidate candidate(const NodeVictims& v, std::span<const int> set, Affinity affinity,
@@ -164,7 +204,7 @@ class Search {
     c.node = v.node;
     c.affinity = affinity;
     for (int k : set) {
-      const int p = victims_[v.first + at(k)];
+      const int p = victim_pod(v, k);
       c.victims.push_back(p);
       c.priority_sum += state_.pod(p).pod.priority;
     }
@@ -178,8 +218,8 @@ class Search {
     std::vector<int> order(at(v.count));
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      const Pod& pa = state_.pod(victims_[v.first + at(a)]).pod;
-      const Pod& pb = state_.pod(victims_[v.first + at(b)]).pod;
+      const Pod& pa = state_.pod(victim_pod(v, a)).pod;
+      const Pod& pb = state_.pod(victim_pod(v, b)).pod;
       if (pa.priority != pb.priority) return pa.priority > pb.priority;
       return pa.start_seq < pb.start_seq;
     });
@@ -202,17 +242,37 @@ class Search {
   const PreemptionConfig& config() const { return config_; }
   std::int64_t nodes_examined() const { return nodes_examined_; }
   std::int64_t sets_evaluated() const { return sets_evaluated_; }
-  std::vector<int>& idx() { return idx_; }
+  std::vector<int>& idx() { return b_.idx; }
+  std::vector<NodeVictims>& reachable() { return b_.reachable; }
 
  private:
+  std::int64_t shifted_sum(const NodeVictims& v, std::span<const int> set) const {
+    std::int64_t shifted = 0;
+    for (int k : set) shifted += std::int64_t{state_.priority(victim_pod(v, k))} - p_min_ + 1;
+    return shifted;
+  }
+  // S from the shifted priority sum and T. Monotone in T in floating point too, so a bound built
+  // with the best T is never below the S it bounds.
+  double s_of(std::int64_t shifted, double t) const {
+    // P of no victims is 1, the most any set gets: evicting nothing costs nothing.
+    const double p = shifted == 0 ? 1.0 : 1.0 / static_cast<double>(shifted);
+    return config_.alpha * p + (1 - config_.alpha) * t;
+  }
+  double best_topology() const {
+    const TopologyScores& t = config_.topology;
+    return std::max({t.same_numa, t.same_socket, t.cross_socket});
+  }
+
+  static Buffers& buffers() {
+    static thread_local Buffers b;
+    return b;
+  }
+
   const ClusterState& state_;
   const Pod& pod_;
   const PreemptionConfig& config_;
+  Buffers& b_;
   std::int32_t p_min_ = 0;
-  std::vector<int> victims_;     // pod indices, node by node
-  std::vector<NumaFree> gives_;  // per victim, per NUMA node of its node
-  std::vector<NumaFree> scratch_;
-  std::vector<int> all_, idx_;
   std::int64_t nodes_examined_ = 0;
   std::int64_t sets_evaluated_ = 0;
 };
@@ -291,47 +351,55 @@ std::string no_candidate_reason(const Search& s, PreemptionMethod m, std::int64_
 
 PreemptionDecision run_flextopo(Search& s, PreemptionMethod method) {
   PreemptionDecision d;
-  std::vector<NodeVictims> reachable;
-  std::int64_t pruned = 0;
-  for (int i : s.nodes()) {
-    if (auto v = s.prepare(i, false)) {
-      reachable.push_back(*v);
-    } else {
-      ++pruned;
-    }
-  }
+  std::vector<NodeVictims>& nodes = s.reachable();
+  for (int i : s.nodes()) nodes.push_back(s.collect(i));
   const bool exhaustive = method == PreemptionMethod::kExhaustive;
+  const Pod& pod = s.pod();
   std::optional<PreemptionCandidate> best;
-  const auto consider = [&](const NodeVictims& v, std::span<const int> set) {
+  // Whether a set of `size` victims with S at most `bound` could still replace the best: exact
+  // pruning (branch and bound), so the choice is the one a full search makes.
+  const auto can_beat = [&](double bound, std::size_t size) {
+    if (!best || !satisfies(best->affinity, pod.topology)) return true;
+    if (bound != best->score) return bound > best->score;
+    return exhaustive && size < best->victims.size();
+  };
+  const auto consider = [&](NodeVictims& v, std::span<const int> set) {
+    if (!can_beat(s.set_bound(v, set), set.size())) return;
+    if (!set.empty() && !s.drainable(v, false)) return;
     const auto affinity = s.evaluate(v, set);
-    if (!affinity || !acceptable(s.pod(), *affinity)) return;
+    if (!affinity || !acceptable(pod, *affinity)) return;
     // The candidate is built (allocating its victim list) only when it wins.
     const double score = s.score(v, set, *affinity);
-    if (!best || better(s.pod(), *affinity, score, set.size(), best->affinity, best->score,
+    if (!best || better(pod, *affinity, score, set.size(), best->affinity, best->score,
                         best->victims.size(), exhaustive)) {
       best = s.candidate(v, set, *affinity, true);
     }
   };
+  const auto level = [&](NodeVictims& v, int k) {
+    if (k > v.count || v.drainable == 0) return;
+    if (k > 0 && !can_beat(s.level_bound(v, k), at(k))) return;
+    for_each_combination(v.count, k, s.idx(), [&](std::span<const int> set) { consider(v, set); });
+  };
   if (exhaustive) {
-    for (const NodeVictims& v : reachable) {
-      for (int k = 0; k <= std::min(v.count, s.config().max_victims); ++k) {
-        for_each_combination(v.count, k, s.idx(),
-                             [&](std::span<const int> set) { consider(v, set); });
-      }
+    for (NodeVictims& v : nodes) {
+      for (int k = 0; k <= s.config().max_victims; ++k) level(v, k);
     }
   } else {
     // Incremental Minimal Preemption: every node at size k before any at k + 1.
     for (int k = 0; k <= s.config().max_victims && !best; ++k) {
-      for (const NodeVictims& v : reachable) {
-        for_each_combination(v.count, k, s.idx(),
-                             [&](std::span<const int> set) { consider(v, set); });
-      }
+      for (NodeVictims& v : nodes) level(v, k);
     }
   }
   d.chosen = std::move(best);
   d.nodes_examined = s.nodes_examined();
   d.sets_evaluated = s.sets_evaluated();
-  if (!d.chosen) d.reason = no_candidate_reason(s, method, pruned);
+  if (!d.chosen) {
+    // Out of reach: draining all victims is not enough (a node with none: as it is).
+    const auto out = std::count_if(nodes.begin(), nodes.end(), [](const NodeVictims& v) {
+      return v.drainable == 0 || v.count == 0;
+    });
+    d.reason = no_candidate_reason(s, method, static_cast<std::int64_t>(out));
+  }
   return d;
 }
 
