@@ -105,7 +105,7 @@ core::Status NodeState::take(int pod, const Assignment& a) {
       // After the pod's earlier entries (a second take for the same pod), so they stay together.
       const auto last = std::find_if(holdings_.rbegin(), holdings_.rend(),
                                      [&](const Holding& x) { return x.pod == pod; });
-      holdings_.insert(last.base(), h);
+      holdings_.insert(last == holdings_.rend() ? holdings_.end() : last.base(), h);
     }
   }
   if (std::find(pods_.begin(), pods_.end(), pod) == pods_.end()) pods_.push_back(pod);

@@ -247,6 +247,11 @@ std::string refusal(const NodeState& node, const Pod& pod, std::optional<Affinit
 
 std::optional<Affinity> best_affinity(const hw::HostTopology& topology,
                                       std::span<const NumaFree> free, const Resources& request) {
+  // Most nodes of a full cluster do not hold the request at all: say so before reading the
+  // topology (another node's memory, in a search over thousands).
+  NumaFree everything;
+  for (const NumaFree& f : free) add(everything, f);
+  if (!covers(everything, request)) return std::nullopt;
   const std::size_t n = std::min(free.size(), topology.numa_nodes().size());
   for (std::size_t j = 0; j < n; ++j) {
     if (covers(free[j], request)) return Affinity::kSameNuma;

@@ -64,6 +64,8 @@ struct NodeVictims {
   int count = 0;
   // Whether evicting all of them gives the preemptor a place: -1 not yet known, 0 no, 1 yes.
   int drainable = -1;
+  // When it does: the affinity it gets then, the best any subset of them can give.
+  Affinity drained = Affinity::kCrossSocket;
 };
 
 // Buffers a search fills; one set per thread, kept between decisions so a decision on a large
@@ -147,6 +149,7 @@ class Search {
       std::iota(b_.all.begin(), b_.all.end(), 0);
       const auto drained = evaluate(v, b_.all);
       v.drainable = drained && (topology_blind || acceptable(pod_, *drained)) ? 1 : 0;
+      if (drained) v.drained = *drained;
     }
     return v.drainable == 1;
   }
@@ -161,18 +164,23 @@ class Search {
     return v;
   }
 
-  // The most S(C) any set of `k` of v's victims can reach: the k lowest priorities with the best
-  // topology score. A set whose bound cannot beat the best candidate so far need not be evaluated.
-  double level_bound(const NodeVictims& v, int k) {
+  // The most S(C) any set of `k` of v's victims can reach: the k lowest priorities with topology
+  // score `t` (the best there is, or the drained node's). A set whose bound cannot beat the best
+  // candidate so far need not be evaluated.
+  double level_bound(const NodeVictims& v, int k, double t) {
     b_.priorities.clear();
     for (int j = 0; j < v.count; ++j) b_.priorities.push_back(state_.priority(victim_pod(v, j)));
     std::partial_sort(b_.priorities.begin(), b_.priorities.begin() + k, b_.priorities.end());
     std::int64_t shifted = 0;
     for (int j = 0; j < k; ++j) shifted += std::int64_t{b_.priorities[at(j)]} - p_min_ + 1;
-    return s_of(shifted, best_topology());
+    return s_of(shifted, t);
   }
-  double set_bound(const NodeVictims& v, std::span<const int> set) const {
-    return s_of(shifted_sum(v, set), best_topology());
+  double set_bound(const NodeVictims& v, std::span<const int> set, double t) const {
+    return s_of(shifted_sum(v, set), t);
+  }
+  // The topology score bounds use for v: the drained node's once known, else the best there is.
+  double bound_topology(const NodeVictims& v) const {
+    return v.drainable == 1 ? config_.topology.of(v.drained) : best_topology();
   }
 
   // The best affinity the preemptor gets on v's node with the victims at `set` (positions among
@@ -180,6 +188,7 @@ class Search {
   std::optional<Affinity> evaluate(const NodeVictims& v, std::span<const int> set) {
     ++sets_evaluated_;
     const NodeState& n = state_.node(v.node);
+    if (set.empty()) return best_affinity(n.topology(), n.free_per_numa(), pod_.request);
     const std::vector<Holding>& hs = n.holdings();
     b_.scratch.assign(n.free_per_numa().begin(), n.free_per_numa().end());
     for (int k : set) {
@@ -352,7 +361,6 @@ std::string no_candidate_reason(const Search& s, PreemptionMethod m, std::int64_
 PreemptionDecision run_flextopo(Search& s, PreemptionMethod method) {
   PreemptionDecision d;
   std::vector<NodeVictims>& nodes = s.reachable();
-  for (int i : s.nodes()) nodes.push_back(s.collect(i));
   const bool exhaustive = method == PreemptionMethod::kExhaustive;
   const Pod& pod = s.pod();
   std::optional<PreemptionCandidate> best;
@@ -364,7 +372,7 @@ PreemptionDecision run_flextopo(Search& s, PreemptionMethod method) {
     return exhaustive && size < best->victims.size();
   };
   const auto consider = [&](NodeVictims& v, std::span<const int> set) {
-    if (!can_beat(s.set_bound(v, set), set.size())) return;
+    if (!can_beat(s.set_bound(v, set, s.bound_topology(v)), set.size())) return;
     if (!set.empty() && !s.drainable(v, false)) return;
     const auto affinity = s.evaluate(v, set);
     if (!affinity || !acceptable(pod, *affinity)) return;
@@ -377,16 +385,27 @@ PreemptionDecision run_flextopo(Search& s, PreemptionMethod method) {
   };
   const auto level = [&](NodeVictims& v, int k) {
     if (k > v.count || v.drainable == 0) return;
-    if (k > 0 && !can_beat(s.level_bound(v, k), at(k))) return;
+    if (k > 0) {
+      // First with the best topology score there is; if that could win, drain the node (once)
+      // and bound again with what the node can give at best.
+      if (!can_beat(s.level_bound(v, k, s.bound_topology(v)), at(k))) return;
+      if (!s.drainable(v, false)) return;
+      if (!can_beat(s.level_bound(v, k, s.bound_topology(v)), at(k))) return;
+    }
     for_each_combination(v.count, k, s.idx(), [&](std::span<const int> set) { consider(v, set); });
   };
+  // Size 0 (the node as it is) while collecting each node's victims, with its data in cache.
+  for (int i : s.nodes()) {
+    nodes.push_back(s.collect(i));
+    level(nodes.back(), 0);
+  }
   if (exhaustive) {
     for (NodeVictims& v : nodes) {
-      for (int k = 0; k <= s.config().max_victims; ++k) level(v, k);
+      for (int k = 1; k <= s.config().max_victims; ++k) level(v, k);
     }
   } else {
     // Incremental Minimal Preemption: every node at size k before any at k + 1.
-    for (int k = 0; k <= s.config().max_victims && !best; ++k) {
+    for (int k = 1; k <= s.config().max_victims && !best; ++k) {
       for (NodeVictims& v : nodes) level(v, k);
     }
   }

@@ -81,6 +81,31 @@ TEST(NodeState, ReleaseReturnsOnlyWhatThePodHolds) {
   EXPECT_EQ(n.gpu_owner()[0], -1);
 }
 
+TEST(NodeState, HoldingsPerPodAndNumaNode) {
+  NodeState n("n", test::server({}));
+  // Pod 3 spans both NUMA nodes: GPUs 0 (NUMA 0) and 4 (NUMA 1), group 0 (NUMA 0), 2 GiB on 1.
+  ASSERT_TRUE(n.take(3, assignment({0, 4}, {0}, 1, 2 * kGiB)));
+  ASSERT_TRUE(n.take(5, assignment({1})));
+  ASSERT_EQ(n.holdings().size(), 3u);
+  EXPECT_EQ(n.holdings()[0].pod, 3);
+  EXPECT_EQ(n.holdings()[0].numa, 0);
+  EXPECT_EQ(n.holdings()[0].amount.gpus, 1);
+  EXPECT_EQ(n.holdings()[0].amount.cores, 4);
+  EXPECT_EQ(n.holdings()[1].pod, 3);
+  EXPECT_EQ(n.holdings()[1].numa, 1);
+  EXPECT_EQ(n.holdings()[1].amount.memory_bytes, 2 * kGiB);
+  EXPECT_EQ(n.holdings()[2].pod, 5);
+  // Giving back part of pod 3 keeps what it still holds.
+  n.release(3, assignment({4}, {}, 1, 2 * kGiB));
+  ASSERT_EQ(n.holdings().size(), 2u);
+  EXPECT_EQ(n.holdings()[0].pod, 3);
+  EXPECT_EQ(n.holdings()[0].numa, 0);
+  EXPECT_EQ(n.pods(), (std::vector<int>{3, 5}));
+  n.release(3, assignment({0}, {0}));
+  ASSERT_EQ(n.holdings().size(), 1u);
+  EXPECT_EQ(n.pods(), std::vector<int>{5});
+}
+
 TEST(AffinityOf, WidestSpreadOfGpusGroupsAndMemory) {
   test::ServerSpec spec;
   spec.numa_per_socket = 2;
@@ -120,7 +145,10 @@ TEST(ClusterState, BindEvictAndFind) {
   EXPECT_FALSE(s.bind(test::pod("ns/b", 5, 1), 2, assignment({0})));
   EXPECT_FALSE(s.bind(test::pod("", 5, 1), 0, assignment({0})));
   EXPECT_FALSE(s.find_pod("ns/b"));
+  EXPECT_EQ(s.priority(*p), 5);
+  EXPECT_EQ(s.lowest_bound_priority(), 5);
   s.evict(*p);
+  EXPECT_EQ(s.lowest_bound_priority(), std::nullopt);
   EXPECT_EQ(s.pod(*p).node, -1);
   EXPECT_FALSE(s.find_pod("ns/a"));
   EXPECT_EQ(s.node(1).gpu_owner()[4], -1);

@@ -144,7 +144,6 @@ TEST(Preempt, IncrementalMinimalAndExhaustiveBestAgainstBruteForce) {
     EXPECT_EQ(key_of(pod, *exh.chosen), b.best_all) << "trial " << trial;
     EXPECT_EQ(exh.chosen->victims.size(), b.best_all_min_size) << "trial " << trial;
     EXPECT_GE(key_of(pod, *exh.chosen), key_of(pod, *inc.chosen)) << "trial " << trial;
-    EXPECT_GE(exh.sets_evaluated, inc.sets_evaluated);
     for (int v : inc.chosen->victims) EXPECT_LT(s.pod(v).pod.priority, pod.priority);
     EXPECT_TRUE(acceptable(pod, inc.chosen->affinity));
     EXPECT_TRUE(acceptable(pod, exh.chosen->affinity));
