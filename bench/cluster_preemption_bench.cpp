@@ -128,7 +128,8 @@ void BM_Preempt(benchmark::State& state) {
     return;
   }
   const auto pods = preemptors(257);
-  const cluster::PreemptionConfig config;
+  cluster::PreemptionConfig config;
+  config.prune = state.range(2) != 0;
   std::vector<double> us, cpu_us;
   double sets = 0, victims = 0, chosen = 0;
   std::size_t i = 0;
@@ -157,26 +158,31 @@ void BM_Preempt(benchmark::State& state) {
   state.counters["chosen_frac"] = chosen / n;
   state.counters["victims_per_chosen"] = chosen > 0 ? victims / chosen : 0;
   state.counters["pods_bound"] = static_cast<double>(cluster->pods().size());
-  state.SetLabel(std::string(cluster::to_string(method)));
+  state.SetLabel(std::string(cluster::to_string(method)) + (config.prune ? "" : " unpruned"));
 }
 
-// Iterations fixed so each percentile rests on the same decisions run to run.
+// Iterations fixed so each percentile rests on the same decisions run to run. method: 0
+// incremental, 1 exhaustive, 2 default-k8s; prune 0 evaluates every set (the paper's baseline).
 BENCHMARK(BM_Preempt)
-    ->ArgNames({"nodes", "method"})
-    ->Args({100, static_cast<int>(cluster::PreemptionMethod::kIncremental)})
-    ->Args({100, static_cast<int>(cluster::PreemptionMethod::kExhaustive)})
-    ->Args({100, static_cast<int>(cluster::PreemptionMethod::kDefaultK8s)})
+    ->ArgNames({"nodes", "method", "prune"})
+    ->Args({100, 0, 1})
+    ->Args({100, 1, 1})
+    ->Args({100, 2, 1})
+    ->Args({100, 0, 0})
+    ->Args({100, 1, 0})
     ->Iterations(2000)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Preempt)
-    ->ArgNames({"nodes", "method"})
-    ->Args({5000, static_cast<int>(cluster::PreemptionMethod::kIncremental)})
-    ->Args({5000, static_cast<int>(cluster::PreemptionMethod::kDefaultK8s)})
+    ->ArgNames({"nodes", "method", "prune"})
+    ->Args({5000, 0, 1})
+    ->Args({5000, 1, 1})
+    ->Args({5000, 2, 1})
+    ->Args({5000, 0, 0})
     ->Iterations(300)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Preempt)
-    ->ArgNames({"nodes", "method"})
-    ->Args({5000, static_cast<int>(cluster::PreemptionMethod::kExhaustive)})
+    ->ArgNames({"nodes", "method", "prune"})
+    ->Args({5000, 1, 0})
     ->Iterations(30)
     ->Unit(benchmark::kMillisecond);
 

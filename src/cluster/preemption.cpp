@@ -76,6 +76,8 @@ struct Buffers {
   std::vector<int> all, idx;
   std::vector<std::int32_t> priorities;
   std::vector<NodeVictims> reachable;
+  std::vector<int> order, trial;  // default-k8s's reprieve
+  std::vector<char> gone;
 };
 
 // The work of one preemption decision: the victims of every node searched, and the evaluation of
@@ -223,8 +225,10 @@ class Search {
 
   // The kDefaultK8s victims on v's node: all of them gone, then each reprieved, most important
   // first (higher priority, then earlier start), while the preemptor still fits by counts.
+  // Called on a node that passed drainable(v, true).
   std::optional<PreemptionCandidate> k8s_victims(const NodeVictims& v) {
-    std::vector<int> order(at(v.count));
+    std::vector<int>& order = b_.order;
+    order.resize(at(v.count));
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
       const Pod& pa = state_.pod(victim_pod(v, a)).pod;
@@ -232,19 +236,27 @@ class Search {
       if (pa.priority != pb.priority) return pa.priority > pb.priority;
       return pa.start_seq < pb.start_seq;
     });
-    std::vector<int> gone = order;
+    std::vector<char>& gone = b_.gone;
+    gone.assign(at(v.count), 1);
+    std::vector<int>& trial = b_.trial;
+    Affinity fits = v.drained;  // where the preemptor goes with the victims still gone
     for (int k : order) {
-      std::vector<int> trial;
-      for (int g : gone) {
-        if (g != k) trial.push_back(g);
+      gone[at(k)] = 0;
+      trial.clear();
+      for (int j = 0; j < v.count; ++j) {
+        if (gone[at(j)]) trial.push_back(j);
       }
-      std::sort(trial.begin(), trial.end());
-      if (evaluate(v, trial)) gone = std::move(trial);
+      if (const auto a = evaluate(v, trial)) {
+        fits = *a;
+      } else {
+        gone[at(k)] = 1;
+      }
     }
-    std::sort(gone.begin(), gone.end());
-    const auto affinity = evaluate(v, gone);
-    if (!affinity) return std::nullopt;
-    return candidate(v, gone, *affinity, false);
+    trial.clear();
+    for (int j = 0; j < v.count; ++j) {
+      if (gone[at(j)]) trial.push_back(j);
+    }
+    return candidate(v, trial, fits, false);
   }
 
   const Pod& pod() const { return pod_; }
@@ -367,7 +379,7 @@ PreemptionDecision run_flextopo(Search& s, PreemptionMethod method) {
   // Whether a set of `size` victims with S at most `bound` could still replace the best: exact
   // pruning (branch and bound), so the choice is the one a full search makes.
   const auto can_beat = [&](double bound, std::size_t size) {
-    if (!best || !satisfies(best->affinity, pod.topology)) return true;
+    if (!s.config().prune || !best || !satisfies(best->affinity, pod.topology)) return true;
     if (bound != best->score) return bound > best->score;
     return exhaustive && size < best->victims.size();
   };

@@ -70,6 +70,10 @@ struct PreemptionConfig {
   TopologyScores topology;
   // Largest victim set the searches consider (the exhaustive search is exponential in it).
   int max_victims = 4;
+  // Branch and bound: skip victim sets whose best possible S(C) cannot beat the best candidate
+  // found so far. Exact (the same choice either way); off, every set is evaluated, which is the
+  // exhaustive baseline the paper's latency comparison (§5, Fig. 10) measures IMP against.
+  bool prune = true;
   // Optional restriction to these nodes (the extender's candidate nodes); empty = all.
   std::vector<int> nodes;
 };

@@ -132,6 +132,18 @@ TEST(Preempt, IncrementalMinimalAndExhaustiveBestAgainstBruteForce) {
     const Brute b = brute_force(s, pod, config);
     const auto inc = preempt(s, pod, PreemptionMethod::kIncremental, config);
     const auto exh = preempt(s, pod, PreemptionMethod::kExhaustive, config);
+    // Pruning is exact: without it, the same choices, from at least as many sets.
+    PreemptionConfig full = config;
+    full.prune = false;
+    for (auto m : {PreemptionMethod::kIncremental, PreemptionMethod::kExhaustive}) {
+      const auto pruned = m == PreemptionMethod::kIncremental ? inc : exh;
+      const auto all = preempt(s, pod, m, full);
+      ASSERT_EQ(all.chosen.has_value(), pruned.chosen.has_value()) << trial;
+      EXPECT_GE(all.sets_evaluated, pruned.sets_evaluated) << trial;
+      if (!all.chosen) continue;
+      EXPECT_EQ(all.chosen->node, pruned.chosen->node) << trial;
+      EXPECT_EQ(all.chosen->victims, pruned.chosen->victims) << trial;
+    }
     ASSERT_EQ(inc.chosen.has_value(), b.min_size != SIZE_MAX) << "trial " << trial << inc.reason;
     ASSERT_EQ(exh.chosen.has_value(), inc.chosen.has_value()) << "trial " << trial;
     if (!inc.chosen) {
