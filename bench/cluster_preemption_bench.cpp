@@ -186,24 +186,29 @@ BENCHMARK(BM_Preempt)
     ->Iterations(30)
     ->Unit(benchmark::kMillisecond);
 
-// The hot path alone: best_affinity on one 8-GPU node's free counts.
+// The hot path alone: best_affinity on one 8-GPU node's free counts. gpus 2/4/6 on an empty node
+// reach one NUMA node / one socket / both sockets; gpus 0 stands for 2 GPUs on the saturated
+// cluster's nodes, refused on the totals.
 void BM_BestAffinity(benchmark::State& state) {
-  const cluster::ClusterState* cluster = cluster_of(100);
-  if (cluster == nullptr) {
-    state.SkipWithError("could not build the cluster");
+  const int gpus = static_cast<int>(state.range(0));
+  auto topo = hw::preset("rtx4090-2s2n", "empty");
+  const cluster::ClusterState* full = cluster_of(100);
+  if (!topo || full == nullptr) {
+    state.SkipWithError("could not build the nodes");
     return;
   }
+  const cluster::NodeState empty("empty", std::make_shared<const hw::HostTopology>(*topo));
   cluster::Resources r;
-  r.gpus = 2;
-  r.cpus = 8;
-  r.memory_bytes = 64 * kGiB;
+  r.gpus = gpus == 0 ? 2 : gpus;
+  r.cpus = 4 * r.gpus;
+  r.memory_bytes = 32 * kGiB * r.gpus;
   std::size_t i = 0;
   for (auto _ : state) {
-    const cluster::NodeState& n = cluster->nodes()[i++ % cluster->nodes().size()];
+    const cluster::NodeState& n = gpus == 0 ? full->nodes()[i++ % full->nodes().size()] : empty;
     benchmark::DoNotOptimize(cluster::best_affinity(n.topology(), n.free_per_numa(), r));
   }
 }
-BENCHMARK(BM_BestAffinity);
+BENCHMARK(BM_BestAffinity)->ArgName("gpus")->Arg(2)->Arg(4)->Arg(6)->Arg(0);
 
 }  // namespace
 
