@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <numeric>
 #include <tuple>
 
 #include "tessera/cluster/preemption.hpp"
@@ -184,6 +185,61 @@ int take_core_groups(const NodeState& node, int numa, int share, std::vector<int
   return got;
 }
 
+// `count` free GPUs of NUMA node `numa`, kept together on their links: free GPUs joined by nearby
+// edges (NVLink, NVSwitch, a shared PCIe switch) form groups; the smallest group that holds them
+// all is used, else the largest groups first, so linked GPUs go to one pod and whole groups stay
+// whole for the next. Lowest indices on ties.
+void take_gpus(const NodeState& node, int numa, int count, std::vector<int>& out) {
+  const hw::HostTopology& t = node.topology();
+  std::vector<int> free;
+  for (int g : t.gpus_of_numa(numa)) {
+    if (node.gpu_owner()[at(g)] == -1) free.push_back(g);
+  }
+  // Union-find over the free GPUs of this NUMA node, by position in `free`.
+  std::vector<int> parent(free.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  const auto root = [&](int x) {
+    while (parent[at(x)] != x) x = parent[at(x)] = parent[at(parent[at(x)])];
+    return x;
+  };
+  const auto position = [&](int node_id) -> int {
+    for (std::size_t i = 0; i < free.size(); ++i) {
+      if (t.gpus()[at(free[i])] == node_id) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  for (const hw::TopoEdge& e : t.edges()) {
+    if (e.kind != hw::TopoEdgeKind::kNearby || t.node(e.from).kind != hw::TopoKind::kGpu) continue;
+    const int x = position(e.from);
+    const int y = position(e.to);
+    if (x >= 0 && y >= 0) parent[at(root(x))] = root(y);
+  }
+  std::vector<std::vector<int>> groups;
+  std::vector<int> group_of(free.size(), -1);
+  for (std::size_t i = 0; i < free.size(); ++i) {
+    const int r = root(static_cast<int>(i));
+    if (group_of[at(r)] < 0) {
+      group_of[at(r)] = static_cast<int>(groups.size());
+      groups.emplace_back();
+    }
+    groups[at(group_of[at(r)])].push_back(free[i]);  // ascending: `free` is
+  }
+  // Groups that hold everything, smallest first; then the others, largest first.
+  std::stable_sort(groups.begin(), groups.end(), [&](const auto& a, const auto& b) {
+    const bool fa = static_cast<int>(a.size()) >= count;
+    const bool fb = static_cast<int>(b.size()) >= count;
+    if (fa != fb) return fa;
+    return fa ? a.size() < b.size() : a.size() > b.size();
+  });
+  for (const auto& group : groups) {
+    for (int g : group) {
+      if (count == 0) return;
+      out.push_back(g);
+      --count;
+    }
+  }
+}
+
 std::string gib(std::int64_t bytes) {
   return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / static_cast<double>(1LL << 30));
 }
@@ -278,11 +334,10 @@ std::optional<Assignment> best_assignment(const NodeState& node, const Resources
   int cores_left = request.cpus;
   std::int64_t memory_left = request.memory_bytes;
   for (int j : plan->numa) {
-    for (int g : t.gpus_of_numa(j)) {
-      if (gpus_left == 0) break;
-      if (node.gpu_owner()[at(g)] != -1) continue;
-      a.gpus.push_back(g);
-      --gpus_left;
+    if (gpus_left > 0) {
+      const int share = std::min(gpus_left, node.free_per_numa()[at(j)].gpus);
+      take_gpus(node, j, share, a.gpus);
+      gpus_left -= share;
     }
     if (cores_left > 0) {
       const int share = std::min(cores_left, node.free_per_numa()[at(j)].cores);

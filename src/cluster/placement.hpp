@@ -15,7 +15,9 @@ namespace tessera::cluster {
 // The best placement of `request` on `node` with what is free there now: a single NUMA node if one
 // holds it all, else the fewest NUMA nodes of one socket, else the fewest sockets and NUMA nodes;
 // within a level, the tightest fit (least left over: GPUs, then cores, then memory) so large holes
-// stay whole; ties go to the lowest index. CPU cores come in whole core groups: in each NUMA node
+// stay whole; ties go to the lowest index. GPUs linked to each other (NVLink, NVSwitch, a shared
+// PCIe switch: nearby edges) go together, from the smallest linked group that holds them. CPU
+// cores come in whole core groups: in each NUMA node
 // the fewest groups that cover its share (largest first, the last one the smallest that still
 // covers). nullopt when the node does not hold the request at all.
 std::optional<Assignment> best_assignment(const NodeState& node, const Resources& request);

@@ -79,6 +79,31 @@ TEST(BestAssignment, TightestFitKeepsLargeHolesWhole) {
   EXPECT_EQ(three->gpus, (std::vector<int>{0, 1, 3}));
 }
 
+TEST(BestAssignment, LinkedGpusStayTogether) {
+  test::ServerSpec spec;
+  spec.switch_pairs = true;  // NUMA 0: GPUs 0-1 and 2-3 behind one PCIe switch each
+  {
+    NodeState n("n", test::server(spec));
+    ASSERT_TRUE(n.take(0, assignment({1})));
+    // Lowest free indices would be 0 and 2, on two switches; the free pair 2-3 is taken instead.
+    const auto two = best_assignment(n, req(2));
+    ASSERT_TRUE(two);
+    EXPECT_EQ(two->gpus, (std::vector<int>{2, 3}));
+  }
+  {
+    NodeState n("n", test::server(spec));
+    ASSERT_TRUE(n.take(0, assignment({2})));
+    // One GPU: the lone GPU 3 (its partner is taken), keeping the pair 0-1 whole.
+    const auto one = best_assignment(n, req(1));
+    ASSERT_TRUE(one);
+    EXPECT_EQ(one->gpus, std::vector<int>{3});
+    // Three: the pair first, then the lone one.
+    const auto three = best_assignment(n, req(3));
+    ASSERT_TRUE(three);
+    EXPECT_EQ(three->gpus, (std::vector<int>{0, 1, 3}));
+  }
+}
+
 TEST(BestAssignment, FewestCoreGroupsWhenGroupsDifferInSize) {
   test::ServerSpec spec;
   spec.group_cores = {8, 4, 2, 2};  // per NUMA node: groups 0-3 on NUMA 0

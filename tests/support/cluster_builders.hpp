@@ -30,6 +30,8 @@ struct ServerSpec {
   std::int64_t memory_per_numa = 256 * kGiB;
   // When not empty: the core group sizes of every NUMA node (overrides the two above).
   std::vector<int> group_cores;
+  // GPUs of a NUMA node linked in pairs through a shared PCIe switch (0-1, 2-3, ...).
+  bool switch_pairs = false;
 };
 
 // Fails the calling test through the returned nullptr only if the spec is invalid.
@@ -53,6 +55,7 @@ inline std::shared_ptr<const hw::HostTopology> server(const ServerSpec& s) {
         node.pci_bus_id = fmt::format("0000:{:02x}:00.0", gpu + 1);
         node.memory_bytes = 24 * kGiB;
         b.add_gpu(numa, std::move(node));
+        if (s.switch_pairs && g % 2 == 1) b.add_gpu_link(gpu - 1, gpu, "pcie-switch");
       }
     }
   }
