@@ -110,6 +110,18 @@ core::Status validate_kernel(const hw::GpuSpec& spec, const workload::Kernel& k)
     return bad(fmt::format("moves {} bytes per block; the traffic must be a finite number >= 0",
                            k.bytes_per_block));
   }
+  if (!finite_non_negative(k.host_link_bytes_per_block)) {
+    return bad(fmt::format(
+        "moves {} bytes per block over the host link; the traffic must be a finite number >= 0",
+        k.host_link_bytes_per_block));
+  }
+  if (k.host_link_bytes_per_block > 0 &&
+      !(std::isfinite(k.host_link_bytes_per_s) && k.host_link_bytes_per_s > 0)) {
+    return bad(fmt::format(
+        "moves {} bytes per block over the host link at {} bytes/s; give the link a finite "
+        "rate > 0",
+        k.host_link_bytes_per_block, k.host_link_bytes_per_s));
+  }
   const bool tensor = k.pipe == workload::ComputePipe::kTensorFp16;
   const double peak = tensor ? spec.peak_fp16_tensor_flops : spec.peak_fp32_flops;
   if (k.flops_per_block > 0 && !(peak > 0)) {

@@ -11,6 +11,10 @@
 //   [H100-WP]  NVIDIA H100 Tensor Core GPU Architecture whitepaper, Table 3, "H100 SXM5" column.
 //   [H100-DS]  NVIDIA H100 Tensor Core GPU datasheet, "H100 SXM" column.
 //   [H200-DS]  NVIDIA H200 Tensor Core GPU datasheet, "H200 SXM" column.
+//   [ADA-WP]   NVIDIA Ada GPU Architecture whitepaper v2.02, Appendix A, Table 2, "GeForce RTX
+//              4090" column (dense figures; the second of each pair is with sparsity).
+//   [4090-PP]  NVIDIA GeForce RTX 4090 product page, "Specs": base/boost clock, memory, power,
+//              PCI Express Gen 4 bus, no NVLink.
 //   [CUDA-PG]  CUDA C++ Programming Guide, "Technical Specifications per Compute Capability".
 //   [GREEN]    CUDA Driver API, Green Contexts (cuda.h of CUDA 13.0, lines 24711-24715, quoted in
 //              shared/notes/cuda-api-facts.md section 1): SM partitions on CC 8.x are at least 4
@@ -161,16 +165,67 @@ GpuSpec h200_sxm_141gb() {
   return g;
 }
 
+// Per-SM limits of compute capability 8.9 (Ada), all [CUDA-PG]: 48 resident warps, 24 blocks,
+// 100 KB of shared memory per SM and 99 KB per block.
+constexpr SmLimits kCc89Limits{
+    .max_threads = 1536,
+    .max_blocks = 24,
+    .registers = 64 * 1024,
+    .max_registers_per_thread = 255,
+    .shared_memory_bytes = 100 * kKiB,
+    .max_shared_memory_per_block_bytes = 99 * kKiB,
+    .max_threads_per_block = 1024,
+};
+
+// The GeForce board of FlexTopo's 4090 servers (arXiv 2411.11560, Fig. 2): PCIe 4.0 x16 to its
+// NUMA node [4090-PP], no NVLink [4090-PP], and GeForce drivers do not enable peer-to-peer
+// between boards, so GPU-to-GPU traffic is staged through host memory (workload/
+// tensor_parallel.hpp times it on the host link).
+GpuSpec rtx4090() {
+  GpuSpec g{};
+  g.name = "RTX-4090-24GB";
+  g.architecture = "Ada";
+  g.compute_capability_major = 8;  // [CUDA-PG] RTX 4090 is CC 8.9
+  g.compute_capability_minor = 9;
+  g.sms = 128;        // [ADA-WP]
+  g.tpcs = 64;        // [ADA-WP]
+  g.gpcs = 11;        // [ADA-WP]
+  g.sms_per_tpc = 2;  // [ADA-WP]
+  g.sm = kCc89Limits;
+  g.memory_bytes = 24 * kGiB;               // [ADA-WP] 24 GB GDDR6X (nvidia-smi: 24564 MiB)
+  g.memory_bandwidth_bytes_per_s = 1008e9;  // [ADA-WP] 1008 GB/sec
+  // [ADA-WP] "Peak FP16 Tensor TFLOPS with FP32 Accumulate 165.2/330.4": GeForce Ada runs
+  // FP32-accumulate tensor math at half its FP16-accumulate rate (330.3), and inference engines
+  // accumulate FP16 GEMMs in FP32, so the simulator's tensor peak is the FP32-accumulate one.
+  g.peak_fp16_tensor_flops = 165.2e12;
+  g.peak_fp32_flops = 82.6e12;  // [ADA-WP] Peak FP32 TFLOPS (non-Tensor) 82.6
+  // ASSUMPTION: as for the A100, the lowest entry of the 15 MHz-step list nvidia-smi prints for
+  // GeForce boards; no NVIDIA document states it.
+  g.min_clock_mhz = 210;
+  g.base_clock_mhz = 2235;   // [4090-PP] base clock 2.23 GHz
+  g.boost_clock_mhz = 2520;  // [ADA-WP] GPU Boost Clock 2520 MHz
+  g.tdp_watts = 450;         // [ADA-WP] Total Graphics Power 450 W
+  // ASSUMPTION: public nvidia-smi pastes show idle RTX 4090 boards (0 MiB used, 0 %) at 62-64 W
+  // in P0 and 15-20 W once parked in P8; the other entries use the P0 reading, so 60 W here.
+  g.idle_watts = 60;
+  g.green_ctx_sm_granularity = 2;  // [GREEN] CC 8.x
+  g.green_ctx_min_sms = 4;         // [GREEN] CC 8.x
+  g.mig_capable = false;           // [MIG] GeForce boards are not among the supported GPUs
+  g.mig_max_instances = 0;
+  return g;
+}
+
 struct Alias {
   std::string_view alias;
   std::string_view name;
 };
 
-constexpr std::array<Alias, 4> kAliases{{
+constexpr std::array<Alias, 5> kAliases{{
     {"a100-40gb", "A100-SXM4-40GB"},
     {"a100-80gb", "A100-SXM4-80GB"},
     {"h100", "H100-SXM5-80GB"},
     {"h200", "H200-SXM-141GB"},
+    {"rtx4090", "RTX-4090-24GB"},
 }};
 
 bool iequals(std::string_view a, std::string_view b) {
@@ -192,7 +247,7 @@ double GpuSpec::fp32_flops_per_sm_per_cycle() const {
 
 const std::vector<GpuSpec>& gpu_catalog() {
   static const std::vector<GpuSpec> catalog{a100_40gb(), a100_80gb(), h100_sxm5_80gb(),
-                                            h200_sxm_141gb()};
+                                            h200_sxm_141gb(), rtx4090()};
   return catalog;
 }
 

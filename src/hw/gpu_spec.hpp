@@ -63,7 +63,7 @@ struct GpuSpec {
 // All catalog entries, in a stable order.
 const std::vector<GpuSpec>& gpu_catalog();
 // Case-insensitive lookup by catalog name or short alias ("h100", "a100-40gb", "a100-80gb",
-// "h200"); the error lists the known names.
+// "h200", "rtx4090"); the error lists the known names.
 core::Result<GpuSpec> find_gpu(std::string_view name);
 
 }  // namespace tessera::hw

@@ -48,6 +48,9 @@ KernelShape TimingModel::shape(const workload::Kernel& kernel) const {
       kernel.pipe == workload::ComputePipe::kTensorFp16 ? tensor_ns_per_flop_ : fp32_ns_per_flop_;
   s.block_ns_at_boost = kernel.flops_per_block * ns_per_flop;
   s.bytes_per_block = kernel.bytes_per_block;
+  if (kernel.host_link_bytes_per_block > 0) {
+    s.link_ns_per_block = kernel.host_link_bytes_per_block * 1e9 / kernel.host_link_bytes_per_s;
+  }
   return s;
 }
 
@@ -64,6 +67,7 @@ Plan TimingModel::plan(const KernelShape& shape, double blocks, int sms, double 
   p.bytes = blocks * shape.bytes_per_block;
   p.overhead_ns = overhead_ns;
   p.memory_ns = memory_ns(p, domain_bandwidth);
+  if (shape.link_ns_per_block > 0) p.link_ns = blocks * shape.link_ns_per_block;
   return p;
 }
 
@@ -76,6 +80,8 @@ PlanRates TimingModel::rates(const Plan& plan, double clock_ratio) {
   const double compute = plan.compute_ns_at_boost / clock_ratio;
   PlanRates r;
   r.duration_ns = plan.overhead_ns + std::max(compute, plan.memory_ns);
+  // Only kernels with host traffic add the term, so every other duration stays bit-identical.
+  if (plan.link_ns > 0) r.duration_ns += plan.link_ns;
   if (r.duration_ns > 0) {
     const double per_ns = 1 / r.duration_ns;
     r.demand = plan.bytes * per_ns;

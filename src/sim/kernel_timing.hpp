@@ -11,11 +11,19 @@
 // Memory: R x bytes_per_block / min(domain bandwidth, n x per-SM cap), with the per-SM cap
 // sm_bandwidth_multiple x (achievable device bandwidth / SMs).
 //
-// Uncontended duration: launch overhead + max(compute, memory). Its demand is the bandwidth it
-// draws on average over that duration; the bandwidth sharer (bandwidth.hpp) may grant less. The
-// model is fluid: a kernel progresses through the whole duration at one rate, so the overhead is
-// spread over it (its draw is averaged over it, and contention stretches it with the rest). The
-// overhead is a few microseconds next to kernels of tens to thousands; a simplification.
+// Host link: a kernel that moves host_link_bytes_per_block over the host link (a PCIe all-reduce
+// between GPUs without peer-to-peer) spends R x those bytes / its link rate on top, serially: the
+// transfer is neither overlapped with its compute nor shared with other kernels (one stream of a
+// tensor-parallel server talks to the link at a time). 0 for every other kernel, whose timing the
+// term leaves bit-identical. Like the overhead, it is part of the fluid duration, so DRAM
+// contention stretches it too (a simplification; no sharing mode runs beside such a server here).
+//
+// Uncontended duration: launch overhead + max(compute, memory) + link. Its demand is the
+// bandwidth it draws on average over that duration; the bandwidth sharer (bandwidth.hpp) may grant
+// less. The model is fluid: a kernel progresses through the whole duration at one rate, so the
+// overhead is spread over it (its draw is averaged over it, and contention stretches it with the
+// rest). The overhead is a few microseconds next to kernels of tens to thousands; a
+// simplification.
 
 #include "tessera/core/time.hpp"
 #include "tessera/hw/gpu_spec.hpp"
@@ -28,6 +36,7 @@ namespace tessera::sim {
 struct KernelShape {
   double block_ns_at_boost = 0;  // t_b at the boost clock
   double bytes_per_block = 0;
+  double link_ns_per_block = 0;  // host-link time of one block
 };
 
 // The timing of a kernel's unfinished work on a fixed number of SMs. Progress through a plan is
@@ -39,11 +48,12 @@ struct Plan {
   double memory_ns = 0;            // DRAM time with the domain to itself
   double overhead_ns = 0;          // launch overhead not yet spent
   double bytes = 0;
+  double link_ns = 0;  // host-link transfer time of the blocks covered
 };
 
 // A plan's rates at one clock.
 struct PlanRates {
-  double duration_ns = 0;    // uncontended: overhead + max(compute, memory)
+  double duration_ns = 0;    // uncontended: overhead + max(compute, memory) + link
   double demand = 0;         // bytes per ns drawn on average over duration_ns
   double compute_share = 0;  // fraction of duration_ns the SMs spend computing
 };

@@ -156,6 +156,7 @@ void SimGpu::launch(std::uint32_t s, const SmSet& available) {
       const double rest = static_cast<double>(c + 1 - passed) / static_cast<double>(c + 1);
       l.shape.block_ns_at_boost *= rest;
       l.shape.bytes_per_block *= rest;
+      l.shape.link_ns_per_block *= rest;
       l.plan = timing_.plan(l.shape, info.blocks, n, domains_[l.domain].capacity, info.overhead_ns);
       l.rates = TimingModel::rates(l.plan, clock_ratio_);
     } else {

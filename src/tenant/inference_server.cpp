@@ -37,6 +37,10 @@ core::Status InferenceServer::validate() const {
     return std::unexpected(
         model.error().with_context(fmt::format("inference server '{}'", config_.name)));
   }
+  if (auto tp = workload::validate(config_.model, config_.tensor_parallel); !tp) {
+    return std::unexpected(
+        tp.error().with_context(fmt::format("inference server '{}'", config_.name)));
+  }
   if (config_.max_num_seqs < 1 || config_.max_batched_tokens < 1) {
     return core::failf(Domain::kWorkload, Code::kInvalidArgument,
                        "inference server '{}': max_num_seqs ({}) and max_batched_tokens ({}) must "
@@ -107,13 +111,13 @@ void InferenceServer::maybe_start_iteration() {
     }
     in_flight_is_prefill_ = true;
     in_flight_tokens_ = tokens;
-    step = workload::prefill_step(config_.model, lengths_);
+    step = workload::tp_prefill_step(config_.model, config_.tensor_parallel, lengths_);
   } else if (!running_.empty()) {
     for (const std::size_t i : running_)
       lengths_.push_back(requests_[i].input_tokens + generated_[i]);
     in_flight_is_prefill_ = false;
     in_flight_tokens_ = static_cast<int>(running_.size());
-    step = workload::decode_step(config_.model, lengths_);
+    step = workload::tp_decode_step(config_.model, config_.tensor_parallel, lengths_);
   } else {
     return;
   }

@@ -13,6 +13,7 @@
 #include "tessera/metrics/latency.hpp"
 #include "tessera/metrics/timeline.hpp"
 #include "tessera/workload/arrivals.hpp"
+#include "tessera/workload/tensor_parallel.hpp"
 #include "tessera/workload/transformer.hpp"
 
 namespace tessera::tenant {
@@ -22,6 +23,10 @@ struct InferenceConfig {
   workload::ModelConfig model;
   int max_num_seqs = 256;         // vLLM's default cap on running sequences
   int max_batched_tokens = 8192;  // prompt tokens admitted into one prefill batch
+  // The model sharded over this many GPUs, its collectives timed on the host link; the server
+  // submits the first GPU's kernels (workload/tensor_parallel.hpp). Degree 1 (the default): one
+  // GPU, the unsharded model. Declared with {} so initializer lists that skip it stay warning-free.
+  workload::TensorParallel tensor_parallel{};
   metrics::Slo slo;
 };
 

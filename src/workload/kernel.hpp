@@ -50,9 +50,19 @@ struct Kernel {
   // evenly spaced checkpoints where the kernel can stop and later resume (CoGPU's resident
   // control kernel raises the flag). 0: the kernel cannot be preempted and runs to its end.
   int checkpoints = 0;
+  // Traffic over the host link, for GPUs that reach their peers only through host memory (PCIe
+  // without NVLink or peer-to-peer: a tensor-parallel all-reduce on RTX 4090 servers,
+  // workload/tensor_parallel.hpp). Bytes per block, and the rate the link gives this kernel
+  // (any topology penalty already applied). The simulated GPU adds bytes / rate to the kernel's
+  // time, after its compute and DRAM part. 0 bytes (the default): no host traffic.
+  double host_link_bytes_per_block = 0;
+  double host_link_bytes_per_s = 0;
 
   double total_flops() const { return flops_per_block * static_cast<double>(blocks); }
   double total_bytes() const { return bytes_per_block * static_cast<double>(blocks); }
+  double total_host_link_bytes() const {
+    return host_link_bytes_per_block * static_cast<double>(blocks);
+  }
 };
 
 // Kernels that run back to back in one stream. A group is repeated `repeat` times (a decoder's

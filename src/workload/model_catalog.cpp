@@ -45,6 +45,23 @@ std::vector<ModelConfig> build_catalog() {
                   .kv_bytes_per_elem = 2,
                   .qkv_bias = true,
                   .tied_embeddings = false},
+      // Source: Hugging Face Qwen/Qwen2.5-14B-Instruct, config.json: num_hidden_layers 48,
+      // hidden_size 5120, num_attention_heads 40, num_key_value_heads 8, head_dim 5120/40 = 128,
+      // intermediate_size 13824, vocab_size 152064, torch_dtype bfloat16, tie_word_embeddings
+      // false; Qwen2 attention has q/k/v biases (as qwen2-7b). 14.8 B parameters: its 29.5 GB of
+      // BF16 weights need two 24 GB boards (tensor parallelism, tensor_parallel.hpp).
+      ModelConfig{.name = "qwen2.5-14b",
+                  .layers = 48,
+                  .hidden = 5120,
+                  .heads = 40,
+                  .kv_heads = 8,
+                  .head_dim = 128,
+                  .intermediate = 13824,
+                  .vocab = 152064,
+                  .bytes_per_param = 2,
+                  .kv_bytes_per_elem = 2,
+                  .qkv_bias = true,
+                  .tied_embeddings = false},
   };
 }
 

@@ -12,13 +12,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(GpuCatalog, HoldsTheFourBoardsInStableOrder) {
+TEST(GpuCatalog, HoldsTheFiveBoardsInStableOrder) {
   const auto& catalog = gpu_catalog();
-  ASSERT_EQ(catalog.size(), 4u);
+  ASSERT_EQ(catalog.size(), 5u);
   EXPECT_EQ(catalog[0].name, "A100-SXM4-40GB");
   EXPECT_EQ(catalog[1].name, "A100-SXM4-80GB");
   EXPECT_EQ(catalog[2].name, "H100-SXM5-80GB");
   EXPECT_EQ(catalog[3].name, "H200-SXM-141GB");
+  EXPECT_EQ(catalog[4].name, "RTX-4090-24GB");
   // The same object every call: callers may keep references into it.
   EXPECT_EQ(&gpu_catalog(), &catalog);
 }
@@ -48,6 +49,7 @@ TEST(FindGpu, ShortAliases) {
   EXPECT_EQ(find_gpu("a100-40gb").value().name, "A100-SXM4-40GB");
   EXPECT_EQ(find_gpu("a100-80gb").value().name, "A100-SXM4-80GB");
   EXPECT_EQ(find_gpu("H100").value().name, "H100-SXM5-80GB");
+  EXPECT_EQ(find_gpu("RTX4090").value().name, "RTX-4090-24GB");
 }
 
 TEST(FindGpu, UnknownNameListsKnownNames) {
@@ -102,11 +104,20 @@ TEST_P(EveryEntry, SmLimitsArePositiveAndConsistent) {
 
 TEST_P(EveryEntry, PerSmLimitsMatchComputeCapability) {
   const GpuSpec& g = GetParam();
-  EXPECT_EQ(g.sm.max_threads, 2048);
-  EXPECT_EQ(g.sm.max_blocks, 32);
   EXPECT_EQ(g.sm.registers, 65536);
   EXPECT_EQ(g.sm.max_registers_per_thread, 255);
   EXPECT_EQ(g.sm.max_threads_per_block, 1024);
+  if (g.compute_capability_major == 8 && g.compute_capability_minor == 9) {
+    EXPECT_EQ(g.sm.max_threads, 1536);
+    EXPECT_EQ(g.sm.max_blocks, 24);
+    EXPECT_EQ(g.sm.shared_memory_bytes, 100 * 1024);
+    EXPECT_EQ(g.sm.max_shared_memory_per_block_bytes, 99 * 1024);
+    EXPECT_EQ(g.green_ctx_sm_granularity, 2);
+    EXPECT_EQ(g.green_ctx_min_sms, 4);
+    return;
+  }
+  EXPECT_EQ(g.sm.max_threads, 2048);
+  EXPECT_EQ(g.sm.max_blocks, 32);
   if (g.compute_capability_major == 8) {
     EXPECT_EQ(g.sm.shared_memory_bytes, 164 * 1024);
     EXPECT_EQ(g.sm.max_shared_memory_per_block_bytes, 163 * 1024);
@@ -146,7 +157,10 @@ TEST_P(EveryEntry, GreenContextPartitionsFitTheDevice) {
 
 TEST_P(EveryEntry, MigInstancesFitTheGpcs) {
   const GpuSpec& g = GetParam();
-  EXPECT_TRUE(g.mig_capable);
+  if (!g.mig_capable) {
+    EXPECT_EQ(g.mig_max_instances, 0);
+    return;
+  }
   EXPECT_EQ(g.mig_max_instances, 7);
   EXPECT_LE(g.mig_max_instances, g.gpcs);  // one instance needs at least one GPC
 }
@@ -158,8 +172,12 @@ TEST_P(EveryEntry, PerSmPerCyclePeaksRebuildTheDevicePeaks) {
               g.peak_fp16_tensor_flops * 1e-12);
   EXPECT_NEAR(g.fp32_flops_per_sm_per_cycle() * g.sms * hz, g.peak_fp32_flops,
               g.peak_fp32_flops * 1e-12);
-  // Tensor cores do far more per cycle than the FP32 pipes.
-  EXPECT_GT(g.fp16_tensor_flops_per_sm_per_cycle(), 8 * g.fp32_flops_per_sm_per_cycle());
+  // Tensor cores do more per cycle than the FP32 pipes: 8x or more on the data-centre boards,
+  // 2x on GeForce Ada at its FP32-accumulate rate.
+  EXPECT_GE(g.fp16_tensor_flops_per_sm_per_cycle(), 1.99 * g.fp32_flops_per_sm_per_cycle());
+  if (g.mig_capable) {
+    EXPECT_GT(g.fp16_tensor_flops_per_sm_per_cycle(), 8 * g.fp32_flops_per_sm_per_cycle());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalog, EveryEntry, ::testing::ValuesIn(gpu_catalog()),
@@ -206,6 +224,24 @@ TEST(GpuCatalog, HopperFiguresMatchThePublishedOnes) {
   EXPECT_DOUBLE_EQ(h200.peak_fp16_tensor_flops, h100.peak_fp16_tensor_flops);
   EXPECT_DOUBLE_EQ(h200.memory_bandwidth_bytes_per_s, 4.8e12);
   EXPECT_GT(h200.memory_bytes, h100.memory_bytes);
+}
+
+TEST(GpuCatalog, Rtx4090FiguresMatchThePublishedOnes) {
+  const GpuSpec g = find_gpu("rtx4090").value();
+  EXPECT_EQ(g.sms, 128);
+  EXPECT_EQ(g.tpcs, 64);
+  EXPECT_EQ(g.gpcs, 11);
+  EXPECT_DOUBLE_EQ(g.boost_clock_mhz, 2520);
+  EXPECT_DOUBLE_EQ(g.peak_fp16_tensor_flops, 165.2e12);
+  EXPECT_DOUBLE_EQ(g.peak_fp32_flops, 82.6e12);
+  EXPECT_DOUBLE_EQ(g.memory_bandwidth_bytes_per_s, 1008e9);
+  EXPECT_DOUBLE_EQ(g.tdp_watts, 450);
+  EXPECT_FALSE(g.mig_capable);
+  // 165.2 TFLOPS over 128 SMs at 2520 MHz is 512 FLOP per SM per clock: half the FP16-accumulate
+  // rate, the GeForce Ada FP32-accumulate tensor rate.
+  EXPECT_NEAR(g.fp16_tensor_flops_per_sm_per_cycle(), 512, 0.5);
+  // 82.6 TFLOPS: Ada's 128 FP32 FMA per SM per clock.
+  EXPECT_NEAR(g.fp32_flops_per_sm_per_cycle(), 256, 0.5);
 }
 
 }  // namespace

@@ -38,6 +38,24 @@ TEST(ModelCatalogTest, Qwen2_7bMatchesItsConfigJson) {
   EXPECT_DOUBLE_EQ(m->parameters(), 7'615'616'512.0);
 }
 
+TEST(ModelCatalogTest, Qwen25_14bMatchesItsConfigJson) {
+  auto m = find_model("qwen2.5-14b");
+  ASSERT_TRUE(m.has_value()) << m.error().message();
+  EXPECT_EQ(m->layers, 48);
+  EXPECT_EQ(m->hidden, 5120);
+  EXPECT_EQ(m->heads, 40);
+  EXPECT_EQ(m->kv_heads, 8);
+  EXPECT_EQ(m->head_dim, 128);
+  EXPECT_EQ(m->intermediate, 13824);
+  EXPECT_EQ(m->vocab, 152064);
+  EXPECT_TRUE(m->qkv_bias);
+  // The safetensors total on the Hugging Face model page: 14,770,033,664 parameters.
+  EXPECT_DOUBLE_EQ(m->parameters(), 14'770'033'664.0);
+  // Its BF16 weights do not fit one 24 GiB board; half of them do.
+  EXPECT_GT(m->weight_bytes(), 24.0 * (1 << 30));
+  EXPECT_LT(m->weight_bytes() / 2, 24.0 * (1 << 30));
+}
+
 TEST(ModelCatalogTest, LookupIgnoresCase) {
   auto m = find_model("Llama-3-8B");
   ASSERT_TRUE(m.has_value());
