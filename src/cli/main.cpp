@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <memory>
 
+#include "tessera/cli/cluster_sim_command.hpp"
+#include "tessera/cli/agent_command.hpp"
 #include "tessera/cli/mig_command.hpp"
 #include "tessera/cli/output.hpp"
 #include "tessera/cli/progress.hpp"
@@ -284,6 +286,12 @@ int main(int argc, char** argv) {
   cli::MigFlags mig_flags;
   cli::add_mig_command(app, mig_flags);
 
+  cli::AgentFlags agent_flags;
+  cli::add_agent_command(app, agent_flags);
+
+  cli::ClusterSimFlags cluster_sim_flags;
+  cli::add_cluster_sim_command(app, cluster_sim_flags);
+
   CLI11_PARSE(app, argc, argv);
   if (auto st = core::set_log_level(log_level); !st) return cli::fail_with(st.error());
 
@@ -297,6 +305,16 @@ int main(int argc, char** argv) {
   }
   if (*mig_flags.command) {
     if (auto st = cli::run_mig_command(mig_flags); !st) return cli::fail_with(st.error());
+    return 0;
+  }
+  if (*agent_flags.command) {
+    if (auto st = cli::run_agent_command(agent_flags); !st) return cli::fail_with(st.error());
+    return 0;
+  }
+  if (*cluster_sim_flags.command) {
+    if (auto st = cli::run_cluster_sim_command(cluster_sim_flags); !st) {
+      return cli::fail_with(st.error());
+    }
     return 0;
   }
   core::Result<scenario::Scenario> loaded =

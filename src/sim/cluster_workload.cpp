@@ -19,6 +19,7 @@
 
 #include "tessera/sim/cluster_workload.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -255,10 +256,13 @@ core::Result<ClusterScenario> parse_cluster_scenario(const core::ConfigNode& roo
     }
   }
   if (auto trace = root.find("trace")) {
-    TESSERA_TRY(trace->check_keys({"openb_pod_csv", "time_scale", "max_pods", "on_eviction"}));
+    TESSERA_TRY(
+        trace->check_keys({"openb_pod_csv", "start_s", "time_scale", "max_pods", "on_eviction"}));
     TraceSpec t;
     TESSERA_ASSIGN_OR_RETURN(const std::string csv, trace->get_string("openb_pod_csv"));
     t.openb_pod_csv = resolve(s.base_dir, csv);
+    TESSERA_ASSIGN_OR_RETURN(t.start_s, trace->double_or("start_s", 0.0));
+    if (!(t.start_s >= 0)) return std::unexpected(trace->error("start_s must be >= 0"));
     TESSERA_ASSIGN_OR_RETURN(t.time_scale, trace->double_or("time_scale", 1.0));
     if (!(t.time_scale > 0 && t.time_scale <= 1e6)) {
       return std::unexpected(trace->error("time_scale must be in (0, 1e6]"));
@@ -389,6 +393,8 @@ core::Result<std::vector<TracePod>> load_openb_pods(const TraceSpec& spec) {
     TESSERA_TRY(num("creation_time", created));
     TESSERA_TRY(num("deletion_time", deleted));
     if (ngpu <= 0 || created < 0 || deleted <= created) continue;  // see the top of the file
+    if (deleted <= spec.start_s) continue;
+    created = std::max(created, spec.start_s);
     TracePod tp;
     cluster::Pod& p = tp.pod;
     p.name = "trace/" + f[col["name"]];
@@ -415,7 +421,7 @@ core::Result<std::vector<TracePod>> load_openb_pods(const TraceSpec& spec) {
     p.request.gpus = gpus;
     p.request.cpus = cpu > 0 ? static_cast<int>(std::ceil(cpu / 1000.0)) : 0;
     p.request.memory_bytes = mem > 0 ? static_cast<std::int64_t>(mem) * kMiB : 0;
-    tp.created = core::seconds(created * spec.time_scale);
+    tp.created = core::seconds((created - spec.start_s) * spec.time_scale);
     tp.lifetime = core::seconds((deleted - created) * spec.time_scale);
     out.push_back(std::move(tp));
     if (spec.max_pods >= 0 && static_cast<std::int64_t>(out.size()) >= spec.max_pods) break;

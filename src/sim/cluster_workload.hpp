@@ -82,7 +82,10 @@ struct BatchSpec {
 // memory_mib, num_gpu, gpu_milli, qos). How qos maps and what happens to fractional GPUs is in
 // cluster_workload.cpp and docs/cluster.md.
 struct TraceSpec {
-  std::string openb_pod_csv;   // resolved against the scenario's folder
+  std::string openb_pod_csv;  // resolved against the scenario's folder
+  // Trace second that maps to simulated time 0: pods created earlier and deleted later are there
+  // from the start with what is left of their lifetime; pods deleted before it are skipped.
+  double start_s = 0.0;
   double time_scale = 1.0;     // simulated seconds per trace second
   std::int64_t max_pods = -1;  // first N rows with a GPU; -1: all
   bool requeue_evicted = true;

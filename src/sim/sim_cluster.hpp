@@ -65,7 +65,7 @@ struct PreemptionRecord {
 // ---- the paper's protocol ------------------------------------------------------------------
 
 struct SaturationSpec {
-  std::string preset = "rtx4090-2s2n";
+  std::string preset = "rtx4090-2s";
   int nodes = 100;
   // Fraction of the cluster's GPUs allocated when filling stops, in (0, 1]. At 1.0 the holes the
   // drawn mix leaves are filled with the smallest GPU class until every GPU is held.
