@@ -406,10 +406,17 @@ PreemptionDecision run_flextopo(Search& s, PreemptionMethod method) {
     }
     for_each_combination(v.count, k, s.idx(), [&](std::span<const int> set) { consider(v, set); });
   };
-  // Size 0 (the node as it is) while collecting each node's victims, with its data in cache.
+  // Size 0 (the node as it is) and, where that fails, the drain while collecting each node's
+  // victims, with its data in cache: a second pass over thousands of nodes to drain them for the
+  // bounds would read it all from memory again.
   for (int i : s.nodes()) {
     nodes.push_back(s.collect(i));
-    level(nodes.back(), 0);
+    NodeVictims& v = nodes.back();
+    level(v, 0);
+    // (Incremental: no point once a node fits as it is; the search ends at size 0.)
+    if ((exhaustive || !best) && v.count > 0 && s.config().max_victims > 0) {
+      s.drainable(v, false);
+    }
   }
   if (exhaustive) {
     for (NodeVictims& v : nodes) {
