@@ -98,6 +98,12 @@ class Search {
     if (!std::isfinite(config_.alpha) || config_.alpha < 0 || config_.alpha > 1) {
       return fmt::format("alpha {} is outside [0, 1]", config_.alpha);
     }
+    for (const double t : {config_.topology.same_numa, config_.topology.same_socket,
+                           config_.topology.cross_socket}) {
+      if (!std::isfinite(t) || t < 0) {
+        return fmt::format("topology score {} is not a finite number >= 0", t);
+      }
+    }
     if (config_.max_victims < 0) {
       return fmt::format("max_victims {} is negative", config_.max_victims);
     }

@@ -389,6 +389,14 @@ TEST(Preempt, FitsWithoutVictimsAndBadInput) {
                 .reason.find("alpha 1.5"),
             std::string::npos);
   bad = {};
+  bad.topology = for_penalties(0, 3.2);  // 1 / 0: no finite score
+  EXPECT_NE(preempt(s, test::pod("svc", 10, 2), PreemptionMethod::kIncremental, bad)
+                .reason.find("topology score inf"),
+            std::string::npos);
+  bad = {};
+  bad.max_victims = -1;
+  EXPECT_FALSE(preempt(s, test::pod("svc", 10, 2), PreemptionMethod::kIncremental, bad).chosen);
+  bad = {};
   bad.nodes = {4};
   EXPECT_FALSE(preempt(s, test::pod("svc", 10, 2), PreemptionMethod::kIncremental, bad).chosen);
   EXPECT_FALSE(preempt(s, test::pod("", 10, 2), PreemptionMethod::kIncremental, {}).chosen);
