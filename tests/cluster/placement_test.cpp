@@ -8,6 +8,7 @@
 
 #include "support/cluster_builders.hpp"
 #include "tessera/core/random.hpp"
+#include "tessera/hw/topology_presets.hpp"
 
 namespace tessera::cluster {
 namespace {
@@ -156,6 +157,33 @@ TEST(BestAssignment, AgreesWithBestAffinityOnRandomStates) {
     EXPECT_EQ(bytes, r.memory_bytes);
     EXPECT_TRUE(n.take(pod, *a)) << "trial " << trial;
   }
+}
+
+// The DGX A100-like preset: 2 sockets x 4 NUMA nodes (NPS4), GPUs on every second NUMA node.
+TEST(BestAssignment, DgxA100NumaNodesWithoutGpus) {
+  auto topo = hw::preset("a100-2s4n", "dgx");
+  ASSERT_TRUE(topo) << topo.error().message();
+  NodeState n("dgx", std::make_shared<const hw::HostTopology>(std::move(*topo)));
+  const int cores = n.free_per_numa()[1].cores;
+  ASSERT_EQ(n.free_per_numa()[1].gpus, 2);
+  ASSERT_EQ(n.free_per_numa()[0].gpus, 0);
+  const auto fits = best_assignment(n, req(2, cores, 64 * kGiB));
+  ASSERT_TRUE(fits);
+  EXPECT_EQ(fits->affinity, Affinity::kSameNuma);
+  // More cores than the GPUs' NUMA node has: two NUMA nodes of socket 0, the GPUs' one first.
+  const auto spread = best_assignment(n, req(2, cores + 4));
+  ASSERT_TRUE(spread);
+  EXPECT_EQ(spread->affinity, Affinity::kSameSocket);
+  for (int g : spread->gpus) EXPECT_EQ(n.topology().gpu(g).numa, 1);
+  int on_gpu_numa = 0;
+  for (int g : spread->core_groups) {
+    EXPECT_LE(n.topology().core_group(g).numa, 1);
+    if (n.topology().core_group(g).numa == 1) on_gpu_numa += n.topology().core_group(g).cores;
+  }
+  EXPECT_EQ(on_gpu_numa, cores);
+  // Four GPUs: the two GPU NUMA nodes of one socket; five: across sockets.
+  EXPECT_EQ(best_affinity(n.topology(), n.free_per_numa(), req(4)), Affinity::kSameSocket);
+  EXPECT_EQ(best_affinity(n.topology(), n.free_per_numa(), req(5)), Affinity::kCrossSocket);
 }
 
 TEST(Acceptable, GuaranteedNeedsItsRequirementBestEffortTakesAnything) {
