@@ -48,7 +48,9 @@ std::string HttpRequest::header(const std::string& name) const {
 HttpResponse json_error(int status, std::string reason) {
   HttpResponse r;
   r.status = status;
-  r.body = nlohmann::json{{"error", std::move(reason)}, {"status", status}}.dump();
+  // Reasons quote request bytes (names, paths) that may not be UTF-8: replace, never throw.
+  r.body = nlohmann::json{{"error", std::move(reason)}, {"status", status}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
   return r;
 }
 
@@ -137,6 +139,13 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::create(HttpServerOptions o
   }
   auto& s = *impl->server;
   s.set_payload_max_length(options.max_body_bytes);
+  // httplib's default also sets SO_REUSEPORT, which lets a second server bind the same port and
+  // silently take half the requests: two extenders with different state behind one address.
+  // SO_REUSEADDR alone still allows a restart while old connections are in TIME_WAIT.
+  s.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   auto split = [](std::chrono::milliseconds d) {
     return std::pair<time_t, time_t>{static_cast<time_t>(d.count() / 1000),
                                      static_cast<time_t>((d.count() % 1000) * 1000)};
@@ -182,6 +191,9 @@ void HttpServer::post(const std::string& pattern, HttpHandler handler) {
 }
 void HttpServer::put(const std::string& pattern, HttpHandler handler) {
   impl_->server->Put(pattern, impl_->adapt(std::move(handler)));
+}
+void HttpServer::del(const std::string& pattern, HttpHandler handler) {
+  impl_->server->Delete(pattern, impl_->adapt(std::move(handler)));
 }
 
 core::Status HttpServer::start() {

@@ -74,6 +74,7 @@ class HttpServer {
   void get(const std::string& pattern, HttpHandler handler);
   void post(const std::string& pattern, HttpHandler handler);
   void put(const std::string& pattern, HttpHandler handler);
+  void del(const std::string& pattern, HttpHandler handler);
 
   // Binds and serves on a background thread; returns once the server accepts connections.
   // Fails when the address cannot be bound (in use, bad host, no permission).

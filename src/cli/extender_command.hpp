@@ -1,0 +1,38 @@
+#pragma once
+// `tessera extender`: the Kubernetes scheduler extender (k8s/extender_service.hpp) as a server.
+// Nodes come from agents' pushes, and optionally from topology files or a generated preset at
+// start; bindings go to the API server when one is configured, else are only recorded (dry run).
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::cli {
+
+struct ExtenderFlags {
+  CLI::App* command = nullptr;
+  std::string listen = "127.0.0.1:8888";
+  std::string cert, key;
+  std::string url_prefix;
+  std::string method = "incremental";
+  double alpha = -1;    // < 0: the cluster level's default
+  int max_victims = 0;  // 0: the cluster level's default
+  std::string topology_dir;
+  std::string preset;
+  int nodes = 0;
+  std::string apiserver, token_file, ca_file;
+  bool in_cluster = false;
+  std::int64_t max_body = 8 << 20;
+  double timeout_s = 5;
+};
+
+void add_extender_command(CLI::App& app, ExtenderFlags& flags);
+// Serves until SIGINT or SIGTERM.
+core::Status run_extender_command(const ExtenderFlags& flags);
+
+// "host:port", "[::1]:port" or ":port" (loopback). Exposed for tests.
+core::Status parse_listen(const std::string& text, std::string& host, int& port);
+
+}  // namespace tessera::cli

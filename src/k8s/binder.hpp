@@ -1,0 +1,74 @@
+#pragma once
+// Who tells Kubernetes where a pod goes once the extender has decided. kube-scheduler delegates
+// binding to an extender that has a bindVerb: the extender must then create the pod's v1.Binding
+// itself (extender/v1 types.go, ExtenderBindingArgs).
+//
+//   ApiServerBinder   POSTs the Binding to the API server, as the default binder does
+//                     (POST /api/v1/namespaces/{ns}/pods/{name}/binding, 201 Created)
+//   RecordOnlyBinder  records the binding and tells no one: dry runs, tests, and the default when
+//                     no API server is configured (each bind is logged as not sent)
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::k8s {
+
+struct BindingTarget {
+  std::string pod_namespace;
+  std::string pod_name;
+  std::string pod_uid;
+  std::string node;
+};
+
+class Binder {
+ public:
+  virtual ~Binder() = default;
+  // Fails (Domain::kK8s) with the API server's reason when the binding was not created.
+  virtual core::Status bind(const BindingTarget& target) = 0;
+  // "api-server https://10.0.0.1:443", "record-only": for the log.
+  virtual std::string describe() const = 0;
+};
+
+class RecordOnlyBinder final : public Binder {
+ public:
+  core::Status bind(const BindingTarget& target) override;
+  std::string describe() const override { return "record-only (no API server: nothing sent)"; }
+  std::vector<BindingTarget> bindings() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<BindingTarget> bindings_;
+};
+
+struct ApiServerConfig {
+  std::string url;  // "https://10.96.0.1:443"
+  // The service-account token file, read at every bind: projected tokens are rotated by the
+  // kubelet, so a token read once at start expires (after an hour by default).
+  std::string token_file;
+  std::string ca_file;  // PEM bundle that signs the API server's certificate; empty: system CAs
+  std::chrono::milliseconds timeout{10000};
+};
+
+// The in-cluster configuration: KUBERNETES_SERVICE_HOST / KUBERNETES_SERVICE_PORT and the
+// service account's token and ca.crt under /var/run/secrets/kubernetes.io/serviceaccount (as
+// client-go's rest.InClusterConfig reads them). Fails when not running in a pod.
+core::Result<ApiServerConfig> in_cluster_config();
+
+class ApiServerBinder final : public Binder {
+ public:
+  // Fails when the URL is not http(s)://host[:port] or the token file cannot be read.
+  static core::Result<std::unique_ptr<ApiServerBinder>> create(ApiServerConfig config);
+  core::Status bind(const BindingTarget& target) override;
+  std::string describe() const override { return "api-server " + config_.url; }
+
+ private:
+  explicit ApiServerBinder(ApiServerConfig config) : config_(std::move(config)) {}
+  ApiServerConfig config_;
+};
+
+}  // namespace tessera::k8s

@@ -1,0 +1,149 @@
+// ApiServerBinder against a fake API server: the v1.Binding's path, body and bearer token, the
+// API server's refusal passed on with its reason, and an unreachable server.
+
+#include "tessera/k8s/binder.hpp"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+namespace tessera::k8s {
+namespace {
+
+using nlohmann::json;
+
+class FakeApiServer {
+ public:
+  FakeApiServer() {
+    server_.Post(
+        "/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          std::lock_guard lock(mu_);
+          path_ = req.path;
+          auth_ = req.get_header_value("Authorization");
+          body_ = json::parse(req.body, nullptr, false);
+          if (req.matches[2] == "refused") {
+            res.status = 409;
+            res.set_content(R"({"kind":"Status","apiVersion":"v1","status":"Failure",)"
+                            R"("message":"pod refused is already assigned to node \"n0\"",)"
+                            R"("reason":"Conflict","code":409})",
+                            "application/json");
+            return;
+          }
+          res.status = 201;
+          res.set_content(R"({"kind":"Status","status":"Success","code":201})", "application/json");
+        });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::yield();
+  }
+  ~FakeApiServer() {
+    server_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+  std::string path() {
+    std::lock_guard lock(mu_);
+    return path_;
+  }
+  std::string auth() {
+    std::lock_guard lock(mu_);
+    return auth_;
+  }
+  json body() {
+    std::lock_guard lock(mu_);
+    return body_;
+  }
+
+ private:
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::mutex mu_;
+  std::string path_, auth_;
+  json body_;
+};
+
+std::string token_file(const std::string& token) {
+  const auto path =
+      std::filesystem::temp_directory_path() / ("tessera_token_" + std::to_string(::getpid()));
+  std::ofstream(path) << token << "\n";
+  return path.string();
+}
+
+TEST(ApiServerBinder, PostsTheBindingWithTheBearerToken) {
+  FakeApiServer api;
+  ApiServerConfig c;
+  c.url = "http://127.0.0.1:" + std::to_string(api.port()) + "/";
+  c.token_file = token_file("s3cr3t");
+  auto binder = ApiServerBinder::create(c);
+  ASSERT_TRUE(binder) << binder.error().message();
+  BindingTarget t{"inference", "llm-0", "uid-123", "gpu-node-4"};
+  auto st = (*binder)->bind(t);
+  ASSERT_TRUE(st) << st.error().message();
+  EXPECT_EQ(api.path(), "/api/v1/namespaces/inference/pods/llm-0/binding");
+  EXPECT_EQ(api.auth(), "Bearer s3cr3t");
+  const json want{{"apiVersion", "v1"},
+                  {"kind", "Binding"},
+                  {"metadata", {{"name", "llm-0"}, {"namespace", "inference"}, {"uid", "uid-123"}}},
+                  {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "gpu-node-4"}}}};
+  EXPECT_EQ(api.body(), want);
+
+  // The token is read at every bind (the kubelet rotates projected tokens).
+  std::ofstream(c.token_file) << "rotated\n";
+  ASSERT_TRUE((*binder)->bind(t));
+  EXPECT_EQ(api.auth(), "Bearer rotated");
+  std::filesystem::remove(c.token_file);
+}
+
+TEST(ApiServerBinder, PassesOnTheApiServersReason) {
+  FakeApiServer api;
+  ApiServerConfig c;
+  c.url = "http://127.0.0.1:" + std::to_string(api.port());
+  c.token_file = token_file("t");
+  auto binder = ApiServerBinder::create(c);
+  ASSERT_TRUE(binder);
+  auto st = (*binder)->bind(BindingTarget{"ns", "refused", "u", "n1"});
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message().find("HTTP 409"), std::string::npos);
+  EXPECT_NE(st.error().message().find("already assigned"), std::string::npos);
+  // A name that is not a Kubernetes name never reaches the server.
+  EXPECT_FALSE((*binder)->bind(BindingTarget{"ns", "../../nodes/x", "u", "n1"}));
+  std::filesystem::remove(c.token_file);
+}
+
+TEST(ApiServerBinder, UnreachableAndMisconfigured) {
+  ApiServerConfig c;
+  c.url = "http://127.0.0.1:1";
+  c.token_file = token_file("t");
+  c.timeout = std::chrono::milliseconds(500);
+  auto binder = ApiServerBinder::create(c);
+  ASSERT_TRUE(binder);
+  auto st = (*binder)->bind(BindingTarget{"ns", "p", "u", "n1"});
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message().find("unreachable"), std::string::npos);
+
+  ApiServerConfig no_scheme = c;
+  no_scheme.url = "10.0.0.1:443";
+  EXPECT_FALSE(ApiServerBinder::create(no_scheme));
+  ApiServerConfig no_token = c;
+  no_token.token_file = "/nonexistent/token";
+  auto e = ApiServerBinder::create(no_token);
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().message().find("/nonexistent/token"), std::string::npos);
+  std::filesystem::remove(c.token_file);
+}
+
+TEST(RecordOnlyBinder, RecordsEveryBinding) {
+  RecordOnlyBinder b;
+  ASSERT_TRUE(b.bind(BindingTarget{"ns", "p", "u", "n1"}));
+  ASSERT_EQ(b.bindings().size(), 1u);
+  EXPECT_EQ(b.bindings()[0].node, "n1");
+}
+
+}  // namespace
+}  // namespace tessera::k8s

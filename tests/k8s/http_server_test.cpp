@@ -1,0 +1,166 @@
+// HttpServer: ephemeral ports, JSON error bodies on every error, handler exceptions as 500s, the
+// body limit, TLS, and start/stop.
+
+#include "tessera/k8s/http_server.hpp"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace tessera::k8s {
+namespace {
+
+using nlohmann::json;
+
+std::unique_ptr<HttpServer> started(HttpServerOptions o = {}) {
+  auto s = HttpServer::create(std::move(o));
+  EXPECT_TRUE(s.has_value()) << (s ? "" : s.error().message());
+  if (!s) return nullptr;
+  auto server = std::move(*s);
+  server->get("/hello", [](const HttpRequest&) { return json_response(json{{"hello", 1}}); });
+  server->post("/echo/([a-z]+)", [](const HttpRequest& r) {
+    return json_response(json{{"name", r.matches.at(1)}, {"body", r.body}});
+  });
+  server->get("/throws", [](const HttpRequest&) -> HttpResponse {
+    throw std::runtime_error("boom in handler");
+  });
+  EXPECT_TRUE(server->start().has_value());
+  return server;
+}
+
+json body_of(const httplib::Result& r) {
+  return json::parse(r->body, nullptr, false);
+}
+
+TEST(HttpServer, ServesOnAnEphemeralLoopbackPort) {
+  auto s = started();
+  ASSERT_TRUE(s);
+  EXPECT_GT(s->port(), 0);
+  EXPECT_EQ(s->options().host, "127.0.0.1");
+  httplib::Client c("127.0.0.1", s->port());
+  auto r = c.Get("/hello");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(body_of(r)["hello"], 1);
+  auto e = c.Post("/echo/abc", "payload", "text/plain");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(body_of(e)["name"], "abc");
+  EXPECT_EQ(body_of(e)["body"], "payload");
+}
+
+TEST(HttpServer, EveryErrorHasAJsonReason) {
+  auto s = started();
+  ASSERT_TRUE(s);
+  httplib::Client c("127.0.0.1", s->port());
+  auto nf = c.Get("/nowhere");
+  ASSERT_TRUE(nf);
+  EXPECT_EQ(nf->status, 404);
+  EXPECT_EQ(body_of(nf)["status"], 404);
+  EXPECT_NE(body_of(nf)["error"].get<std::string>().find("/nowhere"), std::string::npos);
+
+  auto ex = c.Get("/throws");
+  ASSERT_TRUE(ex);
+  EXPECT_EQ(ex->status, 500);
+  EXPECT_NE(body_of(ex)["error"].get<std::string>().find("boom in handler"), std::string::npos);
+  // ... and the server still serves.
+  auto ok = c.Get("/hello");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+}
+
+TEST(HttpServer, RefusesBodiesOverTheLimit) {
+  HttpServerOptions o;
+  o.max_body_bytes = 1024;
+  auto s = started(o);
+  ASSERT_TRUE(s);
+  httplib::Client c("127.0.0.1", s->port());
+  auto big = c.Post("/echo/x", std::string(4096, 'a'), "text/plain");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 413);
+  EXPECT_TRUE(body_of(big).contains("error"));
+  auto small = c.Post("/echo/x", std::string(512, 'a'), "text/plain");
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->status, 200);
+}
+
+TEST(HttpServer, OptionsAreChecked) {
+  HttpServerOptions only_cert;
+  only_cert.cert_file = "/nonexistent/cert.pem";
+  auto a = HttpServer::create(only_cert);
+  ASSERT_FALSE(a);
+  EXPECT_NE(a.error().message().find("--key"), std::string::npos);
+
+  HttpServerOptions missing;
+  missing.cert_file = "/nonexistent/cert.pem";
+  missing.key_file = "/nonexistent/key.pem";
+  auto b = HttpServer::create(missing);
+  ASSERT_FALSE(b);
+  EXPECT_NE(b.error().message().find("/nonexistent/cert.pem"), std::string::npos);
+
+  HttpServerOptions port;
+  port.port = 70000;
+  EXPECT_FALSE(HttpServer::create(port));
+}
+
+TEST(HttpServer, PortInUseIsAnError) {
+  auto s = started();
+  ASSERT_TRUE(s);
+  HttpServerOptions o;
+  o.port = s->port();
+  auto second = HttpServer::create(o);
+  ASSERT_TRUE(second);
+  auto st = (*second)->start();
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message().find(std::to_string(s->port())), std::string::npos);
+}
+
+TEST(HttpServer, StopsRightAfterStartAndIsIdempotent) {
+  for (int i = 0; i < 5; ++i) {
+    auto s = started();
+    ASSERT_TRUE(s);
+    s->stop();
+    EXPECT_FALSE(s->running());
+    s->stop();
+  }
+}
+
+// TLS with a throwaway self-signed certificate made by the openssl command line.
+TEST(HttpServer, ServesHttpsWithACertificate) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tessera_tls_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string cert = (dir / "cert.pem").string();
+  const std::string key = (dir / "key.pem").string();
+  const std::string cmd =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+      "-keyout " +
+      key + " -out " + cert + " >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "the openssl command is not available";
+  HttpServerOptions o;
+  o.cert_file = cert;
+  o.key_file = key;
+  auto s = started(o);
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->tls());
+  httplib::SSLClient c("127.0.0.1", s->port());
+  c.enable_server_certificate_verification(false);
+  auto r = c.Get("/hello");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  // Plain HTTP to the TLS port gets no answer, and the server keeps serving TLS.
+  httplib::Client plain("127.0.0.1", s->port());
+  plain.set_read_timeout(1, 0);
+  auto p = plain.Get("/hello");
+  EXPECT_TRUE(!p || p->status != 200);
+  auto again = c.Get("/hello");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tessera::k8s
