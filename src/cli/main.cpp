@@ -10,6 +10,7 @@
 
 #include "tessera/cli/cluster_sim_command.hpp"
 #include "tessera/cli/agent_command.hpp"
+#include "tessera/cli/extender_command.hpp"
 #include "tessera/cli/mig_command.hpp"
 #include "tessera/cli/output.hpp"
 #include "tessera/cli/progress.hpp"
@@ -289,6 +290,9 @@ int main(int argc, char** argv) {
   cli::AgentFlags agent_flags;
   cli::add_agent_command(app, agent_flags);
 
+  cli::ExtenderFlags extender_flags;
+  cli::add_extender_command(app, extender_flags);
+
   cli::ClusterSimFlags cluster_sim_flags;
   cli::add_cluster_sim_command(app, cluster_sim_flags);
 
@@ -305,6 +309,10 @@ int main(int argc, char** argv) {
   }
   if (*mig_flags.command) {
     if (auto st = cli::run_mig_command(mig_flags); !st) return cli::fail_with(st.error());
+    return 0;
+  }
+  if (*extender_flags.command) {
+    if (auto st = cli::run_extender_command(extender_flags); !st) return cli::fail_with(st.error());
     return 0;
   }
   if (*agent_flags.command) {
