@@ -1,0 +1,37 @@
+#pragma once
+// `tessera agent`: the node agent. Discovers this node's topology (hwloc, or a file with
+// --topology), serves it over HTTP (loopback by default: /healthz, /topology,
+// /noderesourcetopology, /allocations), rediscovers it every --refresh period, and with --push
+// sends it to the scheduler extender after each change and every period. --once prints it and
+// exits. Stops cleanly on SIGINT or SIGTERM.
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::cli {
+
+struct AgentFlags {
+  CLI::App* command = nullptr;
+  std::string listen = "127.0.0.1:9400";
+  std::string node;  // default: $NODE_NAME, else the hostname in lowercase
+  std::string refresh = "30s";
+  std::string push_url;
+  std::string push_ca;
+  std::string topology_file;
+  std::string cert;
+  std::string key;
+  bool once = false;
+  std::string format = "topology";  // --once: topology | nrt | nrt-yaml
+  int cores_per_group = 4;
+  std::string tm_policy = "none";
+  std::string tm_scope = "container";
+};
+
+// Adds `agent` to `app`; `flags` receives its values and must outlive parsing.
+void add_agent_command(CLI::App& app, AgentFlags& flags);
+// Runs it (when `*flags.command` is set); returns when stopped by a signal, or at once with --once.
+core::Status run_agent_command(const AgentFlags& flags);
+
+}  // namespace tessera::cli

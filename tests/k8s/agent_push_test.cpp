@@ -1,0 +1,180 @@
+// The agent's push to the extender (PUT {URL}/tessera/v1/nodes/{node}/topology) against a fake
+// extender: an httplib::Server on an ephemeral loopback port that records what it was sent.
+
+#include "tessera/k8s/agent_push.hpp"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent_topologies.hpp"
+#include "tessera/core/clock.hpp"
+#include "tessera/hw/topology_json.hpp"
+#include "tessera/k8s/node_agent.hpp"
+
+namespace tessera::k8s {
+namespace {
+
+using testing::small_server;
+
+class FakeExtender {
+ public:
+  struct Received {
+    std::string path;
+    std::string node;  // from the path
+    std::string content_type;
+    nlohmann::json body;
+  };
+
+  explicit FakeExtender(std::string prefix = "") {
+    server_.Put(prefix + R"(/tessera/v1/nodes/([^/]+)/topology)", [this](
+                                                                      const httplib::Request& req,
+                                                                      httplib::Response& res) {
+      std::lock_guard lock(mu_);
+      received_.push_back({req.path, req.matches[1].str(), req.get_header_value("Content-Type"),
+                           nlohmann::json::parse(req.body, nullptr, false)});
+      res.status = status_;
+      res.set_content(status_ == 200 ? R"({"node": "ok"})" : R"({"error": "topology rejected"})",
+                      "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // httplib's stop() does nothing before the accept loop runs: wait for it (5 s at most).
+    for (int i = 0; i < 5000 && !server_.is_running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  ~FakeExtender() {
+    server_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void answer(int status) {
+    std::lock_guard lock(mu_);
+    status_ = status;
+  }
+  std::vector<Received> received() {
+    std::lock_guard lock(mu_);
+    return received_;
+  }
+
+ private:
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::mutex mu_;
+  int status_ = 200;
+  std::vector<Received> received_;
+};
+
+std::unique_ptr<TopologyPusher> pusher(const std::string& url) {
+  PushOptions o;
+  o.url = url;
+  o.timeout = std::chrono::milliseconds(2000);
+  auto p = TopologyPusher::create(o);
+  EXPECT_TRUE(p) << p.error().message();
+  return p ? std::move(*p) : nullptr;
+}
+
+TEST(AgentPush, PutsTheNodesTopologyInTheExtendersProtocol) {
+  FakeExtender extender;
+  auto p = pusher(extender.url());
+  ASSERT_TRUE(p);
+  const hw::HostTopology t = small_server("host-a");
+  auto st = p->push("node-a", t);
+  ASSERT_TRUE(st) << st.error().message();
+  const auto got = extender.received();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].path, "/tessera/v1/nodes/node-a/topology");
+  EXPECT_EQ(got[0].node, "node-a");
+  EXPECT_EQ(got[0].content_type, "application/json");
+  EXPECT_EQ(got[0].body.at("node"), "node-a");
+  EXPECT_EQ(got[0].body.at("topology"), hw::to_json(t));
+  // What the extender reads back is the same graph.
+  auto back = hw::topology_from_json(got[0].body.at("topology"), "push");
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(hw::to_json(*back), hw::to_json(t));
+
+  // The client is kept: a second push works the same.
+  ASSERT_TRUE(p->push("node-a", t));
+  EXPECT_EQ(extender.received().size(), 2u);
+}
+
+TEST(AgentPush, KeepsTheUrlsPathPrefix) {
+  FakeExtender extender("/api");
+  auto p = pusher(extender.url() + "/api/");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->target("n1"), extender.url() + "/api/tessera/v1/nodes/n1/topology");
+  ASSERT_TRUE(p->push("n1", small_server("h")));
+  ASSERT_EQ(extender.received().size(), 1u);
+  EXPECT_EQ(extender.received()[0].path, "/api/tessera/v1/nodes/n1/topology");
+}
+
+TEST(AgentPush, ARejectionIsAnErrorWithTheStatusAndReason) {
+  FakeExtender extender;
+  extender.answer(503);
+  auto p = pusher(extender.url());
+  ASSERT_TRUE(p);
+  auto st = p->push("node-a", small_server("h"));
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message().find("HTTP 503"), std::string::npos) << st.error().message();
+  EXPECT_NE(st.error().message().find("topology rejected"), std::string::npos);
+  EXPECT_NE(st.error().message().find(p->target("node-a")), std::string::npos);
+}
+
+TEST(AgentPush, NoExtenderIsAnErrorNotACrash) {
+  int port = 0;
+  {
+    FakeExtender gone;
+    port = gone.port();
+  }
+  auto p = pusher("http://127.0.0.1:" + std::to_string(port));
+  ASSERT_TRUE(p);
+  auto st = p->push("node-a", small_server("h"));
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message().find("127.0.0.1"), std::string::npos) << st.error().message();
+}
+
+TEST(AgentPush, RejectsUrlsThatAreNotHttp) {
+  for (const char* url : {"", "127.0.0.1:8888", "ftp://x/", "http://", "http://x y"}) {
+    PushOptions o;
+    o.url = url;
+    EXPECT_FALSE(TopologyPusher::create(o)) << url;
+  }
+}
+
+// The agent's loop with the real pusher: the extender is down at first, the push fails and is
+// retried a period later, when it is up.
+TEST(AgentPush, LoopRetriesUntilTheExtenderAnswers) {
+  FakeExtender extender;
+  extender.answer(500);
+  core::ManualClock clock;
+  AgentOptions o;
+  o.node_name = "node-a";
+  o.refresh_period = 10 * core::kNanosPerSecond;
+  auto agent = NodeAgent::create(
+      o, [] { return core::Result<hw::HostTopology>(small_server("host-a")); }, clock);
+  ASSERT_TRUE(agent);
+  auto p = pusher(extender.url());
+  ASSERT_TRUE(p);
+  AgentLoop loop(
+      **agent,
+      [&p](const std::string& node, const hw::HostTopology& t) { return p->push(node, t); }, clock);
+  EXPECT_TRUE(loop.tick().push_error);
+  extender.answer(200);
+  EXPECT_FALSE(loop.tick().pushed);
+  clock.advance(o.refresh_period);
+  auto retried = loop.tick();
+  EXPECT_TRUE(retried.pushed);
+  EXPECT_FALSE(retried.push_error);
+  EXPECT_EQ(extender.received().size(), 2u);
+}
+
+}  // namespace
+}  // namespace tessera::k8s
