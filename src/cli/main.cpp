@@ -12,6 +12,7 @@
 #include "tessera/cli/agent_command.hpp"
 #include "tessera/cli/extender_command.hpp"
 #include "tessera/cli/mig_command.hpp"
+#include "tessera/cli/topology_command.hpp"
 #include "tessera/cli/output.hpp"
 #include "tessera/cli/progress.hpp"
 #include "tessera/core/config.hpp"
@@ -287,6 +288,9 @@ int main(int argc, char** argv) {
   cli::MigFlags mig_flags;
   cli::add_mig_command(app, mig_flags);
 
+  cli::TopologyFlags topology_flags;
+  cli::add_topology_command(app, topology_flags);
+
   cli::AgentFlags agent_flags;
   cli::add_agent_command(app, agent_flags);
 
@@ -309,6 +313,10 @@ int main(int argc, char** argv) {
   }
   if (*mig_flags.command) {
     if (auto st = cli::run_mig_command(mig_flags); !st) return cli::fail_with(st.error());
+    return 0;
+  }
+  if (*topology_flags.command) {
+    if (auto st = cli::run_topology_command(topology_flags); !st) return cli::fail_with(st.error());
     return 0;
   }
   if (*extender_flags.command) {
