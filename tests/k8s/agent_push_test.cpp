@@ -15,6 +15,9 @@
 #include "agent_topologies.hpp"
 #include "tessera/core/clock.hpp"
 #include "tessera/hw/topology_json.hpp"
+#include "tessera/k8s/binder.hpp"
+#include "tessera/k8s/extender_service.hpp"
+#include "tessera/k8s/http_server.hpp"
 #include "tessera/k8s/node_agent.hpp"
 
 namespace tessera::k8s {
@@ -174,6 +177,49 @@ TEST(AgentPush, LoopRetriesUntilTheExtenderAnswers) {
   EXPECT_TRUE(retried.pushed);
   EXPECT_FALSE(retried.push_error);
   EXPECT_EQ(extender.received().size(), 2u);
+}
+
+// The real extender service in-process: what the agent pushes is the node the extender schedules
+// on, and a changed topology replaces it.
+TEST(AgentPush, TheRealExtenderTakesThePushedTopology) {
+  ExtenderService extender(ExtenderConfig{}, std::make_shared<RecordOnlyBinder>());
+  auto server = HttpServer::create({});
+  ASSERT_TRUE(server) << server.error().message();
+  extender.register_routes(**server);
+  ASSERT_TRUE((*server)->start());
+
+  core::ManualClock clock;
+  hw::HostTopology machine = small_server("host-a");
+  AgentOptions o;
+  o.node_name = "gpu-node-1";
+  auto agent = NodeAgent::create(
+      o, [&machine] { return core::Result<hw::HostTopology>(machine); }, clock);
+  ASSERT_TRUE(agent);
+  auto p = pusher("http://127.0.0.1:" + std::to_string((*server)->port()));
+  ASSERT_TRUE(p);
+  AgentLoop loop(
+      **agent,
+      [&p](const std::string& node, const hw::HostTopology& t) { return p->push(node, t); }, clock);
+
+  auto first = loop.tick();
+  ASSERT_TRUE(first.pushed);
+  ASSERT_FALSE(first.push_error) << first.push_error->message();
+  cluster::ClusterState state = extender.snapshot();
+  ASSERT_EQ(state.nodes().size(), 1u);
+  EXPECT_EQ(state.node(0).name(), "gpu-node-1");
+  EXPECT_EQ(hw::to_json(state.node(0).topology()), hw::to_json(machine));
+
+  machine = small_server("host-a", 3);  // two more GPUs show up
+  clock.advance(o.refresh_period);
+  auto second = loop.tick();
+  ASSERT_TRUE(second.refresh && second.refresh->changed);
+  ASSERT_TRUE(second.pushed);
+  ASSERT_FALSE(second.push_error) << second.push_error->message();
+  state = extender.snapshot();
+  ASSERT_EQ(state.nodes().size(), 1u);
+  EXPECT_EQ(state.node(0).topology().gpus().size(), 6u);
+  p.reset();  // closes the keep-alive connection, which the server's stop() would wait out
+  (*server)->stop();
 }
 
 }  // namespace
