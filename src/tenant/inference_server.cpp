@@ -41,6 +41,11 @@ core::Status InferenceServer::validate() const {
     return std::unexpected(
         tp.error().with_context(fmt::format("inference server '{}'", config_.name)));
   }
+  if (config_.kv_cache_tokens < 0) {
+    return core::failf(Domain::kWorkload, Code::kInvalidArgument,
+                       "inference server '{}': kv_cache_tokens ({}) must be 0 (no limit) or more",
+                       config_.name, config_.kv_cache_tokens);
+  }
   if (config_.max_num_seqs < 1 || config_.max_batched_tokens < 1) {
     return core::failf(Domain::kWorkload, Code::kInvalidArgument,
                        "inference server '{}': max_num_seqs ({}) and max_batched_tokens ({}) must "
@@ -95,15 +100,17 @@ void InferenceServer::maybe_start_iteration() {
   const auto max_seqs = static_cast<std::size_t>(config_.max_num_seqs);
   workload::KernelSequence step;
   lengths_.clear();
-  if (!waiting_.empty() && running_.size() < max_seqs) {
-    // Admit FIFO while the prompts fit the token budget (the first always fits) and the running
-    // set stays within max_num_seqs.
+  if (!waiting_.empty() && running_.size() < max_seqs && fits_kv_cache(waiting_.front())) {
+    // Admit FIFO while the prompts fit the token budget (the first always fits), the running
+    // set stays within max_num_seqs and the KV cache (when limited) holds their contexts.
     in_flight_.clear();
     int tokens = 0;
     while (!waiting_.empty() && running_.size() + in_flight_.size() < max_seqs) {
       const std::size_t next = waiting_.front();
       const int prompt = requests_[next].input_tokens;
       if (!in_flight_.empty() && tokens + prompt > config_.max_batched_tokens) break;
+      if (!fits_kv_cache(next)) break;
+      kv_reserved_ += static_cast<std::int64_t>(prompt) + requests_[next].output_tokens;
       tokens += prompt;
       in_flight_.push_back(next);
       lengths_.push_back(prompt);
@@ -132,6 +139,17 @@ void InferenceServer::maybe_start_iteration() {
   }
 }
 
+bool InferenceServer::fits_kv_cache(std::size_t request) const {
+  if (config_.kv_cache_tokens <= 0 || kv_reserved_ == 0) return true;
+  const auto& r = requests_[request];
+  return kv_reserved_ + r.input_tokens + r.output_tokens <= config_.kv_cache_tokens;
+}
+
+void InferenceServer::release(std::size_t request) {
+  kv_reserved_ -=
+      static_cast<std::int64_t>(requests_[request].input_tokens) + requests_[request].output_tokens;
+}
+
 void InferenceServer::on_iteration_done(const device::SubmissionDone& done) {
   busy_ = false;
   const core::Nanos now = done.finished;
@@ -143,6 +161,7 @@ void InferenceServer::on_iteration_done(const device::SubmissionDone& done) {
       records_[i].first_token = now;
       if (requests_[i].output_tokens == 1) {
         records_[i].finished = now;
+        release(i);
       } else {
         running_.push_back(i);
       }
@@ -151,7 +170,10 @@ void InferenceServer::on_iteration_done(const device::SubmissionDone& done) {
   } else {
     batch = running_.size();
     for (const std::size_t i : running_) {
-      if (++generated_[i] >= requests_[i].output_tokens) records_[i].finished = now;
+      if (++generated_[i] >= requests_[i].output_tokens) {
+        records_[i].finished = now;
+        release(i);
+      }
     }
     std::erase_if(running_, [this](std::size_t i) { return records_[i].done(); });
   }

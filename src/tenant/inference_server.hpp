@@ -27,6 +27,12 @@ struct InferenceConfig {
   // submits the first GPU's kernels (workload/tensor_parallel.hpp). Degree 1 (the default): one
   // GPU, the unsharded model. Declared with {} so initializer lists that skip it stay warning-free.
   workload::TensorParallel tensor_parallel{};
+  // Tokens of KV cache the server may hold (0: no limit, the default). A request is admitted only
+  // while its whole final context (prompt + output) fits beside those already admitted, and frees
+  // them when it finishes: vLLM's block manager holds waiting requests back the same way, though it
+  // allocates blocks as tokens are generated and preempts when it runs out. A request larger than
+  // the whole cache is admitted alone.
+  std::int64_t kv_cache_tokens = 0;
   metrics::Slo slo;
 };
 
@@ -50,6 +56,8 @@ class InferenceServer {
   void on_arrivals();
   void maybe_start_iteration();
   void on_iteration_done(const device::SubmissionDone& done);
+  bool fits_kv_cache(std::size_t request) const;
+  void release(std::size_t request);  // its KV-cache reservation
 
   gpu::TenantId id_;
   InferenceConfig config_;
@@ -69,7 +77,8 @@ class InferenceServer {
   std::vector<int> lengths_;            // scratch: the lengths handed to the step builders
   bool busy_ = false;
   bool in_flight_is_prefill_ = false;
-  int in_flight_tokens_ = 0;  // prompt tokens (prefill) or sequences (decode)
+  int in_flight_tokens_ = 0;      // prompt tokens (prefill) or sequences (decode)
+  std::int64_t kv_reserved_ = 0;  // final contexts of the admitted, unfinished requests
   std::uint64_t iteration_ = 0;
   std::optional<core::Error> failure_;
 };
