@@ -16,8 +16,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -25,6 +27,7 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <type_traits>
 
 #include "tessera/core/try.hpp"
 #include "tessera/hw/topology_source_util.hpp"
@@ -74,6 +77,16 @@ std::int64_t kib_to_bytes(const char* value) {
     return 0;
   }
   return static_cast<std::int64_t>(kib) * 1024;
+}
+
+// Whether a bridge's upstream side is PCI (a switch port) rather than a host bridge. Read as raw
+// bytes: hwloc stores whatever number an XML file gives into the enum, and loading an enum
+// outside its values is undefined in C++ (UBSan flags it).
+bool pci_upstream(hwloc_obj_t bridge) {
+  std::underlying_type_t<hwloc_obj_bridge_type_t> raw;
+  static_assert(sizeof raw == sizeof bridge->attr->bridge.upstream_type);
+  std::memcpy(&raw, &bridge->attr->bridge.upstream_type, sizeof raw);
+  return raw == HWLOC_OBJ_BRIDGE_PCI;
 }
 
 // "cuda3" -> 3 for prefix "cuda"; -1 otherwise.
@@ -290,8 +303,7 @@ core::Result<HostTopology> convert(hwloc_topology_t topo, std::string hostname, 
   for (std::size_t x = 0; x < gpus.size(); ++x) {
     for (std::size_t y = x + 1; y < gpus.size(); ++y) {
       hwloc_obj_t a = common_ancestor(gpus[x].pci, gpus[y].pci);
-      if (a != nullptr && a->type == HWLOC_OBJ_BRIDGE &&
-          a->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI) {
+      if (a != nullptr && a->type == HWLOC_OBJ_BRIDGE && pci_upstream(a)) {
         links.add(static_cast<int>(x), static_cast<int>(y), "pcie-switch");
       }
     }
@@ -351,6 +363,8 @@ core::Result<TopologyPtr> new_topology(const std::string& origin) {
   return topo;
 }
 
+// What is handed to libhwloc's XML import, read with pugixml first for two reasons.
+//
 // hwloc 3.0 writes XML version 3.0, which hwloc 2.x (Debian 12 ships 2.9) refuses outright; the
 // hwloc regression files in ../shared/data are 3.0. The differences that matter are the ones
 // hwloc 3.0's own exporter undoes when asked for v2 XML (HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V2 in
@@ -361,21 +375,61 @@ core::Result<TopologyPtr> new_topology(const std::string& origin) {
 //   <info> under <topology> (topology-wide, e.g. HostName) -> the root object's, before its
 //                 children, as v2 had it
 //   id="objN"     attributes v2 does not have, dropped
-// Returns the text unchanged when it is not version 3 XML or not XML at all (hwloc then says why).
-std::string v3_as_v2(std::string_view xml) {
+//
+// And hwloc 2.9's importer trusts its input: an object with a cpuset but no complete_cpuset
+// dereferences NULL (found by tests/fuzz/topology_fuzz.cpp, reproduced in plain C against
+// Debian's libhwloc.so.15). hwloc's exporter always writes the four sets together, so an object
+// with some but not all of them is refused here with a message instead.
+core::Result<std::string> prepare_for_hwloc(std::string_view xml, const std::string& origin) {
   pugi::xml_document doc;
-  if (!doc.load_buffer(xml.data(), xml.size(),
-                       pugi::parse_default | pugi::parse_declaration | pugi::parse_doctype)) {
-    return std::string(xml);
+  const pugi::xml_parse_result parsed = doc.load_buffer(
+      xml.data(), xml.size(), pugi::parse_default | pugi::parse_declaration | pugi::parse_doctype);
+  if (!parsed) {
+    return std::unexpected(
+        topo_error(core::Code::kParse, fmt::format("{}: not well-formed XML at byte {}: {}", origin,
+                                                   parsed.offset, parsed.description())));
   }
-  pugi::xml_node top = doc.child("topology");
-  if (!std::string_view(top.attribute("version").value()).starts_with("3.")) {
-    return std::string(xml);
+  pugi::xml_node top = doc.document_element();
+  if (std::string_view(top.name()) != "topology") {
+    return std::unexpected(
+        topo_error(core::Code::kParse,
+                   fmt::format("{}: root element is <{}>; an hwloc XML export's is <topology>",
+                               origin, top.name())));
   }
-  top.attribute("version").set_value("2.0");
-  pugi::xml_node root = top.child("object");
+  constexpr std::array<const char*, 4> kSets = {"cpuset", "complete_cpuset", "nodeset",
+                                                "complete_nodeset"};
   std::vector<pugi::xml_node> stack{top};
   while (!stack.empty()) {
+    pugi::xml_node n = stack.back();
+    stack.pop_back();
+    for (pugi::xml_node c : n.children()) stack.push_back(c);
+    if (std::string_view(n.name()) != "object") continue;
+    const auto present = std::count_if(kSets.begin(), kSets.end(),
+                                       [&](const char* a) { return !n.attribute(a).empty(); });
+    if (present != 0 && present != static_cast<long>(kSets.size())) {
+      return std::unexpected(topo_error(
+          core::Code::kParse,
+          fmt::format("{}: {} object (gp_index {}) has {} of cpuset, complete_cpuset, nodeset and "
+                      "complete_nodeset; hwloc writes all four or none",
+                      origin, n.attribute("type").value(), n.attribute("gp_index").value(),
+                      present)));
+    }
+  }
+  // What hwloc gets is pugixml's UTF-8 rendering without the original declaration: libxml2 (the
+  // parser hwloc's plugin uses) refuses encodings it does not know, and hwloc 2.9's plugin then
+  // leaks its parser state.
+  for (pugi::xml_node decl = doc.first_child(); decl; decl = decl.next_sibling()) {
+    if (decl.type() == pugi::node_declaration) {
+      doc.remove_child(decl);
+      break;
+    }
+  }
+  const bool convert = std::string_view(top.attribute("version").value()).starts_with("3.") &&
+                       hwloc_get_api_version() < 0x30000;
+  if (convert) top.attribute("version").set_value("2.0");
+  pugi::xml_node root = top.child("object");
+  stack.assign(1, top);
+  while (convert && !stack.empty()) {
     pugi::xml_node n = stack.back();
     stack.pop_back();
     for (pugi::xml_node c : n.children()) stack.push_back(c);
@@ -406,7 +460,7 @@ std::string v3_as_v2(std::string_view xml) {
       n.attribute("kind").set_value((n.attribute("kind").as_ullong() & ~32ULL) | 4ULL);
     }
   }
-  if (root) {
+  if (convert && root) {
     std::vector<pugi::xml_node> infos;
     for (pugi::xml_node info : top.children("info")) infos.push_back(info);
     const pugi::xml_node first_child = root.child("object");  // infos precede children
@@ -441,9 +495,9 @@ core::Result<HostTopology> parse_hwloc_xml(std::string_view xml, const std::stri
                                                   origin, xml.size())));
   }
   TESSERA_ASSIGN_OR_RETURN(TopologyPtr topo, new_topology(origin));
+  TESSERA_ASSIGN_OR_RETURN(const std::string text, prepare_for_hwloc(xml, origin));
   // hwloc wants the terminating NUL inside `size`. Imported XML never describes this machine
   // (hwloc sets is_thissystem only when HWLOC_THISSYSTEM=1 asks), so nothing is bound.
-  const std::string text = hwloc_get_api_version() < 0x30000 ? v3_as_v2(xml) : std::string(xml);
   if (hwloc_topology_set_xmlbuffer(topo.get(), text.c_str(), static_cast<int>(text.size() + 1)) !=
           0 ||
       hwloc_topology_load(topo.get()) != 0) {

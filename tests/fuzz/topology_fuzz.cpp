@@ -43,6 +43,14 @@ void check(const tessera::core::Result<hw::HostTopology>& t) {
 
 }  // namespace
 
+// libhwloc 2.9 leaks the objects it had built when its XML import fails part way (reproduced in
+// plain C against Debian's libhwloc.so.15: an <info> with a misspelt attribute deep in the tree
+// leaks hwloc_alloc_setup_object's allocation). That is hwloc's, not tessera's; leaks whose stack
+// is inside libhwloc are suppressed so the fuzzer keeps looking at the rest.
+extern "C" const char* __lsan_default_suppressions() {
+  return "leak:libhwloc.so\n";
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);

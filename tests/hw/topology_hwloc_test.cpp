@@ -168,6 +168,23 @@ TEST(TopologyHwloc, BadInputIsAnErrorNamingTheOrigin) {
   EXPECT_NE(garbage.error().message().find("broken.xml"), std::string::npos);
   EXPECT_EQ(garbage.error().domain(), core::Domain::kTopology);
 
+  // hwloc 2.9 dereferences NULL on an object with a cpuset but no complete_cpuset (the fuzzer
+  // found it); it is refused before hwloc sees it.
+  std::ifstream in(kDir + "power8gpudistances.xml");
+  std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t at = xml.find(" complete_cpuset=", xml.find("type=\"L3Cache\""));
+  ASSERT_NE(at, std::string::npos);
+  xml.replace(at, 17, " other_cpuset=");
+  auto half_sets = parse_hwloc_xml(xml, "p8.xml");
+  ASSERT_FALSE(half_sets);
+  EXPECT_NE(half_sets.error().message().find("L3Cache object (gp_index 8) has 3 of cpuset"),
+            std::string::npos)
+      << half_sets.error().message();
+
+  auto not_hwloc = parse_hwloc_xml("<system/>", "nccl.xml");
+  ASSERT_FALSE(not_hwloc);
+  EXPECT_NE(not_hwloc.error().message().find("root element is <system>"), std::string::npos);
+
   auto missing = load_hwloc_xml(kDir + "no-such-file.xml");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code(), core::Code::kNotFound);
