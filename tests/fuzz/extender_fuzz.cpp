@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
+#include "tessera/core/log.hpp"
 #include "tessera/hw/topology_presets.hpp"
 #include "tessera/k8s/extender_service.hpp"
 
@@ -29,7 +30,7 @@ using namespace tessera;
 
 k8s::ExtenderService& service() {
   static k8s::ExtenderService* s = [] {
-    spdlog::set_level(spdlog::level::off);
+    (void)core::set_log_level("off");
     auto* svc =
         new k8s::ExtenderService(k8s::ExtenderConfig{}, std::make_shared<k8s::RecordOnlyBinder>());
     for (const char* n : {"node1", "node2"}) {
