@@ -208,6 +208,7 @@ core::Status Simulation::bind(int j, const cluster::Placement& placement, Preemp
   job.bound_at = engine_.now();
   if (job.run_time != core::kNever) {
     job.completion = engine_.schedule_at(engine_.now() + job.run_time, [this, j] {
+      jobs_[static_cast<std::size_t>(j)].completion = 0;  // running now: nothing to cancel
       ++result_.pods_completed;
       finish(j);
     });

@@ -134,7 +134,7 @@ std::string summary_table(const ClusterSimResult& r) {
       r.scenario, r.nodes, r.total_gpus, core::to_seconds(r.duration) / 3600.0,
       cluster::to_string(r.method), r.alpha, r.seed);
   auto row = [&out](std::string_view k, const std::string& v) {
-    out += fmt::format("  {:<34} {}\n", k, v);
+    out += fmt::format("  {:<40} {}\n", k, v);
   };
   row("preemptions (attempts)", fmt::format("{} ({})", s.preemptions, s.attempts));
   row("topology-affinity hit rate",
