@@ -209,6 +209,31 @@ const json* find_member(const json& object, std::string_view key) {
 }
 
 core::Result<json> parse_body(std::string_view body, std::string_view what) {
+  // Copying and destroying a json value recurses once per level, so a body of a few MB of '['
+  // would overflow the stack of the thread serving it. Kubernetes objects nest about 10 deep.
+  constexpr int kMaxDepth = 64;
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : body) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxDepth) {
+        return core::failf(core::Domain::kK8s, core::Code::kParse,
+                           "{}: the request body nests deeper than {} levels", what, kMaxDepth);
+      }
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
   json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     return core::failf(core::Domain::kK8s, core::Code::kParse,

@@ -146,6 +146,17 @@ TEST(ExtenderTypes, WrongTypesNameTheirPath) {
   EXPECT_NE(garbage.error().message().find("not valid JSON"), std::string::npos);
 }
 
+TEST(ExtenderTypes, DeeplyNestedBodiesAreRefused) {
+  const std::string deep = "{\"Pod\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  auto r = parse_body(deep, "ExtenderArgs");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message().find("deeper than 64"), std::string::npos);
+  // Brackets inside strings do not count.
+  const std::string quoted =
+      "{\"Pod\": {\"metadata\": {\"name\": \"" + std::string(1000, '[') + "\\\"\"}}}";
+  EXPECT_TRUE(parse_body(quoted, "ExtenderArgs")) << quoted.substr(0, 40);
+}
+
 TEST(ExtenderTypes, FilterResultCarriesTheFormItWasAskedIn) {
   ExtenderFilterResult r;
   r.node_names = std::vector<std::string>{"a"};
