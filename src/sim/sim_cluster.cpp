@@ -199,6 +199,10 @@ core::Status Simulation::bind(int j, const cluster::Placement& placement, Preemp
   }
   job_of_pod_[static_cast<std::size_t>(index)] = j;
   ++bound_prio_[job.pod.priority];
+  if (job.pod.qos == cluster::Qos::kGuaranteed &&
+      !cluster::satisfies(placement.assignment.affinity, job.pod.topology)) {
+    ++result_.bound_below_requirement;
+  }
   PendingTime w;
   w.workload = job.workload;
   w.wait = engine_.now() - job.pending_since;

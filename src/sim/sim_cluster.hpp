@@ -126,6 +126,9 @@ struct ClusterSimResult {
   std::int64_t pods_created = 0;
   std::int64_t pods_completed = 0;
   std::int64_t unschedulable = 0;  // pods no node of the cluster could hold even when empty
+  // Guaranteed pods bound below their topology requirement (only the topology-blind default
+  // places or preempts so), with or without a preemption.
+  std::int64_t bound_below_requirement = 0;
   std::int64_t evictions = 0;
   std::int64_t requeued = 0;
   std::int64_t lost = 0;               // evicted and not requeued

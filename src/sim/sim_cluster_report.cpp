@@ -93,6 +93,7 @@ nlohmann::json to_json(const ClusterSimResult& r) {
                   {"pods_created", r.pods_created},
                   {"pods_completed", r.pods_completed},
                   {"unschedulable", r.unschedulable},
+                  {"guaranteed_bound_below_requirement", r.bound_below_requirement},
                   {"evictions", r.evictions},
                   {"requeued", r.requeued},
                   {"lost", r.lost}};
@@ -140,6 +141,7 @@ std::string summary_table(const ClusterSimResult& r) {
   row("topology-affinity hit rate",
       s.preemptions > 0 ? fmt::format("{:.1f}% ({}/{})", 100.0 * s.hit_rate, s.hits, s.preemptions)
                         : std::string("-"));
+  row("guaranteed pods bound below requirement", fmt::format("{}", r.bound_below_requirement));
   row("victims per preemption", fmt::format("{:.2f}", s.victims_per_preemption));
   row("evictions (requeued, lost)", fmt::format("{} ({}, {})", r.evictions, r.requeued, r.lost));
   row("evicted GPU-hours", fmt::format("{:.1f}", s.evicted_gpu_hours));

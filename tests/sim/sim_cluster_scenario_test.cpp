@@ -174,6 +174,7 @@ TEST(ClusterSimRun, DefaultK8sMissesAtLeastAsOftenAsIncremental) {
   const auto si = summarize(*inc), sd = summarize(*def);
   EXPECT_EQ(si.hits, si.preemptions);  // every preemptor here asks one NUMA node, guaranteed
   EXPECT_LE(sd.hit_rate, si.hit_rate);
+  EXPECT_EQ(inc->bound_below_requirement, 0);
 }
 
 TEST(ClusterSimRun, PodsNoNodeCanHoldAreCountedNotQueued) {
