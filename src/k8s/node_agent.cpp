@@ -16,6 +16,16 @@ std::unexpected<core::Error> parse_error(const std::string& path, std::string_vi
   return core::failf(core::Domain::kK8s, core::Code::kParse, "{}: {}", path, what);
 }
 
+// A value for an error message: scalars as written, arrays and objects by type only (dumping
+// a value an attacker nested a million levels deep would recurse as deep).
+std::string describe(const nlohmann::json& v) {
+  if (v.is_structured()) return fmt::format("an {}", v.type_name());
+  constexpr std::size_t kShown = 80;
+  std::string text = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (text.size() > kShown) text = text.substr(0, kShown) + "...";
+  return text;
+}
+
 core::Result<std::vector<int>> parse_indices(const nlohmann::json& pod, const std::string& path,
                                              const char* key) {
   std::vector<int> out;
@@ -30,11 +40,14 @@ core::Result<std::vector<int>> parse_indices(const nlohmann::json& pod, const st
     if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
         v.get<std::int64_t>() > std::numeric_limits<int>::max()) {
       return parse_error(fmt::format("{}[{}]", where, i),
-                         fmt::format("expected a non-negative integer, got {}", v.dump()));
+                         fmt::format("expected a non-negative integer, got {}", describe(v)));
     }
     out.push_back(v.get<int>());
   }
   std::ranges::sort(out);
+  if (const auto dup = std::ranges::adjacent_find(out); dup != out.end()) {
+    return parse_error(where, fmt::format("index {} is listed twice", *dup));
+  }
   return out;
 }
 
@@ -66,19 +79,42 @@ core::Result<PodAllocation> parse_pod(const nlohmann::json& pod, const std::stri
     for (std::size_t i = 0; i < memory.size(); ++i) {
       const std::string where = fmt::format("{}.memory[{}]", path, i);
       const auto& m = memory[i];
-      if (!m.is_object() || !m.contains("numa") || !m.contains("bytes") ||
-          !m.at("numa").is_number_integer() || !m.at("bytes").is_number_integer() ||
-          m.at("numa").get<std::int64_t>() < 0 ||
-          m.at("numa").get<std::int64_t>() > std::numeric_limits<int>::max() ||
-          m.at("bytes").get<std::int64_t>() <= 0) {
-        return parse_error(where, fmt::format("expected {{\"numa\": index >= 0, \"bytes\": "
-                                              "integer > 0}}, got {}",
-                                              m.dump()));
+      if (!m.is_object()) {
+        return parse_error(
+            where, fmt::format("expected {{\"numa\": index, \"bytes\": n}}, got {}", describe(m)));
       }
-      a.assignment.memory.push_back(
-          {.numa = m.at("numa").get<int>(), .bytes = m.at("bytes").get<std::int64_t>()});
+      const auto field = [&](const char* key, std::int64_t min, std::int64_t max,
+                             const char* wanted) -> core::Result<std::int64_t> {
+        const std::string at = fmt::format("{}.{}", where, key);
+        if (!m.contains(key)) return parse_error(at, fmt::format("missing; expected {}", wanted));
+        const auto& v = m.at(key);
+        if (!v.is_number_integer() || v.get<std::int64_t>() < min || v.get<std::int64_t>() > max) {
+          return parse_error(at, fmt::format("expected {}, got {}", wanted, describe(v)));
+        }
+        return v.get<std::int64_t>();
+      };
+      for (const auto& [key, value] : m.items()) {
+        if (key != "numa" && key != "bytes") {
+          return parse_error(fmt::format("{}.{}", where, key),
+                             "unknown field; a memory entry has numa and bytes");
+        }
+      }
+      TESSERA_ASSIGN_OR_RETURN(
+          const std::int64_t numa,
+          field("numa", 0, std::numeric_limits<int>::max(), "a NUMA node index >= 0"));
+      TESSERA_ASSIGN_OR_RETURN(
+          const std::int64_t bytes,
+          field("bytes", 1, std::numeric_limits<std::int64_t>::max(), "an integer > 0"));
+      a.assignment.memory.push_back({.numa = static_cast<int>(numa), .bytes = bytes});
     }
     std::ranges::sort(a.assignment.memory, {}, &cluster::Assignment::Memory::numa);
+    const auto dup =
+        std::ranges::adjacent_find(a.assignment.memory, {}, &cluster::Assignment::Memory::numa);
+    if (dup != a.assignment.memory.end()) {
+      return parse_error(
+          path + ".memory",
+          fmt::format("NUMA node {} is listed twice; give one entry per NUMA node", dup->numa));
+    }
   }
   if (a.assignment.gpus.empty() && a.assignment.core_groups.empty() &&
       a.assignment.memory.empty()) {
@@ -118,8 +154,16 @@ core::Result<cluster::Pod> holder(const hw::HostTopology& t, const PodAllocation
     if (m.numa >= static_cast<int>(t.numa_nodes().size())) {
       return out_of_range("NUMA node", m.numa, t.numa_nodes().size());
     }
+    if (m.bytes > t.numa(m.numa).memory_bytes) {
+      return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument,
+                         "pod '{}': {} bytes on NUMA node {}, which has {}", p.name, m.bytes,
+                         m.numa, t.numa(m.numa).memory_bytes);
+    }
     numa.insert(m.numa);
-    pod.request.memory_bytes += m.bytes;
+    if (__builtin_add_overflow(pod.request.memory_bytes, m.bytes, &pod.request.memory_bytes)) {
+      return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument,
+                         "pod '{}': its memory entries add up to more than 2^63 bytes", p.name);
+    }
   }
   pod.request.gpus = static_cast<int>(a.gpus.size());
   std::set<int> sockets;

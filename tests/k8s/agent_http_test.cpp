@@ -134,6 +134,20 @@ TEST_F(AgentHttpTest, PostAllocationsUpdatesTheStateAndKeepsServingAfterBadOnes)
   EXPECT_EQ(changes, 1);
 }
 
+TEST_F(AgentHttpTest, ADeeplyNestedBodyIsRefusedNotAStackOverflow) {
+  constexpr int kDepth = 200'000;
+  const std::string body = R"({"pods": [{"name": "a", "gpus": )" + std::string(kDepth, '[') +
+                           std::string(kDepth, ']') + "}]}";
+  auto c = client();
+  auto r = c.Post("/allocations", body, "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(body_of(r).at("error").get<std::string>().find("got an array"), std::string::npos);
+  auto health = c.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
 TEST_F(AgentHttpTest, UnknownRoutesGetAJsonReason) {
   auto c = client();
   auto r = c.Get("/nope");

@@ -169,7 +169,11 @@ TEST_F(AgentTest, AllocationsThatDoNotFitChangeNothing) {
   EXPECT_FALSE(no_numa);
   auto too_much = agent->set_allocations(
       pods(R"({"pods": [{"name": "a", "memory": [{"numa": 0, "bytes": 68719476737}]}]})"));
-  EXPECT_FALSE(too_much);  // 64 GiB + 1 byte on a 64 GiB NUMA node
+  ASSERT_FALSE(too_much);  // 64 GiB + 1 byte on a 64 GiB NUMA node
+  EXPECT_NE(too_much.error().message().find("68719476737 bytes on NUMA node 0, which has "
+                                            "68719476736"),
+            std::string::npos)
+      << too_much.error().message();
 
   EXPECT_EQ(agent->topology_json(), before);
   EXPECT_EQ(agent->generation(), 2u);
@@ -209,6 +213,19 @@ TEST(AgentAllocations, ParseErrorsNameTheJsonPath) {
       error(R"({"pods": [{"name": "a", "memory": [{"numa": 0}]}]})").find("pods[0].memory[0]"),
       std::string::npos);
   EXPECT_NE(error(R"({"pods": [7]})").find("pods[0]"), std::string::npos);
+  EXPECT_NE(
+      error(R"({"pods": [{"name": "a", "gpus": [1, 0, 1]}]})").find("index 1 is listed twice"),
+      std::string::npos);
+  EXPECT_NE(error(R"({"pods": [{"name": "a", "memory": [{"numa": 0, "bytes": 1},
+                                                       {"numa": 0, "bytes": 2}]}]})")
+                .find("NUMA node 0 is listed twice"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"pods": [{"name": "a", "memory": [{"numa": 0, "bytes": 0}]}]})")
+                .find("pods[0].memory[0].bytes: expected an integer > 0, got 0"),
+            std::string::npos);
+  // Nested values are named by type, never dumped (a deep one would recurse as deep).
+  EXPECT_NE(error(R"({"pods": [{"name": "a", "gpus": [[[[0]]]]}]})").find("got an array"),
+            std::string::npos);
 }
 
 TEST(AgentAllocations, JsonRoundTrips) {
