@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -220,6 +223,51 @@ TEST(AgentPush, TheRealExtenderTakesThePushedTopology) {
   EXPECT_EQ(state.node(0).topology().gpus().size(), 6u);
   p.reset();  // closes the keep-alive connection, which the server's stop() would wait out
   (*server)->stop();
+}
+
+// HTTPS: the push verifies the extender's certificate against --push-ca; without it (system CAs)
+// a self-signed extender is refused with a reason naming the flag.
+TEST(AgentPush, HttpsVerifiesTheExtenderAgainstTheGivenCa) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tessera_agent_tls_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string cert = (dir / "cert.pem").string();
+  const std::string key = (dir / "key.pem").string();
+  const std::string cmd =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+      "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+      key + " -out " + cert + " >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "the openssl command is not available";
+
+  ExtenderService extender(ExtenderConfig{}, std::make_shared<RecordOnlyBinder>());
+  HttpServerOptions o;
+  o.cert_file = cert;
+  o.key_file = key;
+  auto server = HttpServer::create(o);
+  ASSERT_TRUE(server) << server.error().message();
+  extender.register_routes(**server);
+  ASSERT_TRUE((*server)->start());
+  const std::string url = "https://127.0.0.1:" + std::to_string((*server)->port());
+  {
+    PushOptions trusted;
+    trusted.url = url;
+    trusted.ca_file = cert;
+    auto p = TopologyPusher::create(trusted);
+    ASSERT_TRUE(p);
+    auto st = (*p)->push("tls-node", small_server("h"));
+    EXPECT_TRUE(st) << st.error().message();
+    EXPECT_EQ(extender.node_count(), 1u);
+  }
+  {
+    auto p = pusher(url);
+    ASSERT_TRUE(p);
+    auto st = p->push("other-node", small_server("h"));
+    ASSERT_FALSE(st);
+    EXPECT_NE(st.error().message().find("--push-ca"), std::string::npos) << st.error().message();
+    EXPECT_EQ(extender.node_count(), 1u);
+  }
+  (*server)->stop();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
