@@ -8,16 +8,17 @@
 #include <filesystem>
 #include <memory>
 
-#include "tessera/cli/cluster_sim_command.hpp"
 #include "tessera/cli/agent_command.hpp"
+#include "tessera/cli/cluster_sim_command.hpp"
 #include "tessera/cli/extender_command.hpp"
 #include "tessera/cli/mig_command.hpp"
-#include "tessera/cli/topology_command.hpp"
 #include "tessera/cli/output.hpp"
 #include "tessera/cli/progress.hpp"
+#include "tessera/cli/topology_command.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/experiment/flextopo_study.hpp"
 #include "tessera/experiment/mig_studies.hpp"
 #include "tessera/experiment/run.hpp"
 #include "tessera/gpu/registry.hpp"
@@ -114,6 +115,9 @@ void list_experiments() {
   for (const auto& e : experiment::mig_experiments()) {
     fmt::print("  {:<20} {}, {}\n", e.name, e.paper, e.figure);
   }
+  for (const auto& e : experiment::flextopo_experiments()) {
+    fmt::print("  {:<20} {}, {}\n", e.name, e.paper, e.figure);
+  }
 }
 
 void list_builtins() {
@@ -181,6 +185,30 @@ core::Status run_mig_experiment(const experiment::MigExperiment& e, const Experi
   return {};
 }
 
+// A FlexTopo study runs the cluster simulator on its own protocol: no scenario, so no --duration or
+// --trace.
+core::Status run_flextopo_experiment(const experiment::FlextopoExperiment& e,
+                                     const ExperimentFlags& f) {
+  if (!f.duration.empty() || !f.trace_path.empty()) {
+    return core::failf(core::Domain::kScenario, core::Code::kInvalidArgument,
+                       "{} runs a fixed number of preemption cycles and draws no timeline: "
+                       "--duration and --trace do not apply (--json, --seed and -q do)",
+                       e.name);
+  }
+  experiment::FlextopoOptions options;
+  if (f.seed >= 0) options.seed = static_cast<std::uint64_t>(f.seed);
+  ProgressLine progress(!f.quiet);
+  options.progress = [&progress](std::int64_t done, std::int64_t total, std::string_view what) {
+    progress.update(what, done, total);
+  };
+  auto result = e.run(options);
+  progress.finish();
+  if (!result) return std::unexpected(result.error());
+  if (f.json_path != "-") fmt::print("{}", result->text);
+  if (!f.json_path.empty()) TESSERA_TRY(write_text(f.json_path, result->json.dump(2)));
+  return {};
+}
+
 core::Status run_experiment(const ExperimentFlags& f) {
   if (f.list) {
     list_experiments();
@@ -191,6 +219,9 @@ core::Status run_experiment(const ExperimentFlags& f) {
                       "name an experiment; `tessera experiment --list` shows them");
   }
   if (const auto* mig = experiment::find_mig_experiment(f.name)) return run_mig_experiment(*mig, f);
+  if (const auto* ft = experiment::find_flextopo_experiment(f.name)) {
+    return run_flextopo_experiment(*ft, f);
+  }
   TESSERA_ASSIGN_OR_RETURN(const experiment::Experiment* e, experiment::find_experiment(f.name));
   experiment::Overrides overrides;
   if (!f.duration.empty()) {
@@ -269,7 +300,7 @@ int main(int argc, char** argv) {
   cli::ExperimentFlags exp_flags;
   auto* exp = app.add_subcommand(
       "experiment",
-      "Run one of the papers' experiments (LithOS, CoGPU, MIGM) side by side with the "
+      "Run one of the papers' experiments (LithOS, CoGPU, MIGM, FlexTopo) side by side with the "
       "baselines, with the paper's figures next to tessera's");
   exp->add_option("NAME", exp_flags.name, "Experiment name (--list shows them)");
   exp->add_flag("--list", exp_flags.list, "List the experiments");

@@ -11,6 +11,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "tessera/core/error.hpp"
 
 namespace tessera::experiment {
 
@@ -25,5 +28,17 @@ struct FlextopoResult {
   std::string text;  // tables, claims (paper | tessera | same direction?) and the setup
   nlohmann::json json;
 };
+
+struct FlextopoExperiment {
+  std::string name;    // `tessera experiment NAME`
+  std::string paper;   // "FlexTopo (Zhang et al., arXiv 2411.11560)"
+  std::string figure;  // what of the paper it reproduces or adds
+  core::Result<FlextopoResult> (*run)(const FlextopoOptions&) = nullptr;
+};
+
+// The one list of FlexTopo experiments (flextopo_registry.cpp).
+const std::vector<FlextopoExperiment>& flextopo_experiments();
+// nullptr when no FlexTopo experiment has this name.
+const FlextopoExperiment* find_flextopo_experiment(std::string_view name);
 
 }  // namespace tessera::experiment
