@@ -22,8 +22,8 @@ enum class Domain {
   kGpu,  // sharing modes and policies
   kScenario,
   kIo,
-  kMig,   // MIG layouts, placement, job scheduling
-  kNvml,  // the NVML library and what it returns
+  kMig,       // MIG layouts, placement, job scheduling
+  kNvml,      // the NVML library and what it returns
   kTopology,  // host topology discovery and topology files
   kCluster,   // cluster scheduling: pods, nodes, placement, preemption
   kK8s,       // the Kubernetes extender and agent protocols
