@@ -415,14 +415,14 @@ core::Result<std::string> prepare_for_hwloc(std::string_view xml, const std::str
                       present)));
     }
   }
-  // What hwloc gets is pugixml's UTF-8 rendering without the original declaration: libxml2 (the
-  // parser hwloc's plugin uses) refuses encodings it does not know, and hwloc 2.9's plugin then
-  // leaks its parser state.
-  for (pugi::xml_node decl = doc.first_child(); decl; decl = decl.next_sibling()) {
-    if (decl.type() == pugi::node_declaration) {
-      doc.remove_child(decl);
-      break;
-    }
+  // What hwloc gets is pugixml's UTF-8 rendering without the original declaration or doctype:
+  // libxml2 (the parser of hwloc's plugin) refuses encodings it does not know, and hwloc 2.9's
+  // plugin then leaks its parser state; hwloc's built-in parser (used when libhwloc-plugins is not
+  // installed) skips such headers only up to a newline, which a raw rendering has none of.
+  for (pugi::xml_node n = doc.first_child(); n;) {
+    const pugi::xml_node next = n.next_sibling();
+    if (n.type() == pugi::node_declaration || n.type() == pugi::node_doctype) doc.remove_child(n);
+    n = next;
   }
   const bool convert = std::string_view(top.attribute("version").value()).starts_with("3.") &&
                        hwloc_get_api_version() < 0x30000;
@@ -474,7 +474,7 @@ core::Result<std::string> prepare_for_hwloc(std::string_view xml, const std::str
     }
   }
   std::ostringstream out;
-  doc.save(out, "", pugi::format_raw);
+  doc.save(out, "", pugi::format_raw | pugi::format_no_declaration);
   return out.str();
 }
 
