@@ -9,18 +9,7 @@
 // preemptors of the online LLM service, one at a time, each bound before the next. Every method
 // gets a copy of the same cluster and the same preemptors.
 //
-// ASSUMPTION, the mixes: the paper names three co-located workloads (A: online LLM service,
-// B: other services, C: batch jobs) but gives neither sizes nor shares. tessera's "paper" mix:
-//   A  llm replicas       priority 1000, guaranteed, one NUMA node, 1 GPU (10%) / 2 GPUs (10%)
-//   B  other services     priority 500, best-effort, socket preferred, 1 GPU (15%) / 2 GPUs (5%)
-//   C  batch jobs         priority 0, best-effort, 1 GPU (20%) / 2 GPUs (15%)
-//      training jobs      priority 100, best-effort, 4 GPUs (15%) / 8 GPUs (10%)
-// "small" is openb-like (the Alibaba GPU trace: 99% of its GPU pods hold one GPU) and "large" is
-// training-heavy. Preemptors (the LLM service scaling up, priority 1000): guaranteed one NUMA node
-// 1 GPU (35%) / 2 GPUs (25%), guaranteed one socket 4 GPUs (10%), best-effort preferring one NUMA
-// node 1 GPU (15%) / 2 GPUs (15%).
-// ASSUMPTION, per pod: its GPUs' share of their NUMA node's cores (32/4 on the 4090 server) and
-// half their share of its memory, so GPUs, not memory, are what is full.
+// The mixes (ASSUMPTION: the paper gives none) are in flextopo_mixes.hpp.
 
 #include "tessera/experiment/flextopo_preemption.hpp"
 
@@ -32,6 +21,7 @@
 
 #include "tessera/core/random.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/experiment/flextopo_mixes.hpp"
 #include "tessera/experiment/run.hpp"
 #include "tessera/hw/topology_presets.hpp"
 #include "tessera/sim/sim_cluster.hpp"
@@ -53,46 +43,6 @@ constexpr double kPaperImpSavingHigh = 76.5;
 constexpr PreemptionMethod kMethods[] = {
     PreemptionMethod::kIncremental, PreemptionMethod::kExhaustive, PreemptionMethod::kDefaultK8s};
 
-struct ClassSpec {
-  const char* name;
-  double weight;
-  std::int32_t priority;
-  Qos qos;
-  TopologyRequirement topology;
-  int gpus;
-};
-
-// See the top of the file.
-constexpr ClassSpec kPaperMix[] = {
-    {"llm-1", 0.10, 1000, Qos::kGuaranteed, TopologyRequirement::kNuma, 1},
-    {"llm-2", 0.10, 1000, Qos::kGuaranteed, TopologyRequirement::kNuma, 2},
-    {"svc-1", 0.15, 500, Qos::kBestEffort, TopologyRequirement::kSocket, 1},
-    {"svc-2", 0.05, 500, Qos::kBestEffort, TopologyRequirement::kSocket, 2},
-    {"batch-1", 0.20, 0, Qos::kBestEffort, TopologyRequirement::kNone, 1},
-    {"batch-2", 0.15, 0, Qos::kBestEffort, TopologyRequirement::kNone, 2},
-    {"train-4", 0.15, 100, Qos::kBestEffort, TopologyRequirement::kNone, 4},
-    {"train-8", 0.10, 100, Qos::kBestEffort, TopologyRequirement::kNone, 8},
-};
-constexpr ClassSpec kSmallMix[] = {
-    {"llm-1", 0.20, 1000, Qos::kGuaranteed, TopologyRequirement::kNuma, 1},
-    {"svc-1", 0.20, 500, Qos::kBestEffort, TopologyRequirement::kSocket, 1},
-    {"batch-1", 0.55, 0, Qos::kBestEffort, TopologyRequirement::kNone, 1},
-    {"train-8", 0.05, 100, Qos::kBestEffort, TopologyRequirement::kNone, 8},
-};
-constexpr ClassSpec kLargeMix[] = {
-    {"llm-2", 0.20, 1000, Qos::kGuaranteed, TopologyRequirement::kNuma, 2},
-    {"svc-2", 0.10, 500, Qos::kBestEffort, TopologyRequirement::kSocket, 2},
-    {"train-4", 0.35, 100, Qos::kBestEffort, TopologyRequirement::kNone, 4},
-    {"train-8", 0.35, 100, Qos::kBestEffort, TopologyRequirement::kNone, 8},
-};
-constexpr ClassSpec kPreemptors[] = {
-    {"llm-g1", 0.35, 1000, Qos::kGuaranteed, TopologyRequirement::kNuma, 1},
-    {"llm-g2", 0.25, 1000, Qos::kGuaranteed, TopologyRequirement::kNuma, 2},
-    {"llm-g4", 0.10, 1000, Qos::kGuaranteed, TopologyRequirement::kSocket, 4},
-    {"llm-be1", 0.15, 1000, Qos::kBestEffort, TopologyRequirement::kNuma, 1},
-    {"llm-be2", 0.15, 1000, Qos::kBestEffort, TopologyRequirement::kNuma, 2},
-};
-
 struct Variation {
   std::string label;  // what differs from the main configuration
   std::string preset = "rtx4090-2s";
@@ -100,48 +50,6 @@ struct Variation {
   std::string mix = "paper";
   double alpha = -1;  // < 0: the default
 };
-
-std::span<const ClassSpec> mix_named(const std::string& name) {
-  if (name == "small") return kSmallMix;
-  if (name == "large") return kLargeMix;
-  return kPaperMix;
-}
-
-core::Result<std::vector<sim::PodClass>> classes_for(std::span<const ClassSpec> specs,
-                                                     const std::string& preset) {
-  TESSERA_ASSIGN_OR_RETURN(const hw::HostTopology topo, hw::preset(preset, preset));
-  const int gpus = static_cast<int>(topo.gpus().size());
-  if (gpus == 0) {
-    return core::failf(core::Domain::kSim, core::Code::kInvalidArgument, "preset '{}' has no GPUs",
-                       preset);
-  }
-  // Per GPU, the share of its own NUMA node (the tightest over NUMA nodes with GPUs), so a pod
-  // that must sit in one NUMA node can.
-  int cores_per_gpu = topo.total_cores();
-  std::int64_t memory_per_gpu = topo.total_memory_bytes();
-  for (int n = 0; n < static_cast<int>(topo.numa_nodes().size()); ++n) {
-    const int g = static_cast<int>(topo.gpus_of_numa(n).size());
-    if (g == 0) continue;
-    int cores = 0;
-    for (int cg : topo.core_groups_of_numa(n)) cores += topo.core_group(cg).cores;
-    cores_per_gpu = std::min(cores_per_gpu, cores / g);
-    memory_per_gpu = std::min(memory_per_gpu, topo.numa(n).memory_bytes / g / 2);
-  }
-  std::vector<sim::PodClass> out;
-  for (const auto& s : specs) {
-    sim::PodClass c;
-    c.name = s.name;
-    c.weight = s.weight;
-    c.priority = s.priority;
-    c.qos = s.qos;
-    c.topology = s.topology;
-    c.request.gpus = s.gpus;
-    c.request.cpus = s.gpus * cores_per_gpu;
-    c.request.memory_bytes = s.gpus * memory_per_gpu;
-    out.push_back(std::move(c));
-  }
-  return out;
-}
 
 // Student's t 0.975 quantile: exact for df <= 10, the Cornish-Fisher expansion beyond (within
 // 0.003 of the exact value from df 10 on).
@@ -254,10 +162,10 @@ core::Result<ConfigRun> run_config(const Variation& v, int nodes, int cycles, in
   sat.preset = v.preset;
   sat.nodes = nodes;
   sat.gpu_fill = v.fill;
-  TESSERA_ASSIGN_OR_RETURN(sat.fill, classes_for(mix_named(v.mix), v.preset));
+  TESSERA_ASSIGN_OR_RETURN(sat.fill, flextopo_mix(v.mix, v.preset));
   sim::PreemptionStreamSpec stream;
   stream.count = per_cycle;
-  TESSERA_ASSIGN_OR_RETURN(stream.preemptors, classes_for(kPreemptors, v.preset));
+  TESSERA_ASSIGN_OR_RETURN(stream.preemptors, flextopo_mix("preemptors", v.preset));
   // The A100 servers lose 2x across sockets (FlexTopo §2.2), the 4090 servers 3.2x; within a
   // socket 1.2x is the 4090 measurement (preemption.hpp, for_penalties).
   stream.config.topology = v.preset.starts_with("a100") ? cluster::for_penalties(1.2, 2.0)

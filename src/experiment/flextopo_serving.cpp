@@ -58,6 +58,7 @@
 
 #include "tessera/core/random.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/experiment/flextopo_mixes.hpp"
 #include "tessera/experiment/run.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/hw/gpu_spec.hpp"
@@ -102,38 +103,19 @@ double penalty_of(Affinity a) {
   return p.cross_socket;
 }
 
-struct ClassSpec {
-  const char* name;
-  double weight;
-  std::int32_t priority;
-  Qos qos;
-  TopologyRequirement topology;
-  int gpus;
-};
-
-// See the top of the file.
-constexpr ClassSpec kFillMix[] = {
-    {"llm-1", 0.10, 1000, Qos::kGuaranteed, TopologyRequirement::kNuma, 1},
-    {"llm-2", 0.10, 1000, Qos::kGuaranteed, TopologyRequirement::kNuma, 2},
-    {"svc-1", 0.15, 500, Qos::kBestEffort, TopologyRequirement::kSocket, 1},
-    {"svc-2", 0.05, 500, Qos::kBestEffort, TopologyRequirement::kSocket, 2},
-    {"batch-1", 0.20, 0, Qos::kBestEffort, TopologyRequirement::kNone, 1},
-    {"batch-2", 0.15, 0, Qos::kBestEffort, TopologyRequirement::kNone, 2},
-    {"train-4", 0.15, 100, Qos::kBestEffort, TopologyRequirement::kNone, 4},
-    {"train-8", 0.10, 100, Qos::kBestEffort, TopologyRequirement::kNone, 8},
-};
-
-sim::PodClass pod_class(const ClassSpec& s, const hw::HostTopology& topo) {
+// One replica of the service: kTensorParallel GPUs on one NUMA node with their share of the
+// server's cores and half their share of its memory.
+sim::PodClass replica_class(Qos qos, const hw::HostTopology& topo) {
   const int gpus = static_cast<int>(topo.gpus().size());
   sim::PodClass c;
-  c.name = s.name;
-  c.weight = s.weight;
-  c.priority = s.priority;
-  c.qos = s.qos;
-  c.topology = s.topology;
-  c.request.gpus = s.gpus;
-  c.request.cpus = s.gpus * (topo.total_cores() / gpus);
-  c.request.memory_bytes = s.gpus * (topo.total_memory_bytes() / gpus / 2);
+  c.name = "llm-tp2";
+  c.weight = 1.0;
+  c.priority = kServicePriority;
+  c.qos = qos;
+  c.topology = TopologyRequirement::kNuma;
+  c.request.gpus = kTensorParallel;
+  c.request.cpus = kTensorParallel * (topo.total_cores() / gpus);
+  c.request.memory_bytes = kTensorParallel * (topo.total_memory_bytes() / gpus / 2);
   return c;
 }
 
@@ -189,7 +171,7 @@ core::Result<std::map<Key, Outcome>> run_cluster_half(const FlextopoServingPlan&
   sat.preset = preset;
   sat.nodes = plan.nodes;
   sat.gpu_fill = 1.0;
-  for (const auto& s : kFillMix) sat.fill.push_back(pod_class(s, topo));
+  TESSERA_ASSIGN_OR_RETURN(sat.fill, flextopo_mix("paper", preset));
 
   std::map<Key, Outcome> out;
   for (int c = 0; c < plan.cycles; ++c) {
@@ -199,9 +181,7 @@ core::Result<std::map<Key, Outcome>> run_cluster_half(const FlextopoServingPlan&
     for (const Qos qos : kQos) {
       sim::PreemptionStreamSpec stream;
       stream.count = plan.replicas;
-      stream.preemptors = {pod_class(
-          {"llm-tp2", 1.0, kServicePriority, qos, TopologyRequirement::kNuma, kTensorParallel},
-          topo)};
+      stream.preemptors = {replica_class(qos, topo)};
       // T's values are the inverse of the same penalties the replicas serve with.
       const workload::TopologyPenalty p;
       stream.config.topology = cluster::for_penalties(p.same_socket, p.cross_socket);
