@@ -16,15 +16,7 @@ namespace {
 using test::assignment;
 using test::kGiB;
 
-// 2 sockets x 2 NUMA nodes x 2 GPUs (the rtx4090-2s2n shape): NUMA j holds GPUs 2j, 2j+1 and core
-// groups 4j..4j+3 of 4 cores.
-test::ServerSpec two_by_two() {
-  test::ServerSpec s;
-  s.numa_per_socket = 2;
-  s.gpus_per_numa = 2;
-  s.memory_per_numa = 128 * kGiB;
-  return s;
-}
+using test::two_by_two;
 
 Resources req(int gpus, int cpus = 0, std::int64_t memory = 0) {
   Resources r;

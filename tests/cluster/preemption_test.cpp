@@ -19,13 +19,7 @@ namespace {
 using test::assignment;
 using test::kGiB;
 
-test::ServerSpec two_by_two() {
-  test::ServerSpec s;
-  s.numa_per_socket = 2;
-  s.gpus_per_numa = 2;
-  s.memory_per_numa = 128 * kGiB;
-  return s;
-}
+using test::two_by_two;
 
 int bind(ClusterState& s, const Pod& p, int node, std::vector<int> gpus) {
   const auto r = s.bind(p, node, assignment(std::move(gpus)));

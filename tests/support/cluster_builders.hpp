@@ -34,6 +34,16 @@ struct ServerSpec {
   bool switch_pairs = false;
 };
 
+// 2 sockets x 2 NUMA nodes x 2 GPUs (the rtx4090-2s2n shape): NUMA j holds GPUs 2j, 2j+1 and core
+// groups 4j..4j+3 of 4 cores.
+inline ServerSpec two_by_two() {
+  ServerSpec s;
+  s.numa_per_socket = 2;
+  s.gpus_per_numa = 2;
+  s.memory_per_numa = 128 * kGiB;
+  return s;
+}
+
 // Fails the calling test through the returned nullptr only if the spec is invalid.
 inline std::shared_ptr<const hw::HostTopology> server(const ServerSpec& s) {
   hw::HostTopologyBuilder b(s.hostname, "test:cluster_builders");
