@@ -18,6 +18,7 @@ HttpResponse nrt_response(const NodeAgent& agent, bool yaml) {
 }
 
 bool wants_yaml(const HttpRequest& req) {
+  if (const std::string format = req.param("format"); !format.empty()) return format == "yaml";
   const std::string accept = req.header("Accept");
   return accept.find("application/yaml") != std::string::npos ||
          accept.find("application/x-yaml") != std::string::npos ||
@@ -30,8 +31,13 @@ void add_agent_routes(HttpServer& server, NodeAgent& agent, std::function<void()
   server.get("/healthz", [&agent](const HttpRequest&) { return json_response(agent.health()); });
   server.get("/topology",
              [&agent](const HttpRequest&) { return json_response(agent.topology_json()); });
-  server.get("/noderesourcetopology",
-             [&agent](const HttpRequest& req) { return nrt_response(agent, wants_yaml(req)); });
+  server.get("/noderesourcetopology", [&agent](const HttpRequest& req) {
+    const std::string format = req.param("format");
+    if (!format.empty() && format != "yaml" && format != "json") {
+      return json_error(400, fmt::format("format '{}': expected yaml or json", format));
+    }
+    return nrt_response(agent, wants_yaml(req));
+  });
   server.get("/noderesourcetopology\\.yaml",
              [&agent](const HttpRequest&) { return nrt_response(agent, true); });
   server.get("/allocations", [&agent](const HttpRequest&) {

@@ -45,6 +45,11 @@ std::string HttpRequest::header(const std::string& name) const {
   return {};
 }
 
+std::string HttpRequest::param(const std::string& name) const {
+  const auto it = params.find(name);
+  return it == params.end() ? std::string() : it->second;
+}
+
 HttpResponse json_error(int status, std::string reason) {
   HttpResponse r;
   r.status = status;
@@ -79,6 +84,7 @@ struct HttpServer::Impl {
       r.remote_addr = req.remote_addr;
       for (const auto& m : req.matches) r.matches.emplace_back(m.str());
       for (const auto& [k, v] : req.headers) r.headers.emplace(k, v);
+      for (const auto& [k, v] : req.params) r.params.emplace(k, v);
       try {
         write(handler(r), res);
       } catch (const std::exception& e) {

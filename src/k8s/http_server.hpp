@@ -43,10 +43,13 @@ struct HttpRequest {
   // Capture groups of the route's pattern (matches[0] is the whole path), as httplib gives them.
   std::vector<std::string> matches;
   std::multimap<std::string, std::string> headers;
+  std::multimap<std::string, std::string> params;  // the query string's, decoded
   std::string remote_addr;
 
   // First value of a header (names compare case-insensitively); empty when absent.
   std::string header(const std::string& name) const;
+  // First value of a query parameter (exact name); empty when absent.
+  std::string param(const std::string& name) const;
 };
 
 struct HttpResponse {

@@ -78,6 +78,7 @@ TEST_F(AgentHttpTest, ServesNrtAsYamlWhenAsked) {
   std::vector<httplib::Result> answers;
   answers.push_back(c.Get("/noderesourcetopology", {{"Accept", "application/yaml"}}));
   answers.push_back(c.Get("/noderesourcetopology.yaml"));
+  answers.push_back(c.Get("/noderesourcetopology?format=yaml"));
   for (const auto& r : answers) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 200);
@@ -87,6 +88,18 @@ TEST_F(AgentHttpTest, ServesNrtAsYamlWhenAsked) {
     EXPECT_EQ(y["metadata"]["name"].as<std::string>(), "node-a");
     EXPECT_EQ(y["zones"].size(), 2u);
   }
+}
+
+TEST_F(AgentHttpTest, FormatJsonInTheQueryWinsOverTheAcceptHeader) {
+  auto c = client();
+  auto r = c.Get("/noderesourcetopology?format=json", {{"Accept", "application/yaml"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+  auto bad = c.Get("/noderesourcetopology?format=xml");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(body_of(bad).at("error").get<std::string>().find("format 'xml'"), std::string::npos);
 }
 
 TEST_F(AgentHttpTest, PostAllocationsUpdatesTheStateAndKeepsServingAfterBadOnes) {
