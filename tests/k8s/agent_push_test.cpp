@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "agent_topologies.hpp"
+#include "support/self_signed_cert.hpp"
 #include "tessera/core/clock.hpp"
 #include "tessera/hw/topology_json.hpp"
 #include "tessera/k8s/binder.hpp"
@@ -228,16 +229,10 @@ TEST(AgentPush, TheRealExtenderTakesThePushedTopology) {
 // HTTPS: the push verifies the extender's certificate against --push-ca; without it (system CAs)
 // a self-signed extender is refused with a reason naming the flag.
 TEST(AgentPush, HttpsVerifiesTheExtenderAgainstTheGivenCa) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("tessera_agent_tls_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string cert = (dir / "cert.pem").string();
-  const std::string key = (dir / "key.pem").string();
-  const std::string cmd =
-      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
-      "-addext subjectAltName=IP:127.0.0.1 -keyout " +
-      key + " -out " + cert + " >/dev/null 2>&1";
-  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "the openssl command is not available";
+  const auto tls = test::make_self_signed_cert("agent");
+  if (!tls) GTEST_SKIP() << test::kNoOpenssl;
+  const std::string& cert = tls->cert;
+  const std::string& key = tls->key;
 
   ExtenderService extender(ExtenderConfig{}, std::make_shared<RecordOnlyBinder>());
   HttpServerOptions o;
@@ -267,7 +262,7 @@ TEST(AgentPush, HttpsVerifiesTheExtenderAgainstTheGivenCa) {
     EXPECT_EQ(extender.node_count(), 1u);
   }
   (*server)->stop();
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(tls->dir);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "support/self_signed_cert.hpp"
+
 namespace tessera::k8s {
 namespace {
 
@@ -130,16 +132,10 @@ TEST(HttpServer, StopsRightAfterStartAndIsIdempotent) {
 
 // TLS with a throwaway self-signed certificate made by the openssl command line.
 TEST(HttpServer, ServesHttpsWithACertificate) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("tessera_tls_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string cert = (dir / "cert.pem").string();
-  const std::string key = (dir / "key.pem").string();
-  const std::string cmd =
-      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
-      "-keyout " +
-      key + " -out " + cert + " >/dev/null 2>&1";
-  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "the openssl command is not available";
+  const auto tls = test::make_self_signed_cert("server");
+  if (!tls) GTEST_SKIP() << test::kNoOpenssl;
+  const std::string& cert = tls->cert;
+  const std::string& key = tls->key;
   HttpServerOptions o;
   o.cert_file = cert;
   o.key_file = key;
@@ -159,7 +155,7 @@ TEST(HttpServer, ServesHttpsWithACertificate) {
   auto again = c.Get("/hello");
   ASSERT_TRUE(again);
   EXPECT_EQ(again->status, 200);
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(tls->dir);
 }
 
 }  // namespace
