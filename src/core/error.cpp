@@ -18,6 +18,7 @@ std::string_view to_string(Domain d) {
     case Domain::kTopology: return "topology";
     case Domain::kCluster: return "cluster";
     case Domain::kK8s: return "k8s";
+    case Domain::kCuda: return "cuda";
   }
   return "unknown";
 }

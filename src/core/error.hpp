@@ -27,6 +27,7 @@ enum class Domain {
   kTopology,  // host topology discovery and topology files
   kCluster,   // cluster scheduling: pods, nodes, placement, preemption
   kK8s,       // the Kubernetes extender and agent protocols
+  kCuda,      // the CUDA driver, cuBLASLt and the real-GPU backend
 };
 
 enum class Code {

@@ -1,0 +1,1 @@
+// Placeholder: filled by the helper that owns it (issue 6).
