@@ -43,6 +43,9 @@ struct DriverApi {
   decltype(&::cuCtxSetCurrent) ctx_set_current = nullptr;
   decltype(&::cuCtxGetCurrent) ctx_get_current = nullptr;
   decltype(&::cuCtxSynchronize) ctx_synchronize = nullptr;
+  decltype(&::cuCtxPushCurrent) ctx_push_current = nullptr;
+  decltype(&::cuCtxPopCurrent) ctx_pop_current = nullptr;
+  decltype(&::cuCtxGetDevice) ctx_get_device = nullptr;
   // Green contexts (optional: CUDA 12.4+ drivers; stream creation 12.5+).
   decltype(&::cuDeviceGetDevResource) device_get_dev_resource = nullptr;
   decltype(&::cuDevSmResourceSplitByCount) dev_sm_resource_split_by_count = nullptr;
@@ -54,6 +57,7 @@ struct DriverApi {
   decltype(&::cuGreenCtxStreamCreate) green_ctx_stream_create = nullptr;
   // Streams and events.
   decltype(&::cuStreamCreate) stream_create = nullptr;
+  decltype(&::cuStreamCreateWithPriority) stream_create_with_priority = nullptr;
   decltype(&::cuStreamDestroy) stream_destroy = nullptr;
   decltype(&::cuStreamSynchronize) stream_synchronize = nullptr;
   decltype(&::cuStreamQuery) stream_query = nullptr;
@@ -67,6 +71,7 @@ struct DriverApi {
   // Memory: device buffers, and mapped pinned host memory for the control kernel's flags.
   decltype(&::cuMemAlloc) mem_alloc = nullptr;
   decltype(&::cuMemFree) mem_free = nullptr;
+  decltype(&::cuMemGetInfo) mem_get_info = nullptr;
   decltype(&::cuMemcpyHtoD) memcpy_htod = nullptr;
   decltype(&::cuMemcpyDtoH) memcpy_dtoh = nullptr;
   decltype(&::cuMemcpyHtoDAsync) memcpy_htod_async = nullptr;
