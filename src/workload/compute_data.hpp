@@ -3,8 +3,9 @@
 // the CUDA models (src/cuda/decode_step.hpp) and the host reference
 // (src/experiment/determinism_reference.hpp) start from the same bits: a splitmix64 stream per
 // tensor, each draw mapped to an fp16 value in [-1, 1). Also the fp16 <-> fp32 conversions, the
-// layouts and the FNV-1a 64 checksum both sides use. Header-only and free of device code.
+// layouts and the FNV-1a 64 based checksum both sides use. Header-only and free of device code.
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -157,11 +158,17 @@ inline std::vector<std::uint16_t> generate_fp16(std::uint64_t seed, Tensor tenso
 
 // --- checksum -----------------------------------------------------------------------------------
 
-// FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3) over bytes in memory order:
-// a kernel's output checksum is this over its output buffer in the layout above, element by
-// element in index order, each element's bytes little-endian (as both host and GPU store them).
+// A kernel's output checksum: FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3)
+// in a fixed two-level shape, so a GPU computes it in parallel and the host gets the same value:
+//  1. the output buffer (the layout above, elements in index order, each little-endian as host
+//     and GPU store them) is cut into chunks of kChecksumChunkBytes (the last one may be shorter);
+//  2. each chunk's FNV-1a 64 from the offset basis;
+//  3. the checksum is FNV-1a 64 over those chunk hashes in chunk order, each as 8 little-endian
+//     bytes. An empty buffer has the offset basis as its checksum.
+// The shape depends only on the buffer's size, never on where or how the kernel ran.
 inline constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
 inline constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
+inline constexpr std::size_t kChecksumChunkBytes = 1024;
 
 inline std::uint64_t fnv1a64(std::span<const std::byte> bytes, std::uint64_t hash = kFnvOffset) {
   for (std::byte b : bytes) {
@@ -171,9 +178,27 @@ inline std::uint64_t fnv1a64(std::span<const std::byte> bytes, std::uint64_t has
   return hash;
 }
 
+inline std::size_t checksum_chunks(std::size_t bytes) {
+  return (bytes + kChecksumChunkBytes - 1) / kChecksumChunkBytes;
+}
+
+inline std::uint64_t checksum(std::span<const std::byte> bytes) {
+  std::uint64_t hash = kFnvOffset;
+  for (std::size_t offset = 0; offset < bytes.size(); offset += kChecksumChunkBytes) {
+    const std::size_t n = std::min(kChecksumChunkBytes, bytes.size() - offset);
+    std::uint64_t chunk = fnv1a64(bytes.subspan(offset, n));
+    for (int i = 0; i < 8; ++i) {
+      hash ^= chunk & 0xffu;
+      hash *= kFnvPrime;
+      chunk >>= 8;
+    }
+  }
+  return hash;
+}
+
 template <typename T>
-std::uint64_t fnv1a64_of(std::span<const T> values) {
-  return fnv1a64(std::as_bytes(values));
+std::uint64_t checksum_of(std::span<const T> values) {
+  return checksum(std::as_bytes(values));
 }
 
 }  // namespace tessera::workload::compute_data
