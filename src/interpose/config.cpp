@@ -1,0 +1,56 @@
+#include "config.hpp"
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace tessera::interpose {
+namespace {
+
+void copy(char* out, std::size_t size, const char* in) {
+  std::snprintf(out, size, "%s", in != nullptr ? in : "");
+}
+
+Config read_config() {
+  Config c;
+  copy(c.tenant, sizeof c.tenant, std::getenv("TESSERA_TENANT"));
+  copy(c.log_path, sizeof c.log_path, std::getenv("TESSERA_INTERPOSE_LOG"));
+  const char* verbose = std::getenv("TESSERA_INTERPOSE_VERBOSE");
+  c.verbose = verbose != nullptr && std::strcmp(verbose, "1") == 0;
+  const char* sms = std::getenv("TESSERA_PARTITION_SMS");
+  if (sms == nullptr) return c;
+  c.configured = true;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long n = std::strtoul(sms, &end, 10);
+  if (end == sms || *end != '\0' || errno != 0 || n == 0 || n > 100000 || sms[0] == '-') {
+    std::snprintf(c.error, sizeof c.error,
+                  "TESSERA_PARTITION_SMS='%s' is not a positive SM count; launches pass through",
+                  sms);
+    return c;
+  }
+  c.partition_sms = static_cast<unsigned>(n);
+  c.valid = true;
+  return c;
+}
+
+}  // namespace
+
+const Config& config() {
+  static const Config c = read_config();
+  return c;
+}
+
+void verbose_log(const char* format, ...) {
+  if (!config().verbose) return;
+  char line[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(line, sizeof line, format, args);
+  va_end(args);
+  std::fprintf(stderr, "tessera_interpose: %s\n", line);
+}
+
+}  // namespace tessera::interpose

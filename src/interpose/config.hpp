@@ -1,0 +1,26 @@
+#pragma once
+// The tenant's configuration, read once from the environment:
+//   TESSERA_TENANT=name           a label for the summary
+//   TESSERA_PARTITION_SMS=N       route launches into a green context of N SMs; absent: pass
+//                                 every launch through (still counted)
+//   TESSERA_INTERPOSE_LOG=path    write the JSON summary there at exit ("%p" becomes the pid)
+//   TESSERA_INTERPOSE_VERBOSE=1   log to stderr
+
+namespace tessera::interpose {
+
+struct Config {
+  bool configured = false;  // TESSERA_PARTITION_SMS is set
+  bool valid = false;       // ... and is a positive integer
+  unsigned partition_sms = 0;
+  bool verbose = false;
+  char tenant[128] = {};
+  char log_path[512] = {};
+  char error[192] = {};  // why TESSERA_PARTITION_SMS is not valid
+};
+
+const Config& config();
+
+// printf-style line on stderr, prefixed "tessera_interpose: ", only when verbose.
+void verbose_log(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace tessera::interpose

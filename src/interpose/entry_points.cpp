@@ -1,0 +1,44 @@
+#include "entry_points.hpp"
+
+#include <cstring>
+
+namespace tessera::interpose {
+namespace {
+
+constexpr const char* kSymbols[kEntryCount] = {
+    "cuLaunchKernel",        "cuLaunchKernel_ptsz",       "cuLaunchKernelEx",
+    "cuLaunchKernelEx_ptsz", "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz",
+    "cuGraphLaunch",         "cuGraphLaunch_ptsz",        "cuGetProcAddress",
+    "cuGetProcAddress_v2",
+};
+
+}  // namespace
+
+const char* entry_symbol(Entry e) {
+  return kSymbols[static_cast<int>(e)];
+}
+
+bool entry_is_ptsz(Entry e) {
+  const int i = static_cast<int>(e);
+  return i < kLaunchEntryCount && i % 2 == 1;
+}
+
+int entry_by_symbol(const char* symbol) {
+  // Every wrapped name starts with "cu": a cheap reject for the process's other lookups.
+  if (symbol == nullptr || symbol[0] != 'c' || symbol[1] != 'u') return -1;
+  for (int i = 0; i < kEntryCount; ++i) {
+    if (std::strcmp(symbol, kSymbols[i]) == 0) return i;
+  }
+  return -1;
+}
+
+int family_by_base_name(const char* symbol) {
+  if (symbol == nullptr) return -1;
+  for (int i = 0; i < kLaunchEntryCount; i += 2) {
+    if (std::strcmp(symbol, kSymbols[i]) == 0) return i;
+  }
+  if (std::strcmp(symbol, "cuGetProcAddress") == 0) return static_cast<int>(Entry::kGetProcAddress);
+  return -1;
+}
+
+}  // namespace tessera::interpose

@@ -1,0 +1,34 @@
+#pragma once
+// The libcuda entry points the interposer wraps, by their exact exported names. Each variant is
+// its own entry: a _ptsz function treats the null stream as the per-thread default stream, the
+// plain one as the legacy stream, so a wrapper must forward to exactly the variant it replaced.
+
+namespace tessera::interpose {
+
+enum class Entry : int {
+  kLaunchKernel,
+  kLaunchKernelPtsz,
+  kLaunchKernelEx,
+  kLaunchKernelExPtsz,
+  kLaunchCooperativeKernel,
+  kLaunchCooperativeKernelPtsz,
+  kGraphLaunch,
+  kGraphLaunchPtsz,
+  kGetProcAddress,    // the CUDA 11.3 ABI: (symbol, pfn, cudaVersion, flags)
+  kGetProcAddressV2,  // the CUDA 12.0 ABI: adds CUdriverProcAddressQueryResult*
+};
+inline constexpr int kEntryCount = 10;
+inline constexpr int kLaunchEntryCount = 8;  // the first eight are launches
+
+// The exported libcuda symbol of `e` (cuda.h:159, 203-226 name the _v2 and _ptsz spellings).
+const char* entry_symbol(Entry e);
+// Whether `e` is a per-thread-default-stream variant.
+bool entry_is_ptsz(Entry e);
+// The entry whose exported symbol is `symbol`, or -1.
+int entry_by_symbol(const char* symbol);
+// The launch family a cuGetProcAddress request names ("cuLaunchKernel", ... or
+// "cuGetProcAddress"): the index of its plain entry, or -1. cuGetProcAddress takes base names
+// and picks the variant from its flags, so this is how an unmatched pointer is attributed.
+int family_by_base_name(const char* symbol);
+
+}  // namespace tessera::interpose

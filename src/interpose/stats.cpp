@@ -1,0 +1,156 @@
+#include "stats.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "config.hpp"
+#include "partition.hpp"
+
+namespace tessera::interpose {
+namespace {
+
+struct Counters {
+  std::atomic<unsigned long long> routed{0};
+  std::atomic<unsigned long long> order_sync{0};
+  std::atomic<unsigned long long> why[kWhyCount] = {};
+  std::atomic<unsigned long long> lookups[2] = {};
+  std::atomic<unsigned long long> unmatched{0};
+};
+Counters g_counters[kEntryCount];
+
+constexpr const char* kWhyNames[kWhyCount] = {
+    "not_configured",          "bad_config",       "driver_lacks_routing",  "no_context",
+    "partition_failed",        "stream_capturing", "cooperative_too_large", "event_failed",
+    "partition_launch_failed", "internal_error",   "invalid_arguments",
+};
+
+Counters& at(Entry e) {
+  return g_counters[static_cast<int>(e)];
+}
+
+// A bounded appender: the summary is written at exit, where allocating is best avoided.
+struct Out {
+  char* p;
+  unsigned long size;
+  unsigned long used = 0;
+  void add(const char* format, ...) __attribute__((format(printf, 2, 3))) {
+    if (used >= size) return;
+    va_list args;
+    va_start(args, format);
+    const int n = std::vsnprintf(p + used, size - used, format, args);
+    va_end(args);
+    if (n > 0) used += static_cast<unsigned long>(n);
+    if (used >= size) used = size;
+  }
+  void str(const char* s) {
+    add("\"");
+    for (; s != nullptr && *s != '\0'; ++s) {
+      const unsigned char c = static_cast<unsigned char>(*s);
+      if (c == '"' || c == '\\')
+        add("\\%c", c);
+      else if (c < 0x20)
+        add("\\u%04x", c);
+      else
+        add("%c", c);
+    }
+    add("\"");
+  }
+};
+
+void write_at_exit() {
+  const Config& c = config();
+  if (c.log_path[0] == '\0') return;
+  char path[600];
+  // "%p" in the path becomes the pid, so forked or parallel processes do not overwrite each other.
+  const char* pid_at = std::strstr(c.log_path, "%p");
+  if (pid_at != nullptr) {
+    std::snprintf(path, sizeof path, "%.*s%d%s", static_cast<int>(pid_at - c.log_path), c.log_path,
+                  static_cast<int>(getpid()), pid_at + 2);
+  } else {
+    std::snprintf(path, sizeof path, "%s", c.log_path);
+  }
+  static char text[64 * 1024];
+  summary_json(text, sizeof text);
+  std::FILE* f = std::fopen(path, "w");
+  if (f == nullptr) {
+    verbose_log("cannot write the summary to %s", path);
+    return;
+  }
+  std::fputs(text, f);
+  std::fputc('\n', f);
+  std::fclose(f);
+}
+
+// Runs at exit (and if the library is unloaded).
+__attribute__((destructor)) void at_exit() {
+  write_at_exit();
+}
+
+}  // namespace
+
+const char* why_name(Why w) {
+  return kWhyNames[static_cast<int>(w)];
+}
+
+void count_routed(Entry e) {
+  at(e).routed.fetch_add(1, std::memory_order_relaxed);
+}
+void count_passed(Entry e, Why why) {
+  at(e).why[static_cast<int>(why)].fetch_add(1, std::memory_order_relaxed);
+}
+void count_order_sync(Entry e) {
+  at(e).order_sync.fetch_add(1, std::memory_order_relaxed);
+}
+void count_lookup(Entry e, Lookup how) {
+  at(e).lookups[static_cast<int>(how)].fetch_add(1, std::memory_order_relaxed);
+}
+void count_unmatched(int family) {
+  if (family >= 0 && family < kEntryCount) {
+    g_counters[family].unmatched.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void summary_json(char* text, unsigned long size) {
+  const Config& c = config();
+  Out o{text, size};
+  o.add("{\"tenant\": ");
+  o.str(c.tenant);
+  o.add(", \"partition_sms_requested\": %u, \"config_error\": ", c.partition_sms);
+  o.str(c.error);
+  o.add(", \"partitions\": [");
+  for_each_partition([&](const PartitionInfo& p, bool first) {
+    o.add("%s{\"device\": %d, \"sms\": %u, \"ok\": %s, \"error\": ", first ? "" : ", ", p.device,
+          p.sms, p.ok ? "true" : "false");
+    o.str(p.error);
+    o.add("}");
+  });
+  o.add("], \"entry_points\": {");
+  for (int i = 0; i < kEntryCount; ++i) {
+    const Counters& k = g_counters[i];
+    unsigned long long passed = 0;
+    for (const auto& w : k.why) passed += w.load(std::memory_order_relaxed);
+    o.add("%s", i == 0 ? "" : ", ");
+    o.str(entry_symbol(static_cast<Entry>(i)));
+    o.add(": {\"routed\": %llu, \"passed_through\": %llu, \"why\": {",
+          k.routed.load(std::memory_order_relaxed), passed);
+    bool first = true;
+    for (int w = 0; w < kWhyCount; ++w) {
+      const unsigned long long n = k.why[w].load(std::memory_order_relaxed);
+      if (n == 0) continue;
+      o.add("%s\"%s\": %llu", first ? "" : ", ", kWhyNames[w], n);
+      first = false;
+    }
+    o.add(
+        "}, \"order_syncs\": %llu, \"hooked_by_dlsym\": %llu, \"hooked_by_proc_address\": %llu, "
+        "\"unmatched_proc_address\": %llu}",
+        k.order_sync.load(std::memory_order_relaxed), k.lookups[0].load(std::memory_order_relaxed),
+        k.lookups[1].load(std::memory_order_relaxed), k.unmatched.load(std::memory_order_relaxed));
+  }
+  o.add("}}");
+}
+
+}  // namespace tessera::interpose
