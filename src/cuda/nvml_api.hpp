@@ -38,6 +38,7 @@ inline constexpr Return kErrorGpuIsLost = 15;
 inline constexpr Return kErrorResetRequired = 16;
 inline constexpr Return kErrorInUse = 19;
 inline constexpr Return kErrorInsufficientResources = 23;
+inline constexpr Return kErrorFreqNotSupported = 24;  // NVML_ERROR_FREQ_NOT_SUPPORTED
 inline constexpr Return kErrorUnknown = 999;
 
 // Buffer sizes ("nvmlConstants" group).
@@ -58,6 +59,20 @@ inline constexpr unsigned kComputeInstanceProfile8Slice = 0x5;
 inline constexpr unsigned kComputeInstanceProfile6Slice = 0x6;
 inline constexpr unsigned kComputeInstanceProfileCount = 0x8;  // the same in 12.2.140 and 13.0.39
 inline constexpr unsigned kComputeInstanceEngineProfileShared = 0x0;
+
+// Clocks: nvmlClockType_t and nvmlClockId_t (C enums, passed as int) at the commit above.
+inline constexpr int kClockGraphics = 0;   // NVML_CLOCK_GRAPHICS
+inline constexpr int kClockSm = 1;         // NVML_CLOCK_SM
+inline constexpr int kClockMem = 2;        // NVML_CLOCK_MEM
+inline constexpr int kClockIdCurrent = 0;  // NVML_CLOCK_ID_CURRENT: the current actual clock
+
+// nvmlUtilization_t: percent of the last sample period (1/6 s to 1 s, per product) during which
+// a kernel ran (gpu) or device memory was read or written (memory).
+struct Utilization {
+  unsigned int gpu;
+  unsigned int memory;
+};
+static_assert(sizeof(Utilization) == 8);
 
 // nvmlMemory_t (v1): what nvmlDeviceGetMemoryInfo fills.
 struct Memory {
@@ -141,5 +156,18 @@ using ComputeInstanceDestroyFn = Return (*)(ComputeInstance);
 using DeviceGetMaxMigDeviceCountFn = Return (*)(Device, unsigned*);
 using DeviceGetMigDeviceHandleByIndexFn = Return (*)(Device, unsigned, Device*);
 using DeviceGetGpuInstanceIdFn = Return (*)(Device, unsigned*);
+
+// Clocks, power and utilisation (line numbers: the 13.0.39 nvml.h of the notes, section 3).
+// nvmlDeviceSetGpuLockedClocks (8437): min and max graphics clock in MHz; Volta+, root/admin.
+using DeviceSetGpuLockedClocksFn = Return (*)(Device, unsigned, unsigned);
+using DeviceResetGpuLockedClocksFn = Return (*)(Device);  // nvmlDeviceResetGpuLockedClocks (8459)
+// nvmlDeviceGetSupportedMemoryClocks (5358): count in (array size) and out (entries), MHz.
+using DeviceGetSupportedMemoryClocksFn = Return (*)(Device, unsigned*, unsigned*);
+// nvmlDeviceGetSupportedGraphicsClocks (5383): graphics clocks possible at one memory clock.
+using DeviceGetSupportedGraphicsClocksFn = Return (*)(Device, unsigned, unsigned*, unsigned*);
+// nvmlDeviceGetClock (5315): clock type, clock id, MHz out.
+using DeviceGetClockFn = Return (*)(Device, int, int, unsigned*);
+using DeviceGetPowerUsageFn = Return (*)(Device, unsigned*);           // (6176) milliwatts
+using DeviceGetUtilizationRatesFn = Return (*)(Device, Utilization*);  // (6671)
 
 }  // namespace tessera::cuda::nvml

@@ -1,6 +1,7 @@
 #include "tessera/cuda/nvml_library.hpp"
 
 #include <cstdlib>
+#include <type_traits>
 
 #include "tessera/core/try.hpp"
 
@@ -49,10 +50,18 @@ core::Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::open(const std::string& 
   TESSERA_TRY(lib->resolve("nvmlDeviceGetMigDeviceHandleByIndex",
                            api.device_get_mig_device_handle_by_index));
   TESSERA_TRY(lib->resolve("nvmlDeviceGetGpuInstanceId", api.device_get_gpu_instance_id));
-  // Optional: energy is reported only where the driver has it.
-  api.device_get_total_energy_consumption =
-      reinterpret_cast<nvml::DeviceGetTotalEnergyConsumptionFn>(
-          lib->find("nvmlDeviceGetTotalEnergyConsumption"));
+  // Optional: energy, clocks, power and utilisation are reported only where the driver has them.
+  const auto optional = [&lib](const char* name, auto& fn) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(lib->find(name));
+  };
+  optional("nvmlDeviceGetTotalEnergyConsumption", api.device_get_total_energy_consumption);
+  optional("nvmlDeviceSetGpuLockedClocks", api.device_set_gpu_locked_clocks);
+  optional("nvmlDeviceResetGpuLockedClocks", api.device_reset_gpu_locked_clocks);
+  optional("nvmlDeviceGetSupportedMemoryClocks", api.device_get_supported_memory_clocks);
+  optional("nvmlDeviceGetSupportedGraphicsClocks", api.device_get_supported_graphics_clocks);
+  optional("nvmlDeviceGetClock", api.device_get_clock);
+  optional("nvmlDeviceGetPowerUsage", api.device_get_power_usage);
+  optional("nvmlDeviceGetUtilizationRates", api.device_get_utilization_rates);
 
   std::unique_ptr<NvmlLibrary> nvml(new NvmlLibrary(std::move(lib), api));
   const nvml::Return r = api.init();

@@ -39,6 +39,14 @@ struct NvmlApi {
   nvml::DeviceGetMaxMigDeviceCountFn device_get_max_mig_device_count = nullptr;
   nvml::DeviceGetMigDeviceHandleByIndexFn device_get_mig_device_handle_by_index = nullptr;
   nvml::DeviceGetGpuInstanceIdFn device_get_gpu_instance_id = nullptr;
+  // Clocks, power and utilisation, all optional (NvmlGpuControl reports what is missing).
+  nvml::DeviceSetGpuLockedClocksFn device_set_gpu_locked_clocks = nullptr;
+  nvml::DeviceResetGpuLockedClocksFn device_reset_gpu_locked_clocks = nullptr;
+  nvml::DeviceGetSupportedMemoryClocksFn device_get_supported_memory_clocks = nullptr;
+  nvml::DeviceGetSupportedGraphicsClocksFn device_get_supported_graphics_clocks = nullptr;
+  nvml::DeviceGetClockFn device_get_clock = nullptr;
+  nvml::DeviceGetPowerUsageFn device_get_power_usage = nullptr;
+  nvml::DeviceGetUtilizationRatesFn device_get_utilization_rates = nullptr;
 };
 
 class NvmlLibrary {

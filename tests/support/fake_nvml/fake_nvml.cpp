@@ -9,11 +9,19 @@
 //      "profiles": [{"name", "index", "id", "slices", "memory_slices", "instances", "sms",
 //                    "memory_mib", "placements": [...], "media": false}, ...]}
 //     `fail`: the nth call (from 1, counted since init) of `call` returns `ret` and does nothing.
+//     Clocks, power and utilisation (defaults in State below):
+//     {"memory_clocks": [1215], "graphics_clocks": [1410, ...], "sm_clock": 1410,
+//      "clock_permission": true, "power_mw": 250000 or [per call, the last repeats],
+//      "energy_mj": [per call, the last repeats] (default: +1000 mJ per call),
+//      "utilization": {"gpu": 90, "memory": 40}}
+//     Locking sets the current SM and graphics clock to the lock's maximum; a reset restores
+//     `sm_clock`. Utilisation is NOT_SUPPORTED while MIG mode is on, as the header says.
 //   FAKE_NVML_LOG     a file that gets one line per call: "<name> <args> -> <return>".
 //
 // Every exported function is extern "C" and catches everything: no exception crosses the ABI.
 // The NVML state lives from the first successful nvmlInit_v2 to the matching nvmlShutdown.
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -62,6 +70,12 @@ std::vector<Profile> a100_40gb_profiles() {
   };
 }
 
+std::vector<unsigned> a100_graphics_clocks() {
+  std::vector<unsigned> clocks;
+  for (unsigned c = 1410; c >= 210; c -= 15) clocks.push_back(c);
+  return clocks;
+}
+
 struct GpuInstance {
   unsigned id;
   const Profile* profile;
@@ -90,6 +104,19 @@ struct State {
   std::map<std::string, int> calls;
   std::map<unsigned, GpuInstance> gis;  // by id
   unsigned serial = 0;
+  // Clocks. ASSUMPTION: an A100-SXM4's lists as commonly shown by `nvidia-smi -q -d
+  // SUPPORTED_CLOCKS` (one 1215 MHz memory clock, graphics 1410 down to 210 MHz in 15 MHz
+  // steps); not read from a driver, and only the fake uses them.
+  std::vector<unsigned> memory_clocks = {1215};
+  std::vector<unsigned> graphics_clocks = a100_graphics_clocks();
+  unsigned sm_clock = 1410;
+  bool clock_permission = true;
+  std::optional<std::pair<unsigned, unsigned>> locked;  // min, max
+  std::vector<unsigned> power_mw = {250000};
+  std::vector<unsigned long long> energy_script;  // empty: +1000 mJ per call
+  std::size_t power_calls = 0;
+  std::size_t energy_calls = 0;
+  nvml::Utilization utilization = {90, 40};
 };
 
 std::mutex g_mutex;
@@ -146,6 +173,20 @@ void load_script() {
   const nlohmann::json used = j.value("memory_used_mib", nlohmann::json::object());
   for (const auto& [gi, mib] : used.items()) {
     g_state.memory_used_mib[static_cast<unsigned>(std::stoul(gi))] = mib.get<unsigned long long>();
+  }
+  g_state.memory_clocks = j.value("memory_clocks", g_state.memory_clocks);
+  g_state.graphics_clocks = j.value("graphics_clocks", g_state.graphics_clocks);
+  g_state.sm_clock = j.value("sm_clock", g_state.sm_clock);
+  g_state.clock_permission = j.value("clock_permission", true);
+  if (j.contains("power_mw")) {
+    const nlohmann::json& p = j.at("power_mw");
+    g_state.power_mw =
+        p.is_array() ? p.get<std::vector<unsigned>>() : std::vector<unsigned>{p.get<unsigned>()};
+  }
+  g_state.energy_script = j.value("energy_mj", std::vector<unsigned long long>{});
+  if (j.contains("utilization")) {
+    g_state.utilization = {j.at("utilization").value("gpu", 0u),
+                           j.at("utilization").value("memory", 0u)};
   }
   if (j.contains("profiles")) {
     g_state.profiles.clear();
@@ -342,7 +383,12 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetTotalEnergyConsumption(nvml::Device d
   return guarded("nvmlDeviceGetTotalEnergyConsumption", "", [&] {
     if (!is_parent(device) || energy == nullptr) return nvml::kErrorInvalidArgument;
     if (!g_state.energy) return nvml::kErrorNotSupported;
-    g_state.energy_mj += 1000;  // 1 J per reading: deterministic, increasing
+    if (g_state.energy_script.empty()) {
+      g_state.energy_mj += 1000;  // 1 J per reading: deterministic, increasing
+    } else {
+      const std::size_t i = std::min(g_state.energy_calls++, g_state.energy_script.size() - 1);
+      g_state.energy_mj = g_state.energy_script[i];
+    }
     *energy = g_state.energy_mj;
     return nvml::kSuccess;
   });
@@ -549,6 +595,101 @@ FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetGpuInstanceId(nvml::Device device, un
     const GpuInstance* gi = gi_of_mig(device);
     if (gi == nullptr || id == nullptr) return nvml::kErrorInvalidArgument;
     *id = gi->id;
+    return nvml::kSuccess;
+  });
+}
+
+// Fills `out` (room for *count) with `values`; INSUFFICIENT_SIZE with the needed count when it
+// does not fit, as the header documents for the supported-clock lists.
+static nvml::Return fill_list(const std::vector<unsigned>& values, unsigned* count, unsigned* out) {
+  if (count == nullptr) return nvml::kErrorInvalidArgument;
+  if (*count < values.size()) {
+    *count = static_cast<unsigned>(values.size());
+    return nvml::kErrorInsufficientSize;
+  }
+  if (out == nullptr) return nvml::kErrorInvalidArgument;
+  std::copy(values.begin(), values.end(), out);
+  *count = static_cast<unsigned>(values.size());
+  return nvml::kSuccess;
+}
+
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetSupportedMemoryClocks(nvml::Device device,
+                                                                 unsigned* count,
+                                                                 unsigned* clocks) {
+  return guarded("nvmlDeviceGetSupportedMemoryClocks", "", [&] {
+    if (!is_parent(device)) return nvml::kErrorInvalidArgument;
+    return fill_list(g_state.memory_clocks, count, clocks);
+  });
+}
+
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetSupportedGraphicsClocks(nvml::Device device,
+                                                                   unsigned memory_mhz,
+                                                                   unsigned* count,
+                                                                   unsigned* clocks) {
+  return guarded("nvmlDeviceGetSupportedGraphicsClocks", "memory=" + num(memory_mhz), [&] {
+    if (!is_parent(device)) return nvml::kErrorInvalidArgument;
+    const auto& mem = g_state.memory_clocks;
+    if (std::find(mem.begin(), mem.end(), memory_mhz) == mem.end()) return nvml::kErrorNotFound;
+    return fill_list(g_state.graphics_clocks, count, clocks);
+  });
+}
+
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetClock(nvml::Device device, int type, int id,
+                                                 unsigned* mhz) {
+  return guarded("nvmlDeviceGetClock", "type=" + num(type) + " id=" + num(id), [&] {
+    if (!is_parent(device) || mhz == nullptr) return nvml::kErrorInvalidArgument;
+    if (id != nvml::kClockIdCurrent) return nvml::kErrorNotSupported;
+    if (type == nvml::kClockMem) {
+      if (g_state.memory_clocks.empty()) return nvml::kErrorNotSupported;
+      *mhz = g_state.memory_clocks.front();
+      return nvml::kSuccess;
+    }
+    if (type != nvml::kClockSm && type != nvml::kClockGraphics) return nvml::kErrorNotSupported;
+    *mhz = g_state.locked ? g_state.locked->second : g_state.sm_clock;
+    return nvml::kSuccess;
+  });
+}
+
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceSetGpuLockedClocks(nvml::Device device, unsigned min_mhz,
+                                                           unsigned max_mhz) {
+  return guarded(
+      "nvmlDeviceSetGpuLockedClocks", "min=" + num(min_mhz) + " max=" + num(max_mhz), [&] {
+        if (!is_parent(device) || min_mhz > max_mhz) return nvml::kErrorInvalidArgument;
+        if (!g_state.clock_permission) return nvml::kErrorNoPermission;
+        const auto [lo, hi] =
+            std::minmax_element(g_state.graphics_clocks.begin(), g_state.graphics_clocks.end());
+        if (lo == g_state.graphics_clocks.end() || min_mhz < *lo || max_mhz > *hi) {
+          return nvml::kErrorInvalidArgument;
+        }
+        g_state.locked = std::make_pair(min_mhz, max_mhz);
+        return nvml::kSuccess;
+      });
+}
+
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceResetGpuLockedClocks(nvml::Device device) {
+  return guarded("nvmlDeviceResetGpuLockedClocks", "", [&] {
+    if (!is_parent(device)) return nvml::kErrorInvalidArgument;
+    if (!g_state.clock_permission) return nvml::kErrorNoPermission;
+    g_state.locked.reset();
+    return nvml::kSuccess;
+  });
+}
+
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetPowerUsage(nvml::Device device, unsigned* milliwatts) {
+  return guarded("nvmlDeviceGetPowerUsage", "", [&] {
+    if (!is_parent(device) || milliwatts == nullptr) return nvml::kErrorInvalidArgument;
+    if (g_state.power_mw.empty()) return nvml::kErrorNotSupported;
+    *milliwatts = g_state.power_mw[std::min(g_state.power_calls++, g_state.power_mw.size() - 1)];
+    return nvml::kSuccess;
+  });
+}
+
+FAKE_NVML_EXPORT nvml::Return nvmlDeviceGetUtilizationRates(nvml::Device device,
+                                                            nvml::Utilization* utilization) {
+  return guarded("nvmlDeviceGetUtilizationRates", "", [&] {
+    if (!is_parent(device) || utilization == nullptr) return nvml::kErrorInvalidArgument;
+    if (g_state.mig_mode == 1) return nvml::kErrorNotSupported;
+    *utilization = g_state.utilization;
     return nvml::kSuccess;
   });
 }
