@@ -31,7 +31,7 @@ json h200(json extra = json::object()) {
   return {{"devices", json::array({dev})}};
 }
 
-// The fake's API-call log ("calls" in fake_cuda_log_json).
+// The fake's API-call log ("calls" in fake_cuda_log_json): {"call", "ret"} in call order.
 json calls(const FakeCuda& fake) {
   return fake.log().at("calls");
 }
@@ -47,10 +47,30 @@ int called(const json& log, const std::string& name) {
       std::count_if(log.begin(), log.end(), [&](const json& c) { return c.at("call") == name; }));
 }
 
-// Every green context and stream created was destroyed.
-void expect_no_leak(const json& log) {
-  EXPECT_EQ(succeeded(log, "cuGreenCtxCreate"), called(log, "cuGreenCtxDestroy")) << log.dump();
-  EXPECT_EQ(succeeded(log, "cuGreenCtxStreamCreate"), called(log, "cuStreamDestroy")) << log.dump();
+// The fake's record of the green context behind `green` ("green_contexts" in its log: id,
+// requested, sm_ids, destroyed). Handles are (kind << 40) | id (fake_cuda_state.hpp).
+json green_entry(const FakeCuda& fake, CUgreenCtx green) {
+  const auto id = reinterpret_cast<std::uint64_t>(green) & ((std::uint64_t{1} << 40) - 1);
+  for (const json& g : fake.log().at("green_contexts")) {
+    if (g.at("id") == id) return g;
+  }
+  ADD_FAILURE() << "green context " << id << " is not in the fake's log";
+  return json::object();
+}
+
+// Every green context and stream created was destroyed, and no green context was destroyed with
+// live streams (the fake notes that).
+void expect_no_leak(const FakeCuda& fake) {
+  const json log = fake.log();
+  for (const json& g : log.at("green_contexts")) {
+    EXPECT_TRUE(g.at("destroyed").get<bool>()) << "green context leaked: " << g.dump();
+  }
+  EXPECT_EQ(succeeded(log.at("calls"), "cuGreenCtxStreamCreate"),
+            called(log.at("calls"), "cuStreamDestroy"))
+      << log.at("calls").dump();
+  for (const json& n : log.at("notes")) {
+    EXPECT_FALSE(n.contains("live_streams")) << n.dump();
+  }
 }
 
 struct Fixture : ::testing::Test {
@@ -115,8 +135,20 @@ TEST_F(GreenPartitionsTest, ThreeSizesGetTheirSmsAndTheRemainder) {
     EXPECT_EQ((*set)->remainder()->sms, 132 - 16 - 32 - 64);
     EXPECT_EQ((*set)->remainder_sms(), 20);
     EXPECT_EQ((*set)->remainder()->streams.size(), 2u);
+    // The fake's SM ids: the partitions and the remainder are disjoint and cover the device.
+    std::set<int> seen;
+    size_t total = 0;
+    for (const GreenPartition* p : {&parts[0], &parts[1], &parts[2], (*set)->remainder()}) {
+      const json entry = green_entry(fake, p->green);
+      const auto ids = entry.at("sm_ids").get<std::vector<int>>();
+      EXPECT_EQ(static_cast<int>(ids.size()), p->sms);
+      seen.insert(ids.begin(), ids.end());
+      total += ids.size();
+    }
+    EXPECT_EQ(seen.size(), total) << "partitions share SMs";
+    EXPECT_EQ(total, 132u);
   }
-  expect_no_leak(calls(fake));
+  expect_no_leak(fake);
 }
 
 TEST_F(GreenPartitionsTest, RoundsARequestUp) {
@@ -169,7 +201,7 @@ TEST_F(GreenPartitionsTest, ShortfallIsReportedNotHidden) {
       EXPECT_GT(p.sms, 0);
     }
   }
-  expect_no_leak(calls(fake));
+  expect_no_leak(fake);
 }
 
 TEST_F(GreenPartitionsTest, DestroysStreamsBeforeTheirGreenContext) {
@@ -180,8 +212,8 @@ TEST_F(GreenPartitionsTest, DestroysStreamsBeforeTheirGreenContext) {
                                          {.streams_per_partition = 2, .remainder_context = true});
     ASSERT_TRUE(set) << set.error().message();
   }
+  expect_no_leak(fake);
   const json log = calls(fake);
-  expect_no_leak(log);
   // Teardown alternates: a context's streams, then that context; so no stream is destroyed after
   // the last green context is, and the first destroy call is a stream's.
   auto first = std::find_if(log.begin(), log.end(), [](const json& c) {
@@ -229,7 +261,7 @@ TEST_F(GreenPartitionsTest, FailureAtAnyStepLeaksNothing) {
       auto set = GreenPartitionSet::create(*driver, device, sizes, options);
       ASSERT_FALSE(set);
       EXPECT_NE(set.error().message().find(step), std::string::npos) << set.error().message();
-      expect_no_leak(calls(fake));
+      expect_no_leak(fake);
     }
   }
 }
@@ -279,12 +311,18 @@ TEST_F(GreenPartitionsTest, GreenContextOverThreeGranules) {
   ASSERT_TRUE(other) << other.error().message();
   EXPECT_EQ(other->sms, 16);
   EXPECT_NE(other->green, ctx->green);
+  const auto a = green_entry(fake, ctx->green).at("sm_ids").get<std::vector<int>>();
+  const auto b = green_entry(fake, other->green).at("sm_ids").get<std::vector<int>>();
+  EXPECT_EQ(a.size(), 24u);
+  std::set<int> both(a.begin(), a.end());
+  both.insert(b.begin(), b.end());
+  EXPECT_EQ(both.size(), a.size() + b.size()) << "granule contexts share SMs";
 
   destroy_green_context(*driver, *ctx);
   EXPECT_EQ(ctx->green, nullptr);
   EXPECT_TRUE(ctx->streams.empty());
   destroy_green_context(*driver, *other);
-  expect_no_leak(calls(fake));
+  expect_no_leak(fake);
 }
 
 TEST_F(GreenPartitionsTest, GreenContextOverTheRemainingSms) {
@@ -299,7 +337,7 @@ TEST_F(GreenPartitionsTest, GreenContextOverTheRemainingSms) {
   auto even = split_into_granules(*driver, device, 32);  // 4 x 32 = 128, 4 left
   ASSERT_TRUE(even) << even.error().message();
   EXPECT_EQ(even->remaining_sms, 4);
-  expect_no_leak(calls(fake));
+  expect_no_leak(fake);
 }
 
 TEST_F(GreenPartitionsTest, NoRemainingSmsIsAnError) {
