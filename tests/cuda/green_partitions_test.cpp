@@ -435,6 +435,23 @@ TEST(RealGpuGreenContexts, DeviceResourceAndSplitsBy8And16) {
   }
 }
 
+// CudaGpu runs its control kernel on the SMs a split by 8 leaves (4 on a 132-SM H200, fewer than
+// the minimum partition): the driver must accept a green context over them.
+TEST(RealGpuGreenContexts, RemainingSmsMakeAGreenContext) {
+  REAL_GPU_OR_SKIP(driver);
+  auto dev = driver->device(0);
+  ASSERT_TRUE(dev) << dev.error().message();
+  auto granules = split_into_granules(*driver, dev->handle, 8);
+  ASSERT_TRUE(granules) << granules.error().message();
+  if (granules->remaining_sms == 0) GTEST_SKIP() << "the split by 8 left no SMs on this GPU";
+  auto rest = make_remaining_green_context(*driver, dev->handle, *granules, 1);
+  ASSERT_TRUE(rest) << rest.error().message();
+  std::cout << "remaining " << granules->remaining_sms << " SMs: green context holds " << rest->sms
+            << "\n";
+  EXPECT_GT(rest->sms, 0);
+  destroy_green_context(*driver, *rest);
+}
+
 // Unequal partitions through the split chain, read back on the GPU.
 TEST(RealGpuGreenContexts, ThreePartitionsReadBack) {
   REAL_GPU_OR_SKIP(driver);
