@@ -21,14 +21,25 @@ extern "C" {
 #define TESSERA_KERNEL_CONTROL "tessera_control"
 #define TESSERA_KERNEL_RANGE_DOT "tessera_range_dot"
 
+// The execution units tessera_emulate's arithmetic runs on (workload::ComputePipe).
+enum TesseraEmulatePipe {
+  TESSERA_PIPE_FP32 = 0,         // dependent FP32 FMA chains on registers
+  TESSERA_PIPE_TENSOR_FP16 = 1,  // fp16 16x16x16 tensor-core MMAs (fp32 accumulate), per warp
+};
+
 // tessera_emulate: stands in for one workload::Kernel on a real GPU (cuda::CudaGpu). Each virtual
-// block does the kernel's arithmetic as dependent FMAs on registers and its DRAM traffic as reads
-// and writes of its own slice of a scratch buffer larger than L2, with the kernel's block shape
-// (threads per block, dynamic shared memory). With checkpoints > 0 the block's work is cut into
-// checkpoints + 1 equal chunks; between chunks it reads *yield_flag (written by the control
-// kernel) and, when it is set, records the chunks it finished in progress[bid], adds one to
-// *yielded_blocks and exits. A later launch with the same parameters resumes every block from
-// progress[bid]; a block whose progress equals checkpoints + 1 does nothing.
+// block does the kernel's arithmetic on registers (pipe FP32: fma_per_thread dependent FMAs in
+// each thread; pipe TENSOR_FP16: fma_per_thread 16x16x16 MMAs in each full warp; a block's last,
+// partial warp does none) and its DRAM traffic as reads and writes of its own slice of a scratch
+// buffer larger than L2 (bytes_per_block, a multiple of 32: half read, half written, in 16-byte
+// vectors, starting at (bid * bytes_per_block) mod scratch_bytes and wrapping inside the buffer),
+// with the kernel's block shape (threads per block, dynamic shared memory). With checkpoints > 0
+// the block's work (both parts) is cut into checkpoints + 1 equal chunks; before each chunk after
+// the first it reads *yield_flag (written by the control kernel) and, when it is set, records the
+// chunks it finished in progress[bid], adds one to *yielded_blocks and exits. A block that
+// finishes sets progress[bid] = checkpoints + 1. A later launch with the same parameters resumes
+// every block from progress[bid]; a block whose progress equals checkpoints + 1 does nothing.
+// The host zeroes progress before a kernel's first launch and yielded_blocks before each launch.
 typedef struct TesseraEmulateParams {
   uint64_t block_offset;    // first virtual block of this launch
   uint64_t virtual_blocks;  // the kernel's whole grid
@@ -39,8 +50,10 @@ typedef struct TesseraEmulateParams {
   uint64_t yield_flag;       // device uint32 set by the control kernel; 0: never yields
   uint64_t progress;         // device uint32[virtual_blocks]: chunks done; 0 when checkpoints == 0
   uint64_t yielded_blocks;   // device uint32: blocks that stopped early in this launch; 0 if none
-  uint32_t fma_per_thread;   // dependent FMAs each thread does over the whole block
+  uint32_t fma_per_thread;   // FP32: FMAs per thread; TENSOR_FP16: MMAs per full warp (whole block)
   uint32_t checkpoints;      // 0: runs to its end
+  uint32_t pipe;             // TesseraEmulatePipe
+  uint32_t reserved;         // 0; keeps the struct a multiple of 8 bytes on every compiler
 } TesseraEmulateParams;
 
 // The mailbox of one resident control kernel, in mapped pinned host memory. The host writes op
