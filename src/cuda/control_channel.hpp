@@ -23,10 +23,14 @@
 namespace tessera::cuda {
 
 struct ControlChannelOptions {
-  int slots = 64;        // yield flags, one per stream that may run yieldable kernels
-  int poll_ns = 500;     // __nanosleep between the control kernel's polls. ASSUMPTION: 0.5 us
-                         // keeps the request latency well under a kernel's checkpoint interval
-                         // while leaving the SM's issue slots to the partition's real work.
+  int slots = 64;     // yield flags, one per stream that may run yieldable kernels
+  int poll_ns = 500;  // __nanosleep between the control kernel's polls. ASSUMPTION: 0.5 us
+                      // keeps the request latency well under a kernel's checkpoint interval
+                      // while leaving the SM's issue slots to the partition's real work.
+  // How long posting a command waits for the previous one's acknowledgement (the mailbox holds
+  // one command), and how long the destructor waits for EXIT's. ASSUMPTION: 1 s; a running
+  // control kernel answers within microseconds, so only a dead or starved one takes this long.
+  core::Nanos ack_timeout = core::kNanosPerSecond;
 };
 
 class ControlChannel {
@@ -34,11 +38,12 @@ class ControlChannel {
   // Allocates the mailbox (cuMemHostAlloc, DEVICEMAP; not write-combined: the host reads the
   // acknowledgement) and the device flags (zeroed), and launches tessera_control on `stream`
   // (a stream of the physical context it serves). The caller's context must be current.
-  static core::Result<std::unique_ptr<ControlChannel>> start(const DriverLibrary& driver,
-                                                             KernelModule& kernels, CUstream stream,
-                                                             const ControlChannelOptions& options =
-                                                                 {});
-  // Sends EXIT, waits for the control kernel's stream to drain, frees the buffers.
+  static core::Result<std::unique_ptr<ControlChannel>> start(
+      const DriverLibrary& driver, KernelModule& kernels, CUstream stream,
+      const ControlChannelOptions& options = {});
+  // Sends EXIT, waits for its acknowledgement and the control kernel's stream to drain, frees the
+  // buffers. If EXIT is not acknowledged within ack_timeout the buffers are left allocated (a
+  // kernel that may still poll them must not read freed memory) and the error is logged.
   ~ControlChannel();
   ControlChannel(const ControlChannel&) = delete;
   ControlChannel& operator=(const ControlChannel&) = delete;
@@ -47,14 +52,18 @@ class ControlChannel {
   CUdeviceptr yield_flag(int slot) const;
   int slots() const;
 
-  // Posts a command and returns its sequence number at once (no waiting).
+  // Posts a command and returns its sequence number (1, 2, ...; it wraps after 2^32). The mailbox
+  // holds one command: posting waits (up to ack_timeout) only while the previous command is not
+  // yet acknowledged, which a running control kernel does within its poll interval.
+  // kInvalidArgument for a slot outside [0, slots()).
   core::Result<std::uint32_t> request_yield(int slot);
   core::Result<std::uint32_t> clear(int slot);
   // True once the control kernel acknowledged command `seq` (reads the mailbox; never blocks).
   bool acknowledged(std::uint32_t seq) const;
   // Spins (bounded by `timeout`) until `seq` is acknowledged; kFailedPrecondition on timeout,
   // naming the sequence number (the control kernel is not running: its stream failed or it was
-  // starved of an SM).
+  // starved of an SM). While waiting it queries the control kernel's stream (cuStreamQuery) now
+  // and then, so a control kernel that failed or returned is reported at once with its error.
   core::Status wait_acknowledged(std::uint32_t seq, core::Nanos timeout) const;
   // The GPU's %globaltimer (ns) when the control kernel handled the last acknowledged command.
   std::uint64_t last_ack_gpu_time_ns() const;
