@@ -11,6 +11,13 @@
 #include "real_driver.hpp"
 #include "stats.hpp"
 
+// The exported lookups (below). A driver that takes its own function's address through the
+// dynamic symbol table (symbol interposition) hands these back: they are already the wrappers.
+extern "C" CUresult cuGetProcAddress_v2(const char*, void**, int, cuuint64_t,
+                                        CUdriverProcAddressQueryResult*);
+extern "C" CUresult tessera_interpose_get_proc_address_v1(const char*, void**, int,
+                                                          cuuint64_t) __asm__("cuGetProcAddress");
+
 namespace tessera::interpose {
 namespace {
 
@@ -21,6 +28,14 @@ using GetProcAddressV2Fn = CUresult (*)(const char*, void**, int, cuuint64_t,
 // The wrapper for what the real cuGetProcAddress returned for `symbol`: by pointer identity with
 // the exported variants, so the version and stream flavour the driver chose are kept.
 void* hook_proc_address(const RealDriver& d, const char* symbol, void* p, int cuda_version) {
+  if (p == reinterpret_cast<void*>(&cuGetProcAddress_v2)) {
+    count_lookup(Entry::kGetProcAddressV2, Lookup::kGetProcAddress);
+    return p;
+  }
+  if (p == reinterpret_cast<void*>(&tessera_interpose_get_proc_address_v1)) {
+    count_lookup(Entry::kGetProcAddress, Lookup::kGetProcAddress);
+    return p;
+  }
   if (void* w = wrapper_for_real(d, p)) {
     for (int i = 0; i < kEntryCount; ++i) {
       if (d.entry[i] == p) count_lookup(static_cast<Entry>(i), Lookup::kGetProcAddress);

@@ -1,0 +1,178 @@
+// A CUDA program that reaches the driver exactly as the CUDA runtime does (cudart cannot run
+// against the fake libcuda: it needs the driver's private export tables, docs/cuda.md "The
+// interposer"): dlopen("libcuda.so.1"), dlsym cuGetProcAddress_v2, then every entry point through
+// it with the versions and flags cudart 13 asks for (cuLaunchKernel 4000; the per-thread
+// variants 7000/11060 with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM). cuLaunchKernelEx,
+// cuLaunchCooperativeKernel and cuGraphLaunch are also found with plain dlsym, as a program
+// linked against libcuda would.
+//
+//   driver_app launches     copy in, seven launches (one cooperative grid too large for a small
+//                           partition), copy out, synchronise; prints "ok"
+//   driver_app dlsym-next   checks that dlsym(RTLD_NEXT, ...) still answers for the caller
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstring>
+
+namespace {
+
+using GetProcAddressV2 = CUresult (*)(const char*, void**, int, cuuint64_t,
+                                      CUdriverProcAddressQueryResult*);
+using GetProcAddressV1 = CUresult (*)(const char*, void**, int, cuuint64_t);
+
+GetProcAddressV2 g_gpa = nullptr;
+int g_failures = 0;
+
+template <class F>
+F get(const char* name, int version, cuuint64_t flags = CU_GET_PROC_ADDRESS_DEFAULT) {
+  void* p = nullptr;
+  CUdriverProcAddressQueryResult status{};
+  if (g_gpa(name, &p, version, flags, &status) != CUDA_SUCCESS || p == nullptr) {
+    std::fprintf(stderr, "cuGetProcAddress(%s, %d, %llu) failed\n", name, version,
+                 static_cast<unsigned long long>(flags));
+    ++g_failures;
+  }
+  return reinterpret_cast<F>(p);
+}
+
+bool ok(CUresult r, const char* what) {
+  if (r == CUDA_SUCCESS) return true;
+  std::fprintf(stderr, "%s returned %d\n", what, static_cast<int>(r));
+  ++g_failures;
+  return false;
+}
+
+int dlsym_next() {
+  // The interposer exports dlsym and comes right after the executable in the search order, so
+  // the next "dlsym" after this program is the interposer's (or libc's without it): the same as
+  // the global lookup. An interposer that called glibc's dlsym itself would answer libc's here.
+  void* next = dlsym(RTLD_NEXT, "dlsym");
+  void* global = dlsym(RTLD_DEFAULT, "dlsym");
+  std::printf("next=%p global=%p\n", next, global);
+  if (next == nullptr || next != global) return 1;
+  std::printf("ok\n");
+  return 0;
+}
+
+int launches() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    std::fprintf(stderr, "dlopen libcuda.so.1: %s\n", dlerror());
+    return 2;
+  }
+  g_gpa = reinterpret_cast<GetProcAddressV2>(dlsym(lib, "cuGetProcAddress_v2"));
+  if (g_gpa == nullptr) return 2;
+  // cudart asks for cuGetProcAddress itself at 11030 and 12000 and then keeps using it.
+  auto gpa_v1 = get<GetProcAddressV1>("cuGetProcAddress", 11030);
+  g_gpa = get<GetProcAddressV2>("cuGetProcAddress", 12000);
+  if (g_gpa == nullptr || gpa_v1 == nullptr) return 2;
+
+  auto init = get<CUresult (*)(unsigned)>("cuInit", 2000);
+  auto device_get = get<CUresult (*)(CUdevice*, int)>("cuDeviceGet", 2000);
+  auto retain = get<CUresult (*)(CUcontext*, CUdevice)>("cuDevicePrimaryCtxRetain", 7000);
+  auto set_current = get<CUresult (*)(CUcontext)>("cuCtxSetCurrent", 4000);
+  auto stream_create = get<CUresult (*)(CUstream*, unsigned)>("cuStreamCreate", 2000);
+  auto stream_sync = get<CUresult (*)(CUstream)>("cuStreamSynchronize", 2000);
+  auto ctx_sync = get<CUresult (*)()>("cuCtxSynchronize", 2000);
+  auto mem_alloc = get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc", 3020);
+  auto htod =
+      get<CUresult (*)(CUdeviceptr, const void*, size_t, CUstream)>("cuMemcpyHtoDAsync", 3020);
+  auto dtoh = get<CUresult (*)(void*, CUdeviceptr, size_t, CUstream)>("cuMemcpyDtoHAsync", 3020);
+  auto load = get<CUresult (*)(CUlibrary*, const void*, CUjit_option*, void**, unsigned,
+                               CUlibraryOption*, void**, unsigned)>("cuLibraryLoadData", 12000);
+  auto get_kernel =
+      get<CUresult (*)(CUkernel*, CUlibrary, const char*)>("cuLibraryGetKernel", 12000);
+  auto graph_create = get<CUresult (*)(CUgraph*, unsigned)>("cuGraphCreate", 10000);
+  auto graph_instantiate = get<CUresult (*)(CUgraphExec*, CUgraph, unsigned long long)>(
+      "cuGraphInstantiateWithFlags", 11040);
+  using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                    unsigned, unsigned, CUstream, void**, void**);
+  using LaunchEx = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**);
+  using LaunchCooperative = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                                         unsigned, unsigned, unsigned, CUstream, void**);
+  using GraphLaunch = CUresult (*)(CUgraphExec, CUstream);
+  auto launch = get<LaunchKernel>("cuLaunchKernel", 4000);
+  auto launch_ptsz =
+      get<LaunchKernel>("cuLaunchKernel", 7000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  auto launch_ex_ptsz =
+      get<LaunchEx>("cuLaunchKernelEx", 11060, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  auto launch_ex = reinterpret_cast<LaunchEx>(dlsym(lib, "cuLaunchKernelEx"));
+  auto cooperative = reinterpret_cast<LaunchCooperative>(dlsym(lib, "cuLaunchCooperativeKernel"));
+  auto graph_launch = reinterpret_cast<GraphLaunch>(dlsym(lib, "cuGraphLaunch"));
+  if (g_failures > 0 || launch_ex == nullptr || cooperative == nullptr || graph_launch == nullptr) {
+    return 2;
+  }
+  // The 11.3 lookup answers like the 12.0 one.
+  void* via_v1 = nullptr;
+  if (gpa_v1("cuLaunchKernel", &via_v1, 4000, 0) != CUDA_SUCCESS ||
+      via_v1 != reinterpret_cast<void*>(launch)) {
+    std::fprintf(stderr, "cuGetProcAddress (11.3) gave %p for cuLaunchKernel, _v2 gave %p\n",
+                 via_v1, reinterpret_cast<void*>(launch));
+    return 2;
+  }
+
+  CUdevice dev = 0;
+  CUcontext ctx = nullptr;
+  if (!ok(init(0), "cuInit") || !ok(device_get(&dev, 0), "cuDeviceGet") ||
+      !ok(retain(&ctx, dev), "cuDevicePrimaryCtxRetain") ||
+      !ok(set_current(ctx), "cuCtxSetCurrent")) {
+    return 1;
+  }
+  // A text image naming the kernels (the fake looks the names up in the image).
+  static const char kImage[] = "app_step app_ptsz app_ex app_ex_ptsz app_coop_big app_coop";
+  CUlibrary library = nullptr;
+  if (!ok(load(&library, kImage, nullptr, nullptr, 0, nullptr, nullptr, 0), "cuLibraryLoadData")) {
+    return 1;
+  }
+  auto kernel = [&](const char* name) {
+    CUkernel k = nullptr;
+    ok(get_kernel(&k, library, name), name);
+    return reinterpret_cast<CUfunction>(k);  // cudart launches CUkernel handles (cuda.h:17492)
+  };
+  CUstream s = nullptr;
+  CUdeviceptr buffer = 0;
+  if (!ok(stream_create(&s, 0), "cuStreamCreate") || !ok(mem_alloc(&buffer, 256), "cuMemAlloc")) {
+    return 1;
+  }
+  unsigned char host[256] = {};
+  ok(htod(buffer, host, sizeof host, s), "cuMemcpyHtoDAsync");
+  ok(launch(kernel("app_step"), 4, 1, 1, 128, 1, 1, 0, s, nullptr, nullptr), "cuLaunchKernel");
+  ok(launch_ptsz(kernel("app_ptsz"), 2, 1, 1, 64, 1, 1, 0, nullptr, nullptr, nullptr),
+     "cuLaunchKernel_ptsz");
+  CUlaunchConfig config{};
+  config.gridDimX = 8;
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = 256;
+  config.blockDimY = config.blockDimZ = 1;
+  config.hStream = s;
+  ok(launch_ex(&config, kernel("app_ex"), nullptr, nullptr), "cuLaunchKernelEx");
+  config.hStream = nullptr;  // the per-thread default stream, through the _ptsz variant
+  ok(launch_ex_ptsz(&config, kernel("app_ex_ptsz"), nullptr, nullptr), "cuLaunchKernelEx_ptsz");
+  // 4096 blocks of 1024 threads are never co-resident on a small partition (2 per SM).
+  ok(cooperative(kernel("app_coop_big"), 4096, 1, 1, 1024, 1, 1, 0, s, nullptr),
+     "cuLaunchCooperativeKernel (large)");
+  ok(cooperative(kernel("app_coop"), 8, 1, 1, 256, 1, 1, 0, s, nullptr),
+     "cuLaunchCooperativeKernel");
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  ok(graph_create(&graph, 0), "cuGraphCreate");
+  ok(graph_instantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+  ok(graph_launch(exec, s), "cuGraphLaunch");
+  ok(dtoh(host, buffer, sizeof host, s), "cuMemcpyDtoHAsync");
+  ok(stream_sync(s), "cuStreamSynchronize");
+  ok(ctx_sync(), "cuCtxSynchronize");
+  if (g_failures > 0) return 1;
+  std::printf("ok\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "dlsym-next") == 0) return dlsym_next();
+  if (argc == 2 && std::strcmp(argv[1], "launches") == 0) return launches();
+  std::fprintf(stderr, "usage: %s launches|dlsym-next\n", argv[0]);
+  return 2;
+}

@@ -1,0 +1,346 @@
+// The interposer under programs, as LD_PRELOAD: the driver-API program (driver_app.cpp) against
+// the fake libcuda, and the CUDA runtime program (runtime_app.cu) on a real GPU.
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/cuda_test_env.hpp"
+
+extern char** environ;
+
+namespace {
+
+using nlohmann::json;
+
+struct Outcome {
+  int status = -1;  // exit code, or -1 when it did not exit normally
+  std::string output;
+  json fake_log;  // FAKE_CUDA_LOG
+  json summary;   // TESSERA_INTERPOSE_LOG
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+json read_json(const std::string& path) {
+  const std::string text = read_file(path);
+  return text.empty() ? json() : json::parse(text, nullptr, false);
+}
+
+// Runs `program arg` with the environment plus `env` (a value of "" removes the variable).
+Outcome run(const std::string& program, const std::string& arg,
+            std::map<std::string, std::string> env) {
+  static int counter = 0;
+  const std::string dir = ::testing::TempDir() + "interpose_" + std::to_string(getpid()) + "_" +
+                          std::to_string(++counter);
+  const std::string fake_log = dir + "_fake.json";
+  const std::string summary = dir + "_summary.json";
+  const std::string output = dir + "_output.txt";
+  env.emplace("FAKE_CUDA_LOG", fake_log);
+  env.emplace("TESSERA_INTERPOSE_LOG", summary);
+  for (const char* key : {"TESSERA_PARTITION_SMS", "TESSERA_TENANT", "LD_PRELOAD",
+                          "FAKE_CUDA_SCRIPT", "TESSERA_INTERPOSE_VERBOSE"}) {
+    env.emplace(key, "");
+  }
+  std::vector<std::string> entries;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    if (!env.contains(entry.substr(0, entry.find('=')))) entries.push_back(entry);
+  }
+  for (const auto& [key, value] : env) {
+    if (!value.empty()) entries.push_back(key + "=" + value);
+  }
+  std::vector<char*> envp;
+  for (auto& entry : entries) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  std::string program_copy = program;
+  std::string arg_copy = arg;
+  char* argv[] = {program_copy.data(), arg_copy.data(), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = 0;
+  Outcome r;
+  if (posix_spawn(&pid, program.c_str(), &actions, nullptr, argv, envp.data()) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  r.output = read_file(output);
+  r.fake_log = read_json(fake_log);
+  r.summary = read_json(summary);
+  return r;
+}
+
+std::map<std::string, std::string> fake_env(const json& script) {
+  return {{"LD_LIBRARY_PATH", TESSERA_FAKE_CUDA_DIR}, {"FAKE_CUDA_SCRIPT", script.dump()}};
+}
+
+Outcome run_driver_app(std::map<std::string, std::string> env, bool preload = true,
+                       const json& script = json{{"schedule", "reverse"}}) {
+  auto all = fake_env(script);
+  all.merge(env);
+  if (preload) all["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
+  return run(TESSERA_INTERPOSE_DRIVER_APP, "launches", all);
+}
+
+// The executed launches (kernels and graphs) of the fake's log, in execution order.
+std::vector<json> launches(const json& log) {
+  std::vector<json> out;
+  for (const json& op : log.at("ops")) {
+    if (op.at("op") == "launch" || op.at("op") == "graph_launch") out.push_back(op);
+  }
+  return out;
+}
+
+std::string name_of(const json& launch) {
+  return launch.at("op") == "graph_launch" ? "graph" : launch.at("kernel").get<std::string>();
+}
+
+// The op executed whose enqueue id is `enqueue`.
+const json* by_enqueue(const json& log, std::uint64_t enqueue) {
+  for (const json& op : log.at("ops")) {
+    if (op.at("enqueue") == enqueue) return &op;
+  }
+  return nullptr;
+}
+
+const json& entry(const Outcome& r, const char* symbol) {
+  return r.summary.at("entry_points").at(symbol);
+}
+
+const std::vector<std::string> kOrder = {"app_step",     "app_ptsz", "app_ex", "app_ex_ptsz",
+                                         "app_coop_big", "app_coop", "graph"};
+
+TEST(Interpose, RoutesEveryLaunchOntoThePartitionStreamInTheApplicationsOrder) {
+  const Outcome r = run_driver_app({{"TESSERA_PARTITION_SMS", "16"}, {"TESSERA_TENANT", "infer"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  const json& log = r.fake_log;
+  ASSERT_TRUE(log.is_object()) << r.output;
+  ASSERT_EQ(log.at("green_contexts").size(), 1u) << log.at("green_contexts").dump();
+
+  const std::vector<json> ls = launches(log);
+  std::vector<std::string> names;
+  for (const json& l : ls) names.push_back(name_of(l));
+  ASSERT_EQ(names, kOrder);
+  const json& first_routed = ls.at(0);
+  const auto partition_stream = first_routed.at("stream").get<std::uint64_t>();
+  EXPECT_NE(first_routed.at("green_ctx"), 0);
+  const auto& ops = log.at("ops");
+  std::uint64_t app_stream = 0;
+  for (const json& l : ls) {
+    if (name_of(l) == "app_coop_big") {
+      // Too large for 16 SMs: left on the application's stream.
+      EXPECT_EQ(l.at("green_ctx"), 0);
+      EXPECT_NE(l.at("stream"), partition_stream);
+      continue;
+    }
+    SCOPED_TRACE(name_of(l));
+    EXPECT_EQ(l.at("stream"), partition_stream);
+    EXPECT_NE(l.at("green_ctx"), 0);
+    if (l.at("op") == "launch") {
+      EXPECT_EQ(l.at("sms"), 16);
+    }
+    // Just before it on P: a wait for an event recorded on the application's stream; just after
+    // it on P: a record that the application's stream waits for.
+    const auto seq = l.at("seq").get<std::size_t>();
+    const json* before = nullptr;
+    const json* after = nullptr;
+    for (std::size_t i = seq; i-- > 0;) {
+      if (ops[i].at("stream") == partition_stream) {
+        before = &ops[i];
+        break;
+      }
+    }
+    for (std::size_t i = seq + 1; i < ops.size(); ++i) {
+      if (ops[i].at("stream") == partition_stream) {
+        after = &ops[i];
+        break;
+      }
+    }
+    ASSERT_NE(before, nullptr);
+    ASSERT_NE(after, nullptr);
+    EXPECT_EQ(before->at("op"), "wait");
+    ASSERT_FALSE(before->at("record").is_null());
+    const json* app_record = by_enqueue(log, before->at("record").get<std::uint64_t>());
+    ASSERT_NE(app_record, nullptr);
+    EXPECT_EQ(app_record->at("op"), "event_record");
+    EXPECT_NE(app_record->at("stream"), partition_stream);
+    EXPECT_EQ(app_record->at("green_ctx"), 0);
+    EXPECT_EQ(after->at("op"), "event_record");
+    bool app_waits = false;
+    for (const json& op : ops) {
+      if (op.at("op") == "wait" && op.at("record") == after->at("enqueue")) {
+        app_waits = op.at("stream") == app_record->at("stream");
+        EXPECT_GT(op.at("seq").get<std::size_t>(), seq);
+      }
+    }
+    EXPECT_TRUE(app_waits);
+    if (name_of(l) == "app_step") app_stream = app_record->at("stream").get<std::uint64_t>();
+  }
+  // Under the "reverse" schedule (newest stream first) the partition stream would run ahead of
+  // the application's copies without the events: the copy in comes before the first launch, the
+  // copy out after the last.
+  std::size_t copy_in = 0, copy_out = 0;
+  for (const json& op : ops) {
+    if (op.at("op") == "memcpy_htod") copy_in = op.at("seq");
+    if (op.at("op") == "memcpy_dtoh") copy_out = op.at("seq");
+  }
+  EXPECT_EQ(ops[copy_in].at("stream"), app_stream);
+  EXPECT_LT(copy_in, ls.front().at("seq").get<std::size_t>());
+  EXPECT_GT(copy_out, ls.back().at("seq").get<std::size_t>());
+}
+
+TEST(Interpose, SummaryCountsEachVariantAndWhy) {
+  const Outcome r = run_driver_app({{"TESSERA_PARTITION_SMS", "16"}, {"TESSERA_TENANT", "infer"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_TRUE(r.summary.is_object()) << r.output;
+  EXPECT_EQ(r.summary.at("tenant"), "infer");
+  EXPECT_EQ(r.summary.at("partition_sms_requested"), 16);
+  ASSERT_EQ(r.summary.at("partitions").size(), 1u);
+  EXPECT_EQ(r.summary.at("partitions")[0].at("sms"), 16);
+  EXPECT_EQ(r.summary.at("partitions")[0].at("ok"), true);
+  for (const char* routed_once : {"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
+                                  "cuLaunchKernelEx_ptsz", "cuGraphLaunch"}) {
+    SCOPED_TRACE(routed_once);
+    EXPECT_EQ(entry(r, routed_once).at("routed"), 1);
+    EXPECT_EQ(entry(r, routed_once).at("passed_through"), 0);
+  }
+  const json& coop = entry(r, "cuLaunchCooperativeKernel");
+  EXPECT_EQ(coop.at("routed"), 1);
+  EXPECT_EQ(coop.at("passed_through"), 1);
+  EXPECT_EQ(coop.at("why"), (json{{"cooperative_too_large", 1}}));
+  // How each wrapper was handed out: through cuGetProcAddress (cuLaunchKernel twice: the 12.0
+  // and the 11.3 lookups) or through dlsym.
+  EXPECT_EQ(entry(r, "cuLaunchKernel").at("hooked_by_proc_address"), 2);
+  EXPECT_EQ(entry(r, "cuLaunchKernel_ptsz").at("hooked_by_proc_address"), 1);
+  EXPECT_EQ(entry(r, "cuLaunchKernelEx_ptsz").at("hooked_by_proc_address"), 1);
+  EXPECT_EQ(entry(r, "cuLaunchKernelEx").at("hooked_by_dlsym"), 1);
+  EXPECT_EQ(entry(r, "cuLaunchCooperativeKernel").at("hooked_by_dlsym"), 1);
+  EXPECT_EQ(entry(r, "cuGraphLaunch").at("hooked_by_dlsym"), 1);
+  EXPECT_EQ(entry(r, "cuGetProcAddress_v2").at("hooked_by_dlsym"), 1);
+  EXPECT_EQ(entry(r, "cuGetProcAddress_v2").at("hooked_by_proc_address"), 1);
+  // The fake answers cuGetProcAddress at 11030 with an internal function, not its export: still
+  // wrapped (by name and version), and counted as unmatched.
+  EXPECT_EQ(entry(r, "cuGetProcAddress").at("unmatched_proc_address"), 1);
+  EXPECT_EQ(entry(r, "cuGetProcAddress").at("hooked_by_proc_address"), 1);
+}
+
+TEST(Interpose, WithoutPartitionSmsEveryLaunchPassesThroughAndIsCounted) {
+  const Outcome r = run_driver_app({{"TESSERA_TENANT", "infer"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(r.fake_log.at("green_contexts").empty());
+  const std::vector<json> ls = launches(r.fake_log);
+  ASSERT_EQ(ls.size(), kOrder.size());
+  for (const json& l : ls) {
+    EXPECT_EQ(l.at("green_ctx"), 0) << name_of(l);
+  }
+  for (const char* symbol : {"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
+                             "cuLaunchKernelEx_ptsz", "cuGraphLaunch"}) {
+    SCOPED_TRACE(symbol);
+    EXPECT_EQ(entry(r, symbol).at("routed"), 0);
+    EXPECT_EQ(entry(r, symbol).at("why"), (json{{"not_configured", 1}}));
+  }
+  EXPECT_EQ(entry(r, "cuLaunchCooperativeKernel").at("why"), (json{{"not_configured", 2}}));
+  // No events either: the application's operations are exactly its own.
+  for (const json& op : r.fake_log.at("ops")) {
+    EXPECT_NE(op.at("op"), "wait");
+    EXPECT_NE(op.at("op"), "event_record");
+  }
+}
+
+TEST(Interpose, WithoutThePreloadTheProgramRunsTheSame) {
+  const Outcome r = run_driver_app({{"TESSERA_PARTITION_SMS", "16"}}, /*preload=*/false);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(r.summary.is_null());
+  EXPECT_EQ(launches(r.fake_log).size(), kOrder.size());
+}
+
+TEST(Interpose, APartitionLargerThanTheGpuPassesThroughAndSaysWhy) {
+  const Outcome r = run_driver_app({{"TESSERA_PARTITION_SMS", "1000"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_EQ(r.summary.at("partitions").size(), 1u);
+  const json& p = r.summary.at("partitions")[0];
+  EXPECT_EQ(p.at("ok"), false);
+  EXPECT_NE(p.at("error").get<std::string>().find("minCount=1000"), std::string::npos) << p;
+  EXPECT_EQ(entry(r, "cuLaunchKernel").at("why"), (json{{"partition_failed", 1}}));
+  for (const json& l : launches(r.fake_log)) EXPECT_EQ(l.at("green_ctx"), 0);
+}
+
+TEST(Interpose, ReportsTheSmsTheDriverReallyGave) {
+  // The fake gives 8 SMs fewer than asked (as a real driver may: notes section 1).
+  json script{{"schedule", "fifo"},
+              {"devices", json::array({json{{"sms", 132}, {"shortfall", 8}}})}};
+  const Outcome r = run_driver_app({{"TESSERA_PARTITION_SMS", "32"}}, true, script);
+  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_EQ(r.summary.at("partitions").size(), 1u);
+  EXPECT_EQ(r.summary.at("partitions")[0].at("sms"), 24);
+  EXPECT_EQ(launches(r.fake_log).front().at("sms"), 24);
+}
+
+TEST(Interpose, AMalformedSmCountPassesThroughAndIsReported) {
+  const Outcome r = run_driver_app({{"TESSERA_PARTITION_SMS", "sixteen"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.summary.at("config_error").get<std::string>().find("sixteen"), std::string::npos);
+  EXPECT_EQ(entry(r, "cuLaunchKernel").at("why"), (json{{"bad_config", 1}}));
+  EXPECT_TRUE(r.fake_log.at("green_contexts").empty());
+}
+
+TEST(Interpose, DlsymWithRtldNextStillAnswersForTheCaller) {
+  auto env = fake_env(json::object());
+  env["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
+  const Outcome r = run(TESSERA_INTERPOSE_DRIVER_APP, "dlsym-next", env);
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
+TEST(RealGpuInterpose, CudaRuntimeProgramRunsInItsPartitionWithCorrectResults) {
+  REAL_GPU_OR_SKIP(driver);
+  const Outcome r = run(TESSERA_INTERPOSE_RUNTIME_APP, "",
+                        {{"LD_PRELOAD", TESSERA_INTERPOSE_LIB},
+                         {"TESSERA_PARTITION_SMS", "16"},
+                         {"TESSERA_TENANT", "runtime_app"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_TRUE(r.summary.is_object()) << r.output;
+  std::cout << "summary: " << r.summary.dump() << "\n";
+  ASSERT_EQ(r.summary.at("partitions").size(), 1u);
+  EXPECT_EQ(r.summary.at("partitions")[0].at("ok"), true) << r.summary;
+  EXPECT_GE(r.summary.at("partitions")[0].at("sms").get<int>(), 16);
+  const auto routed = [&](const char* a, const char* b) {
+    return entry(r, a).at("routed").get<int>() + entry(r, b).at("routed").get<int>();
+  };
+  // <<<>>> x3 outside the capture, the Ex launch (cudart may use either entry point family).
+  EXPECT_GE(routed("cuLaunchKernel", "cuLaunchKernel_ptsz") +
+                routed("cuLaunchKernelEx", "cuLaunchKernelEx_ptsz"),
+            4)
+      << r.summary;
+  EXPECT_EQ(routed("cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz"), 1) << r.summary;
+  EXPECT_EQ(routed("cuGraphLaunch", "cuGraphLaunch_ptsz"), 2) << r.summary;
+}
+
+TEST(RealGpuInterpose, CudaRuntimeProgramPassesThroughWithoutPartition) {
+  REAL_GPU_OR_SKIP(driver);
+  const Outcome r = run(TESSERA_INTERPOSE_RUNTIME_APP, "", {{"LD_PRELOAD", TESSERA_INTERPOSE_LIB}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_TRUE(r.summary.is_object()) << r.output;
+  EXPECT_TRUE(r.summary.at("partitions").empty());
+}
+
+}  // namespace
