@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "tessera/cli/agent_command.hpp"
+#include "tessera/cli/calibrate_command.hpp"
 #include "tessera/cli/cluster_sim_command.hpp"
 #include "tessera/cli/extender_command.hpp"
 #include "tessera/cli/mig_command.hpp"
@@ -331,6 +332,9 @@ int main(int argc, char** argv) {
   cli::ClusterSimFlags cluster_sim_flags;
   cli::add_cluster_sim_command(app, cluster_sim_flags);
 
+  cli::CalibrateFlags calibrate_flags;
+  cli::add_calibrate_command(app, calibrate_flags);
+
   CLI11_PARSE(app, argc, argv);
   if (auto st = core::set_log_level(log_level); !st) return cli::fail_with(st.error());
 
@@ -358,6 +362,7 @@ int main(int argc, char** argv) {
     if (auto st = cli::run_agent_command(agent_flags); !st) return cli::fail_with(st.error());
     return 0;
   }
+  if (*calibrate_flags.command) return cli::run_calibrate_command(calibrate_flags);
   if (*cluster_sim_flags.command) {
     if (auto st = cli::run_cluster_sim_command(cluster_sim_flags); !st) {
       return cli::fail_with(st.error());

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <iostream>
 #include <numeric>
+#include <thread>
 
 #include "cuda/fake_nvml_env.hpp"
 
@@ -260,6 +263,57 @@ TEST(NvmlGpuControl, AnUnknownDeviceIndexIsAnError) {
   auto gpu = NvmlGpuControl::open(**lib, 3);
   ASSERT_FALSE(gpu);
   EXPECT_THAT(gpu.error().message(), HasSubstr("nvmlDeviceGetHandleByIndex_v2(3)"));
+}
+
+// On a GPU (scripts/device-check.sh): the real NVML's clocks, power and energy. Prints one line,
+// "tessera-device-facts: {json}", that the device check embeds in its report.
+TEST(RealGpuNvmlGpuControl, ReadsClocksPowerAndEnergyAndLocksOnlyWithPermission) {
+  auto lib = NvmlLibrary::open();
+  if (!lib) {
+    GTEST_SKIP() << "needs a GPU (" << lib.error().message()
+                 << "); scripts/device-check.sh runs this test on one";
+  }
+  auto gpu = NvmlGpuControl::open(**lib, 0);
+  ASSERT_TRUE(gpu) << gpu.error().message();
+  NvmlGpuControl& control = **gpu;
+  ASSERT_FALSE(control.supported_clocks_mhz().empty())
+      << control.lock_clocks_status().error().message();
+  auto first = control.sample();
+  ASSERT_TRUE(first) << first.error().message();
+  EXPECT_GT(first->power_watts, 0);
+  EXPECT_GT(first->sm_clock_mhz, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto second = control.sample();
+  ASSERT_TRUE(second) << second.error().message();
+  if (first->energy_joules && second->energy_joules) {
+    EXPECT_GE(*second->energy_joules, *first->energy_joules) << "the counter only grows";
+  }
+
+  nlohmann::json facts = {
+      {"nvml_library", (*lib)->path()},
+      {"supported_clocks_mhz",
+       {control.supported_clocks_mhz().back(), control.supported_clocks_mhz().front()}},
+      {"supported_clock_count", control.supported_clocks_mhz().size()},
+      {"can_lock_clocks", control.can_lock_clocks()},
+      {"power_watts", first->power_watts},
+      {"sm_clock_mhz", first->sm_clock_mhz},
+      {"energy_reported", first->energy_joules.has_value()},
+      {"utilization_reported", first->gpu_utilization_percent.has_value()}};
+  if (!control.can_lock_clocks()) {
+    facts["lock_clocks_reason"] = control.lock_clocks_status().error().message();
+  } else {
+    const std::vector<int>& clocks = control.supported_clocks_mhz();
+    const int middle = clocks[clocks.size() / 2];
+    auto locked = control.set_locked_clock_mhz(middle);
+    ASSERT_TRUE(locked) << locked.error().message();
+    EXPECT_EQ(*locked, middle);
+    auto at_lock = control.sample();
+    ASSERT_TRUE(at_lock) << at_lock.error().message();
+    facts["locked_clock_mhz"] = *locked;
+    facts["sm_clock_at_lock_mhz"] = at_lock->sm_clock_mhz;
+    ASSERT_TRUE(control.reset_clocks());
+  }
+  std::cout << "tessera-device-facts: " << facts.dump() << std::endl;
 }
 
 }  // namespace
