@@ -51,7 +51,8 @@ int called(const json& log, const std::string& name) {
 // requested, sm_ids, destroyed). Handles are (kind << 40) | id (fake_cuda_state.hpp).
 json green_entry(const FakeCuda& fake, CUgreenCtx green) {
   const auto id = reinterpret_cast<std::uint64_t>(green) & ((std::uint64_t{1} << 40) - 1);
-  for (const json& g : fake.log().at("green_contexts")) {
+  const json log = fake.log();
+  for (const json& g : log.at("green_contexts")) {
     if (g.at("id") == id) return g;
   }
   ADD_FAILURE() << "green context " << id << " is not in the fake's log";
