@@ -205,6 +205,22 @@ TEST_F(GreenPartitionsTest, ShortfallIsReportedNotHidden) {
   expect_no_leak(fake);
 }
 
+// The requests fit the device, but a shortfall in the chain's context leaves too few SMs for the
+// next partition: the error names it, the SMs really left and what was made; nothing leaks.
+TEST_F(GreenPartitionsTest, ShortfallThatLeavesTooFewSmsNamesThePartition) {
+  open(h200({{"shortfall", 6}}));
+  const std::vector<int> sizes = {64, 64};
+  auto set = GreenPartitionSet::create(*driver, device, sizes);
+  ASSERT_FALSE(set);
+  EXPECT_EQ(set.error().code(), core::Code::kResourceExhausted);
+  // 132 - 64 = 68 SMs left, of which the chain's green context got 62; partition 0 got 58.
+  EXPECT_NE(set.error().message().find("green partition 1"), std::string::npos)
+      << set.error().message();
+  EXPECT_NE(set.error().message().find("left 62 SMs after partitions [58]"), std::string::npos)
+      << set.error().message();
+  expect_no_leak(fake);
+}
+
 TEST_F(GreenPartitionsTest, DestroysStreamsBeforeTheirGreenContext) {
   open(h200());
   const std::vector<int> sizes = {16, 32};
