@@ -311,6 +311,30 @@ TEST(Interpose, DlsymWithRtldNextStillAnswersForTheCaller) {
   EXPECT_EQ(r.status, 0) << r.output;
 }
 
+// The real CUDA runtime (cudart 13, static) under the interposer, against the fake: cudart
+// fetches every launch variant through cuGetProcAddress, and each comes back wrapped. It then
+// stops: it needs the driver's private export tables (cuGetExportTable), which the fake does not
+// have (docs/cuda.md, "The interposer").
+TEST(Interpose, CudaRuntimeLookupsAreHookedBeforeItStopsOnTheFake) {
+  auto env = fake_env(json::object());
+  env["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
+  env["TESSERA_PARTITION_SMS"] = "16";
+  const Outcome r = run(TESSERA_INTERPOSE_RUNTIME_APP, "", env);
+  ASSERT_TRUE(r.summary.is_object()) << r.output;
+  for (const char* symbol :
+       {"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz",
+        "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz", "cuGraphLaunch",
+        "cuGraphLaunch_ptsz"}) {
+    EXPECT_GE(entry(r, symbol).at("hooked_by_proc_address").get<int>(), 1) << symbol;
+  }
+  EXPECT_EQ(entry(r, "cuGetProcAddress_v2").at("hooked_by_dlsym"), 1);
+  bool export_table = false;
+  for (const json& call : r.fake_log.at("calls")) {
+    export_table = export_table || call.at("call") == "cuGetExportTable";
+  }
+  EXPECT_TRUE(export_table);
+}
+
 TEST(RealGpuInterpose, CudaRuntimeProgramRunsInItsPartitionWithCorrectResults) {
   REAL_GPU_OR_SKIP(driver);
   const Outcome r = run(TESSERA_INTERPOSE_RUNTIME_APP, "",
