@@ -58,13 +58,13 @@ __device__ __forceinline__ void mma_work(FragC (&acc)[kMmaChains], const FragA& 
 __device__ __forceinline__ uint32_t memory_work(const TesseraEmulateParams& p, uint64_t bid,
                                                 uint64_t vectors, uint64_t lo, uint64_t hi,
                                                 uint32_t chunk) {
+  uint64_t i = lo + threadIdx.x;
+  if (i >= hi) return 0;  // also every thread when the kernel moves no bytes (no scratch then)
   char* const base = reinterpret_cast<char*>(p.scratch);
   const uint64_t size = p.scratch_bytes;
   const uint64_t start =
       static_cast<uint64_t>(static_cast<unsigned __int128>(bid) * p.bytes_per_block % size);
   const uint64_t stride = uint64_t{blockDim.x} * 16 % size;
-  uint64_t i = lo + threadIdx.x;
-  if (i >= hi) return 0;
   uint64_t rd = (start + i % size * 16) % size;
   uint64_t wr = (rd + vectors % size * 16) % size;
   uint32_t fold = 0;
