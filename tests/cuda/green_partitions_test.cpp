@@ -417,6 +417,29 @@ TEST_F(GreenPartitionsTest, DriverWithoutGreenContextsIsUnsupported) {
   EXPECT_EQ(granules.error().code(), core::Code::kUnsupported);
 }
 
+// Green contexts came with 12.4, their streams with 12.5 (cudaTypedefs.h): each driver is told
+// which version it needs.
+TEST_F(GreenPartitionsTest, OlderDriversAreToldTheVersionTheyNeed) {
+  json script = h200();
+  script["driver_version"] = 12030;
+  open(script);
+  auto old = query_sm_resource(*driver, device);
+  ASSERT_FALSE(old);
+  EXPECT_NE(old.error().message().find("need a CUDA 12.4+ driver (this one is 12.3)"),
+            std::string::npos)
+      << old.error().message();
+
+  script["driver_version"] = 12040;
+  open(script);
+  const std::vector<int> sizes = {16};
+  auto no_streams = GreenPartitionSet::create(*driver, device, sizes);
+  ASSERT_FALSE(no_streams);
+  EXPECT_EQ(no_streams.error().code(), core::Code::kUnsupported);
+  EXPECT_NE(no_streams.error().message().find("need a CUDA 12.5+ driver (this one is 12.4)"),
+            std::string::npos)
+      << no_streams.error().message();
+}
+
 // --- On a GPU (notes section 7, items 1 and 2) ---
 
 // Item 1: the device's minimum partition and alignment (cuda.h's guideline for CC 9.0+ is 8 and
