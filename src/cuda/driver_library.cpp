@@ -158,16 +158,10 @@ core::Result<std::unique_ptr<DriverLibrary>> DriverLibrary::open(const std::stri
     std::string why = library.error().message();
     const std::string prefix = fmt::format("cannot load {}: ", file);
     if (why.starts_with(prefix)) why.erase(0, prefix.size());
-    if (file == kDriverName) {
-      return core::failf(core::Domain::kCuda, core::Code::kNotFound,
-                         "no NVIDIA driver found (dlopen {}: {}); set TESSERA_CUDA_LIBRARY to use "
-                         "another file",
-                         file, why);
-    }
     return core::failf(core::Domain::kCuda, core::Code::kNotFound,
-                       "cannot load the CUDA driver library {} (dlopen: {}); check the path, or "
-                       "unset TESSERA_CUDA_LIBRARY to use the installed {}",
-                       file, why, kDriverName);
+                       "no NVIDIA driver found (dlopen {}: {}); set TESSERA_CUDA_LIBRARY to use "
+                       "another file",
+                       file, why);
   }
   // cuda.h maps cuGetProcAddress to cuGetProcAddress_v2 (line 159); ask for the symbol by its
   // exported name and call it through this pointer only.

@@ -1334,6 +1334,7 @@ CUresult lookup(State& s, const char* symbol, void** pfn, int version, cuuint64_
   bool exists = false;
   for (const Proc& p : procs()) {
     if (std::strcmp(p.name, symbol) != 0 || (p.green && !s.green_contexts)) continue;
+    if (p.version > s.driver_version) continue;  // newer than the scripted driver: unknown to it
     exists = true;
     if (p.version > version) continue;
     const bool better = best == nullptr || p.version > best->version ||
