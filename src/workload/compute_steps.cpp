@@ -17,15 +17,17 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 // kernels may be cut into block ranges: each is followed by a checksum over its whole output,
 // and the GEMMs are library kernels whose blocks tessera cannot offset.
 Kernel own_kernel(std::string_view name, KernelClass kind, std::int64_t blocks, double flops,
-                  double bytes) {
+                  double bytes, std::int64_t shared_bytes = 0) {
   return Kernel{
       .name = name,
       .kind = kind,
       .pipe = ComputePipe::kFp32,
       .blocks = blocks,
-      // ASSUMPTION: 32 registers a thread; these kernels hold a few scalars per thread (nvcc
-      // -Xptxas -v on decode_kernels.cu would say exactly; not measured on a GPU).
-      .block = BlockResources{.threads = kThreadsPerBlock, .registers_per_thread = 32},
+      // 32 registers a thread covers them all: nvcc -Xptxas -v for sm_90 reports 14 to 32 for
+      // decode_kernels.cu's kernels; their static shared memory is passed in (ptxas, same run).
+      .block = BlockResources{.threads = kThreadsPerBlock,
+                              .registers_per_thread = 32,
+                              .shared_memory_bytes = shared_bytes},
       .flops_per_block = flops / static_cast<double>(blocks),
       .bytes_per_block = bytes / static_cast<double>(blocks),
       .block_independent = false,
@@ -81,7 +83,7 @@ KernelSequencePtr decode_step_sequence(const compute_data::DecodeShape& shape) {
       own_kernel(kDecodeSoftmax, KernelClass::kNorm, b, 5 * dv * db, db * dv * fp32 * 4));
   // One block per sequence scans its probabilities once.
   kernels.push_back(own_kernel(kDecodeArgmax, KernelClass::kSampling, b, dv * db,
-                               db * (dv * fp32 + sizeof(std::int32_t))));
+                               db * (dv * fp32 + sizeof(std::int32_t)), kThreadsPerBlock * 8));
   return sequence(std::move(kernels), Phase::kDecode);
 }
 
@@ -96,8 +98,8 @@ KernelSequencePtr train_step_sequence(const compute_data::TrainShape& shape) {
   kernels.push_back(library_gemm(kTrainGemm, m, n, k, dm * dk * 2, dk * dn * 2, dm * dn * 4));
   // A block per kReduceRowsPerBlock rows of C; each row's N squares summed in a fixed order.
   kernels.push_back(own_kernel(kTrainReduce, KernelClass::kReduction,
-                               ceil_div(m, kReduceRowsPerBlock), 2 * dm * dn,
-                               dm * dn * 4 + dm * 4));
+                               ceil_div(m, kReduceRowsPerBlock), 2 * dm * dn, dm * dn * 4 + dm * 4,
+                               kThreadsPerBlock * 4));
   // One thread per element of B: reads B, C and the row's sum, writes B (about 6 operations).
   kernels.push_back(own_kernel(kTrainUpdate, KernelClass::kOptimizer,
                                ceil_div(k * n, kThreadsPerBlock), 6 * dk * dn,
