@@ -34,6 +34,7 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -62,7 +63,16 @@ struct CudaGpuOptions {
   // every catalog GPU (H100/H200: 50 MiB), so emulated traffic reaches DRAM.
   std::int64_t scratch_bytes = std::int64_t{1} << 30;
   // Green contexts cached per granule set before the least recently used idle one is destroyed.
+  // ASSUMPTION: 32; the policies use a few masks each (CoGPU: partitions and their unions, LithOS:
+  // TPC sets), and an idle green context costs only driver memory.
   int max_green_contexts = 32;
+  // Streams that can be asked to yield: one flag each in the control channel (streams created
+  // beyond this run their kernels to the end). ASSUMPTION: 256, far above any scenario's tenants.
+  int yield_slots = 256;
+  // Blocks of the largest kernel with checkpoints that can yield (a larger one runs to its end).
+  // ASSUMPTION: 65536, above the grids of the catalog's persistent kernels (a few per SM); the
+  // progress buffers take yield_slots x this x 4 bytes (64 MiB).
+  std::int64_t max_checkpointed_blocks = 65536;
   // NVML for clocks and energy (not owned; may be null: then clock_control is false and energy 0).
   const NvmlLibrary* nvml = nullptr;
 };
