@@ -297,10 +297,16 @@ core::Status CudaDecodeModel::reset(std::uint64_t seed) {
   std::vector<std::int32_t> tokens(b);
   for (std::size_t i = 0; i < b; ++i) tokens[i] = cd::initial_token(static_cast<int>(i));
   TESSERA_TRY(res_->in_context([&]() -> core::Status {
-    const auto e = cd::generate_fp16(seed, cd::Tensor::kDecodeEmbedding, table);
-    TESSERA_TRY(res_->upload(table_, e.data(), e.size() * 2));
-    const auto w = cd::generate_fp16(seed, cd::Tensor::kDecodeLmHead, table);
-    TESSERA_TRY(res_->upload(lm_head_, w.data(), w.size() * 2));
+    // The step never writes E or W: they are generated (about a second for the defaults) only
+    // when the seed changes.
+    if (loaded_seed_ != seed) {
+      loaded_seed_.reset();
+      const auto e = cd::generate_fp16(seed, cd::Tensor::kDecodeEmbedding, table);
+      TESSERA_TRY(res_->upload(table_, e.data(), e.size() * 2));
+      const auto w = cd::generate_fp16(seed, cd::Tensor::kDecodeLmHead, table);
+      TESSERA_TRY(res_->upload(lm_head_, w.data(), w.size() * 2));
+      loaded_seed_ = seed;
+    }
     return res_->upload(tokens_, tokens.data(), b * 4);
   }));
   step_ = 0;
@@ -459,8 +465,13 @@ core::Status CudaTrainingModel::reset(std::uint64_t seed) {
   const auto k = static_cast<std::size_t>(s.k);
   TESSERA_TRY(res_->synchronize());
   TESSERA_TRY(res_->in_context([&]() -> core::Status {
-    const auto a = cd::generate_fp16(seed, cd::Tensor::kTrainA, m * k);
-    TESSERA_TRY(res_->upload(a_, a.data(), a.size() * 2));
+    // A is never written (B is, by every update).
+    if (loaded_seed_ != seed) {
+      loaded_seed_.reset();
+      const auto a = cd::generate_fp16(seed, cd::Tensor::kTrainA, m * k);
+      TESSERA_TRY(res_->upload(a_, a.data(), a.size() * 2));
+      loaded_seed_ = seed;
+    }
     const auto b = cd::generate_fp16(seed, cd::Tensor::kTrainB, k * n);
     return res_->upload(b_, b.data(), b.size() * 2);
   }));

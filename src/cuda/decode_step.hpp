@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -99,6 +100,7 @@ class CudaDecodeModel final : public workload::ComputeModel {
   CUdeviceptr hidden_ = 0;
   CUdeviceptr logits_ = 0;
   CUdeviceptr probs_ = 0;
+  std::optional<std::uint64_t> loaded_seed_;  // the seed E and W hold
 };
 
 class CudaTrainingModel final : public workload::ComputeModel {
@@ -125,10 +127,11 @@ class CudaTrainingModel final : public workload::ComputeModel {
   workload::KernelSequencePtr sequence_;
   std::int64_t step_ = 0;
   int next_kernel_ = 0;
-  CUdeviceptr a_ = 0;       // fp16 [m x k]
-  CUdeviceptr b_ = 0;       // fp16 [k x n], updated every step
-  CUdeviceptr c_ = 0;       // fp32 [m x n]
-  CUdeviceptr row_sq_ = 0;  // fp32 [m]
+  CUdeviceptr a_ = 0;                         // fp16 [m x k]
+  CUdeviceptr b_ = 0;                         // fp16 [k x n], updated every step
+  CUdeviceptr c_ = 0;                         // fp32 [m x n]
+  CUdeviceptr row_sq_ = 0;                    // fp32 [m]
+  std::optional<std::uint64_t> loaded_seed_;  // the seed A holds
 };
 
 }  // namespace tessera::cuda
