@@ -8,13 +8,19 @@
 //
 //   driver_app launches     copy in, seven launches (one cooperative grid too large for a small
 //                           partition), copy out, synchronise; prints "ok"
+//   driver_app threads      four threads, each on its own stream, launch 500 kernels at once
+//                           (the first launches race to make the partition)
 //   driver_app dlsym-next   checks that dlsym(RTLD_NEXT, ...) still answers for the caller
 
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -168,11 +174,76 @@ int launches() {
   return 0;
 }
 
+int threads() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) return 2;
+  g_gpa = reinterpret_cast<GetProcAddressV2>(dlsym(lib, "cuGetProcAddress_v2"));
+  if (g_gpa == nullptr) return 2;
+  auto init = get<CUresult (*)(unsigned)>("cuInit", 2000);
+  auto device_get = get<CUresult (*)(CUdevice*, int)>("cuDeviceGet", 2000);
+  auto retain = get<CUresult (*)(CUcontext*, CUdevice)>("cuDevicePrimaryCtxRetain", 7000);
+  auto set_current = get<CUresult (*)(CUcontext)>("cuCtxSetCurrent", 4000);
+  auto stream_create = get<CUresult (*)(CUstream*, unsigned)>("cuStreamCreate", 2000);
+  auto stream_sync = get<CUresult (*)(CUstream)>("cuStreamSynchronize", 2000);
+  auto load = get<CUresult (*)(CUlibrary*, const void*, CUjit_option*, void**, unsigned,
+                               CUlibraryOption*, void**, unsigned)>("cuLibraryLoadData", 12000);
+  auto get_kernel =
+      get<CUresult (*)(CUkernel*, CUlibrary, const char*)>("cuLibraryGetKernel", 12000);
+  using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                    unsigned, unsigned, CUstream, void**, void**);
+  auto launch = get<LaunchKernel>("cuLaunchKernel", 4000);
+  if (g_failures > 0) return 2;
+  CUdevice dev = 0;
+  CUcontext ctx = nullptr;
+  CUlibrary library = nullptr;
+  static const char kImage[] = "app_t0 app_t1 app_t2 app_t3";
+  if (!ok(init(0), "cuInit") || !ok(device_get(&dev, 0), "cuDeviceGet") ||
+      !ok(retain(&ctx, dev), "cuDevicePrimaryCtxRetain") ||
+      !ok(set_current(ctx), "cuCtxSetCurrent") ||
+      !ok(load(&library, kImage, nullptr, nullptr, 0, nullptr, nullptr, 0), "cuLibraryLoadData")) {
+    return 1;
+  }
+  constexpr int kThreads = 4;
+  constexpr int kLaunches = 500;
+  std::atomic<int> ready{0};
+  std::vector<std::thread> workers;
+  std::vector<int> failures(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    workers.emplace_back([&, t] {
+      CUstream s = nullptr;
+      CUkernel k = nullptr;
+      const std::string name = "app_t" + std::to_string(t);
+      if (set_current(ctx) != CUDA_SUCCESS || stream_create(&s, 0) != CUDA_SUCCESS ||
+          get_kernel(&k, library, name.c_str()) != CUDA_SUCCESS) {
+        ++failures[t];
+        return;
+      }
+      // Start together, so the launches (and the first, which makes the partition) overlap.
+      ready.fetch_add(1);
+      while (ready.load() < kThreads) std::this_thread::yield();
+      for (int i = 0; i < kLaunches; ++i) {
+        if (launch(reinterpret_cast<CUfunction>(k), 1, 1, 1, 32, 1, 1, 0, s, nullptr, nullptr) !=
+            CUDA_SUCCESS) {
+          ++failures[t];
+        }
+      }
+      if (stream_sync(s) != CUDA_SUCCESS) ++failures[t];
+    });
+  }
+  for (auto& w : workers) w.join();
+  for (int f : failures) {
+    if (f != 0) return 1;
+  }
+  std::printf("ok\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "dlsym-next") == 0) return dlsym_next();
   if (argc == 2 && std::strcmp(argv[1], "launches") == 0) return launches();
-  std::fprintf(stderr, "usage: %s launches|dlsym-next\n", argv[0]);
+  if (argc == 2 && std::strcmp(argv[1], "threads") == 0) return threads();
+  std::fprintf(stderr, "usage: %s launches|threads|dlsym-next\n", argv[0]);
   return 2;
 }

@@ -304,6 +304,57 @@ TEST(Interpose, AMalformedSmCountPassesThroughAndIsReported) {
   EXPECT_TRUE(r.fake_log.at("green_contexts").empty());
 }
 
+// Four threads launch at once on their own streams: one partition is made, every launch is
+// routed, and each is bracketed by events of its own thread's stream (the shared events are used
+// under the partition's mutex; without it another thread's record could slip in between).
+TEST(Interpose, ConcurrentLaunchesFromManyThreadsKeepTheirOwnStreamsOrder) {
+  auto env = fake_env(json{{"schedule", "round_robin"}});
+  env["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
+  env["TESSERA_PARTITION_SMS"] = "16";
+  const Outcome r = run(TESSERA_INTERPOSE_DRIVER_APP, "threads", env);
+  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_EQ(r.fake_log.at("green_contexts").size(), 1u);
+  EXPECT_EQ(entry(r, "cuLaunchKernel").at("routed"), 2000);
+  const json& ops = r.fake_log.at("ops");
+  // Indexes over the log: each stream's ops in execution order, ops by enqueue id, and the
+  // stream that waited for each record.
+  std::map<std::uint64_t, std::vector<std::size_t>> on_stream;
+  std::map<std::uint64_t, std::size_t> at_enqueue;
+  std::map<std::uint64_t, std::uint64_t> waiter_of_record;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    on_stream[ops[i].at("stream").get<std::uint64_t>()].push_back(i);
+    at_enqueue[ops[i].at("enqueue").get<std::uint64_t>()] = i;
+    if (ops[i].at("op") == "wait" && !ops[i].at("record").is_null()) {
+      waiter_of_record[ops[i].at("record").get<std::uint64_t>()] = ops[i].at("stream");
+    }
+  }
+  std::map<std::string, std::uint64_t> stream_of;  // kernel -> its thread's stream
+  int checked = 0;
+  for (const auto& [stream, indices] : on_stream) {
+    for (std::size_t k = 0; k < indices.size(); ++k) {
+      const json& l = ops[indices[k]];
+      if (l.at("op") != "launch") continue;
+      ASSERT_TRUE(k > 0 && k + 1 < indices.size());
+      const json& before = ops[indices[k - 1]];
+      const json& after = ops[indices[k + 1]];
+      ASSERT_EQ(before.at("op"), "wait");
+      ASSERT_EQ(after.at("op"), "event_record");
+      ASSERT_TRUE(at_enqueue.contains(before.at("record").get<std::uint64_t>()));
+      const json& record = ops[at_enqueue.at(before.at("record").get<std::uint64_t>())];
+      const auto app = record.at("stream").get<std::uint64_t>();
+      const std::string kernel = l.at("kernel");
+      const auto [it, fresh] = stream_of.emplace(kernel, app);
+      EXPECT_EQ(it->second, app) << kernel << " waited for another thread's stream";
+      const auto waiter = waiter_of_record.find(after.at("enqueue").get<std::uint64_t>());
+      ASSERT_NE(waiter, waiter_of_record.end()) << kernel;
+      EXPECT_EQ(waiter->second, app) << kernel;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 2000);
+  EXPECT_EQ(stream_of.size(), 4u);
+}
+
 TEST(Interpose, DlsymWithRtldNextStillAnswersForTheCaller) {
   auto env = fake_env(json::object());
   env["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
