@@ -1,6 +1,7 @@
 #include "tessera/cuda/emulation.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -117,10 +118,11 @@ core::Result<EmulationLaunch> emulation_launch(const workload::Kernel& kernel,
     p.fma_per_thread = *fmas;
     p.pipe = TESSERA_PIPE_FP32;
   }
+  // The kernel splits its read vectors into chunks in 32-bit arithmetic.
   const double pairs = std::floor(kernel.bytes_per_block / kBytesPerVectorPair + 0.5);
-  if (!(pairs * kBytesPerVectorPair < 0x1p63)) {
-    return bad(
-        fmt::format("{} bytes per block does not fit a 64-bit count", kernel.bytes_per_block));
+  if (!(pairs < 0x1p32)) {
+    return bad(fmt::format("{} bytes per block is above the {} a block can move; split the block",
+                           kernel.bytes_per_block, (std::uint64_t{1} << 37) - 32));
   }
   p.bytes_per_block = static_cast<std::uint64_t>(pairs) * 32;
   if (kernel.checkpoints < 0) {
@@ -129,11 +131,12 @@ core::Result<EmulationLaunch> emulation_launch(const workload::Kernel& kernel,
   p.checkpoints = static_cast<std::uint32_t>(kernel.checkpoints);
 
   if (buffers.sink == 0) return bad("no sink buffer; pass a device uint32");
-  if (p.bytes_per_block > 0 &&
-      (buffers.scratch == 0 || buffers.scratch_bytes < 16 || buffers.scratch_bytes % 16 != 0)) {
+  // The kernel wraps offsets with a mask (a remainder would cost it registers, hence residency).
+  if (p.bytes_per_block > 0 && (buffers.scratch == 0 || buffers.scratch_bytes < 16 ||
+                                !std::has_single_bit(buffers.scratch_bytes))) {
     return bad(
         fmt::format("it moves {} bytes per block but the scratch buffer is {} bytes at {:#x}; "
-                    "pass a buffer whose size is a non-zero multiple of 16",
+                    "pass a buffer whose size is a power of two, at least 16",
                     p.bytes_per_block, buffers.scratch_bytes, buffers.scratch));
   }
   if (p.checkpoints > 0 && buffers.progress == 0) {

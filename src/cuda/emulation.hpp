@@ -12,11 +12,12 @@
 //    warps), rounded to the nearest (a partial last warp cannot issue warp-wide MMAs and does
 //    none); a count above 2^32 - 1 is an error;
 //  - bytes_per_block rounded to the nearest multiple of 32 (one 16-byte read and one 16-byte
-//    write: the kernel moves exactly what the parameters say);
+//    write: the kernel moves exactly what the parameters say), at most 2^37 - 32;
 //  - dynamic shared memory = the kernel's shared_memory_bytes, raised where needed so that no more
 //    blocks are resident per SM than the simulator's occupancy for this kernel
-//    (device::blocks_per_sm). Registers per thread are fixed when tessera_emulate is compiled and
-//    cannot be set per launch; shared memory can, so it is the lever (see emulation_shared_bytes);
+//    (device::blocks_per_sm). Registers per thread are fixed when tessera_emulate is compiled (32,
+//    so they never limit residency below the SM's thread limit) and cannot be set per launch;
+//    shared memory can, so it is the lever (see emulation_shared_bytes);
 //  - checkpoints = kernel.checkpoints; a kernel with checkpoints needs a progress buffer.
 
 #include <cuda.h>
@@ -36,7 +37,7 @@ namespace tessera::cuda {
 // Device buffers one tessera_emulate launch uses (CUdeviceptr values; 0 = none).
 struct EmulationBuffers {
   std::uint64_t scratch = 0;        // required when the kernel moves bytes
-  std::uint64_t scratch_bytes = 0;  // a multiple of 16
+  std::uint64_t scratch_bytes = 0;  // a power of two, at least 16
   std::uint64_t sink = 0;           // required: one uint32
   std::uint64_t yield_flag = 0;     // 0: the launch never yields
   std::uint64_t progress = 0;  // uint32[kernel.blocks]; required when the kernel has checkpoints

@@ -31,8 +31,9 @@ enum TesseraEmulatePipe {
 // block does the kernel's arithmetic on registers (pipe FP32: fma_per_thread dependent FMAs in
 // each thread; pipe TENSOR_FP16: fma_per_thread 16x16x16 MMAs in each full warp; a block's last,
 // partial warp does none) and its DRAM traffic as reads and writes of its own slice of a scratch
-// buffer larger than L2 (bytes_per_block, a multiple of 32: half read, half written, in 16-byte
-// vectors, starting at (bid * bytes_per_block) mod scratch_bytes and wrapping inside the buffer),
+// buffer larger than L2 (bytes_per_block, a multiple of 32 below 2^37: half read, half written,
+// in 16-byte vectors, starting at (bid * bytes_per_block) mod scratch_bytes and wrapping inside
+// the buffer, whose size is a power of two),
 // with the kernel's block shape (threads per block, dynamic shared memory). With checkpoints > 0
 // the block's work (both parts) is cut into checkpoints + 1 equal chunks; before each chunk after
 // the first it reads *yield_flag (written by the control kernel) and, when it is set, records the
@@ -44,7 +45,7 @@ typedef struct TesseraEmulateParams {
   uint64_t block_offset;    // first virtual block of this launch
   uint64_t virtual_blocks;  // the kernel's whole grid
   uint64_t scratch;         // device buffer for the DRAM traffic
-  uint64_t scratch_bytes;   // its size: a block's slice wraps around inside it
+  uint64_t scratch_bytes;   // its size, a power of two: a block's slice wraps around inside it
   uint64_t bytes_per_block;  // DRAM bytes one block moves (half read, half written)
   uint64_t sink;             // device uint32: written only if an impossible value is computed
   uint64_t yield_flag;       // device uint32 set by the control kernel; 0: never yields

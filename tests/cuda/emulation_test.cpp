@@ -113,6 +113,11 @@ TEST(Emulation, BytesRoundToWholeReadWritePairsOf32) {
   EXPECT_EQ(launch_of(kernel(256, 0, 1000)).params.bytes_per_block, 992u);   // 31.25 pairs
   EXPECT_EQ(launch_of(kernel(256, 0, 1008)).params.bytes_per_block, 1024u);  // 31.5 pairs
   EXPECT_EQ(launch_of(kernel(256, 0, 15)).params.bytes_per_block, 0u);
+  // The kernel counts read vectors in 32 bits: 2^32 - 1 pairs is the most.
+  const double most = 32.0 * 4294967295.0;
+  EXPECT_EQ(launch_of(kernel(256, 0, most)).params.bytes_per_block, 137438953440u);
+  EXPECT_NE(error_of(kernel(256, 0, most + 32)).find("above the 137438953440 a block can move"),
+            std::string::npos);
 }
 
 TEST(Emulation, CheckpointsNeedProgressAndPassThrough) {
@@ -155,8 +160,11 @@ TEST(Emulation, RefusesMissingBuffers) {
   b.sink = 0;
   EXPECT_NE(error_of(kernel(), {0, 20}, b).find("no sink"), std::string::npos);
   b = buffers();
-  b.scratch_bytes = 1000;  // not a multiple of 16
-  EXPECT_NE(error_of(kernel(256, 0, 64), {0, 20}, b).find("non-zero multiple of 16"),
+  b.scratch_bytes = 3 << 20;  // not a power of two
+  EXPECT_NE(error_of(kernel(256, 0, 64), {0, 20}, b).find("a power of two, at least 16"),
+            std::string::npos);
+  b.scratch_bytes = 8;
+  EXPECT_NE(error_of(kernel(256, 0, 64), {0, 20}, b).find("a power of two, at least 16"),
             std::string::npos);
   b.scratch = 0;
   b.scratch_bytes = 0;
