@@ -216,6 +216,33 @@ TEST(CudaModels, CreationFailsCleanlyWhereCuBlasLtHasNoGpu) {
   EXPECT_EQ(unloaded, loaded);
 }
 
+// A failure before cuBLASLt (here the module load) names the call and releases the context.
+TEST(CudaModels, AFailedModuleLoadIsNamedAndReleasesTheContext) {
+  if (!std::filesystem::exists(kToolkitCublasLt)) {
+    GTEST_SKIP() << kToolkitCublasLt << " is not installed";
+  }
+  FakeCuda fake(
+      json{{"fail", json::array({json{{"call", "cuLibraryLoadData"}, {"nth", 1}, {"ret", 2}}})}});
+  auto driver = fake.open_driver();
+  ASSERT_NE(driver, nullptr);
+  auto lt = CublasLt::open(kToolkitCublasLt);
+  ASSERT_TRUE(lt) << lt.error().message();
+  auto decode = CudaDecodeModel::create(*driver, **lt, {});
+  ASSERT_FALSE(decode);
+  EXPECT_THAT(decode.error().message(), HasSubstr("cuLibraryLoadData(decode_kernels)"));
+  EXPECT_EQ(decode.error().code(), core::Code::kResourceExhausted);  // CUDA_ERROR_OUT_OF_MEMORY
+  const json log = fake.log();
+  int retained = 0;
+  int released = 0;
+  for (const json& c : log.at("calls")) {
+    if (c.at("ret").get<int>() != 0) continue;
+    retained += c.at("call") == "cuDevicePrimaryCtxRetain";
+    released += c.at("call") == "cuDevicePrimaryCtxRelease";
+  }
+  EXPECT_EQ(retained, 1);
+  EXPECT_EQ(released, 1);
+}
+
 // ---------------------------------------------------------------------------------------------
 // On a GPU.
 
