@@ -3,9 +3,12 @@
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -415,6 +418,39 @@ TEST_F(FakeCudaTest, MemoryIsAccountedPerDevice) {
   ASSERT_EQ(api().mem_free(p), CUDA_SUCCESS);
   EXPECT_EQ(api().mem_alloc(&q, 512 * 1024), CUDA_SUCCESS);
   EXPECT_EQ(api().mem_free(p), CUDA_ERROR_INVALID_VALUE);  // freed already
+}
+
+// FAKE_CUDA_SCRIPT and FAKE_CUDA_LOG, for processes a test cannot reset: a fresh copy of the fake
+// (its own link-map namespace, so none of this process's state) reads them.
+TEST(FakeCudaEnvironment, ScriptAndLogFileComeFromTheEnvironment) {
+  const std::string log_path =
+      (std::filesystem::temp_directory_path() / ("fake_cuda_env_" + std::to_string(getpid())))
+          .string();
+  std::filesystem::remove(log_path);
+  setenv("FAKE_CUDA_SCRIPT", R"({"devices": [{"sms": 20}, {"sms": 30}]})", 1);
+  setenv("FAKE_CUDA_LOG", log_path.c_str(), 1);
+  void* h = dlmopen(LM_ID_NEWLM, FakeCuda::path().c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << dlerror();
+  auto init = reinterpret_cast<CUresult (*)(unsigned)>(dlsym(h, "cuInit"));
+  auto count = reinterpret_cast<CUresult (*)(int*)>(dlsym(h, "cuDeviceGetCount"));
+  auto progress = reinterpret_cast<void (*)()>(dlsym(h, "fake_cuda_progress"));
+  ASSERT_TRUE(init && count && progress);
+  const CUresult initialised = init(0);  // the script is read at first use
+  unsetenv("FAKE_CUDA_SCRIPT");
+  ASSERT_EQ(initialised, CUDA_SUCCESS);
+  int n = 0;
+  ASSERT_EQ(count(&n), CUDA_SUCCESS);
+  EXPECT_EQ(n, 2);
+  progress();
+  unsetenv("FAKE_CUDA_LOG");
+  std::ifstream in(log_path);
+  ASSERT_TRUE(in) << log_path << " was not written";
+  const json log = json::parse(in);
+  ASSERT_TRUE(log.contains("calls"));
+  EXPECT_EQ(log["calls"][0]["call"], "cuInit");
+  EXPECT_EQ(log["calls"][1]["call"], "cuDeviceGetCount");
+  dlclose(h);
+  std::filesystem::remove(log_path);
 }
 
 }  // namespace

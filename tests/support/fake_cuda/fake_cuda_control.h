@@ -56,7 +56,8 @@ extern "C" {
 //   {"devices": [{"name": "NVIDIA H200", "sms": 132, "cc": [9, 0], "memory_mib": 144384,
 //                 "min_partition": 8, "alignment": 8, "shortfall": 0, "uuid": "GPU-...",
 //                 "clock_khz": 1980000, "attributes": {"<CUdevice_attribute>": value}}],
-//    "driver_version": 13000,
+//    "driver_version": 13000,        // cuDriverGetVersion; cuGetProcAddress does not know entry
+//                                     // points newer than it (12030: no green contexts)
 //    "green_contexts": true,          // false: cuGetProcAddress does not find the green-context
 //                                     // entry points (a 12.3 driver); called anyway they return
 //                                     // CUDA_ERROR_NOT_SUPPORTED
