@@ -25,6 +25,7 @@ Config read_config() {
   char* end = nullptr;
   errno = 0;
   const unsigned long n = std::strtoul(sms, &end, 10);
+  // ASSUMPTION: no GPU has 100000 SMs (an H200 has 132); a larger value is a typo.
   if (end == sms || *end != '\0' || errno != 0 || n == 0 || n > 100000 || sms[0] == '-') {
     std::snprintf(c.error, sizeof c.error,
                   "TESSERA_PARTITION_SMS='%s' is not a positive SM count; launches pass through",

@@ -73,6 +73,8 @@ void write_at_exit() {
   } else {
     std::snprintf(path, sizeof path, "%s", c.log_path);
   }
+  // ASSUMPTION: 64 KiB holds any summary (ten entry points and up to 64 partitions take ~10 KiB);
+  // a longer one would be cut short, not overflow (Out is bounded).
   static char text[64 * 1024];
   summary_json(text, sizeof text);
   std::FILE* f = std::fopen(path, "w");
