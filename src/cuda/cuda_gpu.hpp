@@ -5,32 +5,40 @@
 // Physical contexts. At creation the device's SMs are split, in one cuDevSmResourceSplitByCount
 // call, into equal granules of the driver's minimum partition size (8 SMs on Hopper, 4 on Ampere;
 // read from the device, never assumed). SM resources from one split call may be combined into one
-// descriptor, so any set of granules can become one green context. A stream's SmMask maps to the
-// granules it covers completely (a mask covering no granule completely gets the granule it covers
-// most, and the mapping says so in its log); the green context for each granule set is created on
-// first use and cached. Disjoint masks thus run on disjoint SMs, whatever the policy plans. The
-// SMs the split leaves over hold the resident control kernel. Without green contexts (driver older
-// than 12.4) every stream runs in the primary context and Capabilities::sm_partitions is false.
+// descriptor, so any set of granules can become one green context. A stream's SmMask is read in a
+// virtual numbering (granule g holds SMs [g * G, (g + 1) * G)) and maps to the granules it covers
+// completely (a mask covering no granule completely gets the granule it overlaps most, and the
+// mapping says so in its log; an empty mask, or one naming every SM, runs in the primary
+// context). The green context for each granule set is created on first use and cached (the least
+// recently used idle one is destroyed when the cache is full). Disjoint masks thus run on
+// disjoint SMs, whatever the policy plans. The SMs the split leaves over hold the resident control
+// kernel. Without green contexts (driver older than 12.4) every stream runs in the primary context
+// and Capabilities::sm_partitions is false.
 //
 // Virtual contexts. A StreamId is a tenant's ordered kernel stream. Its kernels are issued to a
-// CUstream of the green context its configuration names (one CUstream per stream and green
-// context, so tenants never serialise behind each other). When the configuration changes, the
-// next kernel goes to the new context's stream after a cuStreamWaitEvent on the event recorded
-// after the previous kernel: a remap between two kernels needs no copy (all green contexts share
-// the device's memory) and never reorders. At most `issue_window` kernels of a stream are issued
+// CUstream of the context its configuration names (one CUstream per stream and context, so
+// tenants never serialise behind each other). When the configuration changes, the next kernel
+// goes to the new context's stream after a cuStreamWaitEvent on the event recorded after the
+// previous kernel: a remap between two kernels needs no copy (all green contexts share the
+// device's memory) and never reorders. At most `issue_window` kernels of a stream are issued
 // ahead of the GPU; a reconfiguration applies from the first kernel not yet issued.
 //
-// Kernels. A workload::Kernel runs as tessera_emulate (kernel_params.h) with its launch
-// configuration (blocks, threads, shared memory) and its FLOPs and DRAM bytes per block, unless a
-// payload is bound to its name (bind_payload): then the payload's real kernels run instead (the
-// determinism harness binds the decode step's GEMM, softmax and argmax this way). Block ranges
-// (submit_range) launch exactly the range's blocks with the range's offset. request_yield asks the
-// control kernel to raise the stream's yield flag; kernels with checkpoints stop at the next one.
+// Kernels. A workload::Kernel runs as tessera_emulate (emulation.hpp) with its launch
+// configuration, unless a payload is bound to its name (bind_payload): then the payload's real
+// kernels run instead (the determinism harness binds the decode step's GEMM, softmax and argmax
+// this way). Block ranges (submit_range) launch exactly the range's blocks with the range's
+// offset. request_yield asks the control kernel to raise the stream's yield flag; kernels with
+// checkpoints stop at the next one. A checkpointed kernel is issued alone (nothing of its stream
+// behind it), so that if it yields, its rest runs next: relaunched at the head of the stream, under
+// the stream's configuration then, once the flag is cleared.
 //
 // Time. Kernel start and end times come from CUDA events on the GPU's timeline, placed on the
-// executor's clock by one reference event recorded at creation. Completions are found by polling
-// events in poll(); callbacks and observers run there, on the caller's thread, in order of end
-// time. run_until drives executor and device together (WallClockExecutor::run_due + poll).
+// executor's clock by one reference event recorded at creation (a stream's later kernels are timed
+// from its previous kernel's end event, which keeps cuEventElapsedTime's float short). Completions
+// are found by polling events in poll(); callbacks and observers run there, on the caller's
+// thread, in order of (end time, stream). run_until drives executor and device together
+// (WallClockExecutor::run_due + poll). The first CUDA error poisons the device: every later call
+// returns it, naming the call.
 
 #include <cuda.h>
 

@@ -279,6 +279,35 @@ TEST(CudaGpu, AUnionMaskGetsOneGreenContextCoveringBothGranules) {
   EXPECT_EQ(*rig.gpu->partition_sms(*s), 132);
 }
 
+TEST(CudaGpu, TheLeastRecentlyUsedIdleGreenContextIsDestroyedWhenTheCacheIsFull) {
+  auto options = small_options();
+  options.max_green_contexts = 2;
+  Rig rig(reverse_script(), options);
+  ASSERT_NE(rig.gpu, nullptr) << rig.error;
+  auto s = rig.gpu->create_stream(config(device::SmMask::range(0, 8)));
+  ASSERT_TRUE(s);
+  static constexpr std::string_view kNames[] = {"g0", "g1", "g2"};
+  for (int g = 0; g < 3; ++g) {
+    ASSERT_TRUE(rig.gpu->configure_stream(*s, config(device::SmMask::range(8 * g, 8 * g + 8))));
+    ASSERT_TRUE(rig.gpu->submit(*s, workload::single_kernel(kernel(kNames[g], 2)), 0, nullptr));
+    ASSERT_TRUE(rig.drain());
+  }
+  const json log = rig.fake.log();
+  // Granule 0's context went (granule 1's still held the stream's last event); its stream first.
+  std::vector<std::set<int>> destroyed;
+  for (const auto& g : log["green_contexts"]) {
+    if (g["destroyed"] == true) destroyed.push_back(g["sm_ids"].get<std::set<int>>());
+  }
+  ASSERT_EQ(destroyed.size(), 1u) << log["green_contexts"].dump(1);
+  const auto launches = emulate_launches(log);
+  ASSERT_EQ(launches.size(), 3u);
+  EXPECT_EQ(destroyed[0], sm_ids_of(log, launches[0]["green_ctx"]));
+  for (const auto& note : log["notes"]) {
+    EXPECT_NE(note.value("call", ""), "cuGreenCtxDestroy") << "destroyed with live streams";
+  }
+  EXPECT_EQ(rig.recorder.events.size(), 3u);
+}
+
 TEST(CudaGpu, SubmitRangeLaunchesExactlyTheRangesBlocks) {
   Rig rig(reverse_script());
   ASSERT_NE(rig.gpu, nullptr) << rig.error;
