@@ -107,7 +107,7 @@ void State::fault(const std::string& what) {
   // Like an illegal address on a GPU: the context is broken and every later synchronisation
   // returns the error (CUDA_ERROR_ILLEGAL_ADDRESS is sticky, cuda.h).
   sticky_ = CUDA_ERROR_ILLEGAL_ADDRESS;
-  ops_.push_back(json{{"seq", ops_.size()}, {"op", "fault"}, {"what", what}});
+  push_op(json{{"seq", executed_}, {"op", "fault"}, {"what", what}});
 }
 
 Stream* State::pick() {
@@ -174,7 +174,7 @@ CUresult State::drain(std::uint64_t stream, const char* call) {
 
 void State::execute_head(std::uint64_t stream_id, Stream& s) {
   Op op = s.queue.front();
-  json entry{{"seq", ops_.size()},  {"op", op_name(op.kind)}, {"enqueue", op.id},
+  json entry{{"seq", executed_},    {"op", op_name(op.kind)}, {"enqueue", op.id},
              {"stream", stream_id}, {"ctx", s.ctx},           {"green_ctx", s.green},
              {"device", s.device}};
   bool keep_head = false;
@@ -225,11 +225,11 @@ void State::execute_head(std::uint64_t stream_id, Stream& s) {
   }
   device_clock_ns_ = std::max(device_clock_ns_, s.time_ns);
   if (keep_head) {
-    s.resident_log = ops_.size();
+    s.resident_log = ops_.size();  // where push_op puts it (ops_.size() if the log is full)
   } else {
     s.queue.pop_front();
   }
-  ops_.push_back(std::move(entry));
+  push_op(std::move(entry));
 }
 
 void State::execute_launch(Stream& s, std::uint64_t stream_id, const Op& op, json& entry) {
@@ -317,7 +317,7 @@ bool State::service_controls() {
     if (seq == load32(&box->ack_seq)) continue;
     const std::uint32_t cmd = box->op;
     const std::uint32_t slot = box->slot;
-    json entry{{"seq", ops_.size()},
+    json entry{{"seq", executed_},
                {"op", "control"},
                {"stream", id},
                {"command", cmd},
@@ -337,11 +337,11 @@ bool State::service_controls() {
     if (cmd == TESSERA_CONTROL_EXIT) {
       s.resident = false;
       s.time_ns = std::max(s.time_ns, device_clock_ns_);
-      ops_.at(s.resident_log)["end_ns"] = s.time_ns;
+      if (s.resident_log < ops_.size()) ops_[s.resident_log]["end_ns"] = s.time_ns;
       s.queue.pop_front();
       exited = true;
     }
-    ops_.push_back(std::move(entry));
+    push_op(std::move(entry));
   }
   return exited;
 }

@@ -163,7 +163,20 @@ CUresult State::before_call(const std::string& name, bool needs_init) {
 }
 
 void State::log_call(const std::string& name, CUresult ret) {
+  if (calls_.size() >= kMaxLogEntries) {
+    ++calls_dropped_;
+    return;
+  }
   calls_.push_back(json{{"call", name}, {"ret", static_cast<int>(ret)}});
+}
+
+void State::push_op(json entry) {
+  ++executed_;
+  if (ops_.size() >= kMaxLogEntries) {
+    ++ops_dropped_;
+    return;
+  }
+  ops_.push_back(std::move(entry));
 }
 
 void State::note(json entry) {

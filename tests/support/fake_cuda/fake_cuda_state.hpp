@@ -218,8 +218,16 @@ class State {
   void execute_launch(Stream& s, std::uint64_t stream_id, const Op& op, nlohmann::json& entry);
   bool service_controls();
   void fault(const std::string& what);
+  // Appends to the execution log (counts executions past the cap).
+  void push_op(nlohmann::json entry);
   std::uint64_t duration(const std::string& kernel) const;
 
+  // ASSUMPTION: no test needs more entries than this; benchmarks that make millions of calls
+  // would otherwise grow the log without bound. Entries past it are only counted.
+  static constexpr std::size_t kMaxLogEntries = 200000;
+  std::uint64_t executed_ = 0;  // operations executed: the next log entry's seq
+  std::uint64_t ops_dropped_ = 0;
+  std::uint64_t calls_dropped_ = 0;
   std::uint64_t ids_ = 0;
   std::uint64_t device_clock_ns_ = 0;
   std::uint64_t last_rr_ = 0;
