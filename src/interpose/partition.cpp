@@ -74,6 +74,18 @@ void make(const RealDriver& d, unsigned want, Partition& p) {
   p.ok = true;
 }
 
+// A partition that failed half-way gives back what it made (streams before their green context:
+// cuGreenCtxDestroy does not destroy them, notes section 1).
+void undo(const RealDriver& d, Partition& p) {
+  if (p.launch_done != nullptr) d.event_destroy(p.launch_done);
+  if (p.app_done != nullptr) d.event_destroy(p.app_done);
+  if (p.stream != nullptr) d.stream_destroy(p.stream);
+  if (p.green != nullptr) d.green_ctx_destroy(p.green);
+  p.launch_done = p.app_done = nullptr;
+  p.stream = nullptr;
+  p.green = nullptr;
+}
+
 }  // namespace
 
 Partition* partition_for_current_context(const RealDriver& d, unsigned sms, Why* why) {
@@ -101,6 +113,7 @@ Partition* partition_for_current_context(const RealDriver& d, unsigned sms, Why*
       p = &g_partitions[n];
       p->app_context = current;
       make(d, sms, *p);
+      if (!p->ok) undo(d, *p);
       if (p->ok) {
         verbose_log("context %p, device %d: green context of %u SMs (asked %u), stream %p",
                     static_cast<void*>(current), p->device, p->sms, sms,

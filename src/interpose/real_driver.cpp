@@ -42,6 +42,9 @@ void fill(RealDriver& d, DlsymFn sym) {
   ok &= resolve(sym, d.handle, "cuEventRecord", d.event_record, d);
   ok &= resolve(sym, d.handle, "cuStreamWaitEvent", d.stream_wait_event, d);
   ok &= resolve(sym, d.handle, "cuStreamSynchronize", d.stream_synchronize, d);
+  ok &= resolve(sym, d.handle, "cuGreenCtxDestroy", d.green_ctx_destroy, d);
+  ok &= resolve(sym, d.handle, "cuStreamDestroy_v2", d.stream_destroy, d);
+  ok &= resolve(sym, d.handle, "cuEventDestroy_v2", d.event_destroy, d);
   d.can_route = ok;
   // Optional: stream capture arrived with cuStreamIsCapturing (CUDA 10.0), so a driver without it
   // cannot be capturing; without the occupancy call cooperative launches pass through.

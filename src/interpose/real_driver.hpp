@@ -37,6 +37,10 @@ struct RealDriver {
   CUresult (*event_record)(CUevent, CUstream) = nullptr;
   CUresult (*stream_wait_event)(CUstream, CUevent, unsigned) = nullptr;
   CUresult (*stream_synchronize)(CUstream) = nullptr;
+  // Undo a partition made half-way (cuda.h:24879; cuStreamDestroy_v2, cuEventDestroy_v2).
+  CUresult (*green_ctx_destroy)(CUgreenCtx) = nullptr;
+  CUresult (*stream_destroy)(CUstream) = nullptr;
+  CUresult (*event_destroy)(CUevent) = nullptr;
   // Optional (see fill()).
   CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus*) = nullptr;
   CUresult (*occupancy_max_active_blocks)(int*, CUfunction, int, size_t) = nullptr;

@@ -296,6 +296,24 @@ TEST(Interpose, ReportsTheSmsTheDriverReallyGave) {
   EXPECT_EQ(launches(r.fake_log).front().at("sms"), 24);
 }
 
+TEST(Interpose, APartitionFailingHalfWayIsUndoneAndLaunchesPassThrough) {
+  json script{
+      {"schedule", "fifo"},
+      {"fail", json::array({json{{"call", "cuGreenCtxStreamCreate"}, {"nth", 1}, {"ret", 2}}})}};
+  const Outcome r = run_driver_app({{"TESSERA_PARTITION_SMS", "16"}}, true, script);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const json& p = r.summary.at("partitions").at(0);
+  EXPECT_EQ(p.at("ok"), false);
+  EXPECT_NE(p.at("error").get<std::string>().find("cuGreenCtxStreamCreate returned 2"),
+            std::string::npos)
+      << p;
+  // The green context made before the failure is destroyed again.
+  ASSERT_EQ(r.fake_log.at("green_contexts").size(), 1u);
+  EXPECT_EQ(r.fake_log.at("green_contexts")[0].at("destroyed"), true);
+  EXPECT_EQ(entry(r, "cuLaunchKernel").at("why"), (json{{"partition_failed", 1}}));
+  EXPECT_EQ(launches(r.fake_log).size(), kOrder.size());
+}
+
 TEST(Interpose, AMalformedSmCountPassesThroughAndIsReported) {
   const Outcome r = run_driver_app({{"TESSERA_PARTITION_SMS", "sixteen"}});
   ASSERT_EQ(r.status, 0) << r.output;
