@@ -799,6 +799,25 @@ FAKE_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream h, CUevent e, unsigned int 
   return stream_wait_event(h, e, flags);
 }
 
+namespace {
+CUresult stream_is_capturing(CUstream hs, CUstreamCaptureStatus* status) {
+  return guarded("cuStreamIsCapturing", true, [&](State& s) {
+    if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::uint64_t sid = 0;
+    if (CUresult r = resolve_stream(s, hs, &sid); r != CUDA_SUCCESS) return r;
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;  // the fake has no stream capture
+    return CUDA_SUCCESS;
+  });
+}
+}  // namespace
+
+FAKE_EXPORT CUresult cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus* status) {
+  return stream_is_capturing(h, status);
+}
+FAKE_EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream h, CUstreamCaptureStatus* status) {
+  return stream_is_capturing(h, status);
+}
+
 FAKE_EXPORT CUresult cuEventCreate(CUevent* out, unsigned int flags) {
   return guarded("cuEventCreate", true, [&](State& s) {
     // CU_EVENT_DEFAULT | BLOCKING_SYNC | DISABLE_TIMING | INTERPROCESS (0x7, cuda.h).
@@ -1276,6 +1295,8 @@ const std::vector<Proc>& procs() {
       {"cuStreamQuery", 7000, true, false, fp(&cuStreamQuery_ptsz)},
       {"cuStreamWaitEvent", 3020, false, false, fp(&cuStreamWaitEvent)},
       {"cuStreamWaitEvent", 7000, true, false, fp(&cuStreamWaitEvent_ptsz)},
+      {"cuStreamIsCapturing", 10000, false, false, fp(&cuStreamIsCapturing)},
+      {"cuStreamIsCapturing", 10000, true, false, fp(&cuStreamIsCapturing_ptsz)},
       {"cuEventCreate", 2000, false, false, fp(&cuEventCreate)},
       {"cuEventDestroy", 4000, false, false, fp(&cuEventDestroy_v2)},
       {"cuEventRecord", 2000, false, false, fp(&cuEventRecord)},
