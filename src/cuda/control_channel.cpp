@@ -166,7 +166,8 @@ ControlChannel::~ControlChannel() {
     auto seq = s.post(TESSERA_CONTROL_EXIT, 0);
     const core::Status acked =
         seq ? s.wait(*seq, s.options.ack_timeout) : core::Status(std::unexpected(seq.error()));
-    if (!acked) {
+    // A control kernel that is gone (its stream idle) reads nothing any more: free its buffers.
+    if (!acked && s.driver.api().stream_query(s.stream) != CUDA_SUCCESS) {
       core::logger().error(
           "stopping the control kernel: {}; its mailbox and yield flags stay allocated",
           acked.error().message());

@@ -42,8 +42,9 @@ class ControlChannel {
       const DriverLibrary& driver, KernelModule& kernels, CUstream stream,
       const ControlChannelOptions& options = {});
   // Sends EXIT, waits for its acknowledgement and the control kernel's stream to drain, frees the
-  // buffers. If EXIT is not acknowledged within ack_timeout the buffers are left allocated (a
-  // kernel that may still poll them must not read freed memory) and the error is logged.
+  // buffers. If EXIT is not acknowledged within ack_timeout while the kernel's stream is still
+  // busy, the buffers are left allocated (a kernel that may still poll them must not read freed
+  // memory) and the error is logged.
   ~ControlChannel();
   ControlChannel(const ControlChannel&) = delete;
   ControlChannel& operator=(const ControlChannel&) = delete;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <nlohmann/json.hpp>
 
 #include "kernel_session.hpp"
@@ -199,6 +200,42 @@ TEST_F(ControlChannelTest, TimeoutNamesTheSequenceNumber) {
   EXPECT_NE(st.error().message().find("control command 7 was not acknowledged within"),
             std::string::npos)
       << st.error().message();
+}
+
+// The control kernel stops behind the channel's back (EXIT written straight into its mailbox):
+// the next wait fails at once, saying so, and destruction still frees the buffers.
+TEST_F(ControlChannelTest, AControlKernelThatIsGoneIsReportedAtOnce) {
+  auto channel = start();
+  ASSERT_NE(channel, nullptr);
+  fake_.progress();
+  const auto launches = ops(fake_, "launch");
+  ASSERT_EQ(launches.size(), 1u);
+  TesseraControlParams p{};
+  const std::string hex = launches[0].at("params_hex");
+  auto* bytes = reinterpret_cast<unsigned char*>(&p);
+  for (std::size_t i = 0; i < sizeof(p); ++i) {
+    bytes[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  }
+  // Mapped host memory has the same address on both sides in the fake.
+  auto* box = reinterpret_cast<TesseraControlMailbox*>(p.mailbox);
+  // A sequence number half the range away from the channel's, so its acknowledgement does not
+  // count as one of the channel's commands.
+  box->op = TESSERA_CONTROL_EXIT;
+  std::atomic_ref<std::uint32_t>(box->seq).store(0x90000000u, std::memory_order_release);
+  fake_.progress();
+  // Posting waits for command 0's acknowledgement, and learns the kernel is gone.
+  auto seq = channel->request_yield(0);
+  ASSERT_FALSE(seq.has_value());
+  EXPECT_EQ(seq.error().code(), core::Code::kFailedPrecondition);
+  EXPECT_NE(seq.error().message().find("the control kernel is no longer running"),
+            std::string::npos)
+      << seq.error().message();
+  channel.reset();
+  const json calls = fake_.log().at("calls");
+  EXPECT_EQ(std::count_if(
+                calls.begin(), calls.end(),
+                [](const json& c) { return c.at("call") == "cuMemFreeHost" && c.at("ret") == 0; }),
+            1);
 }
 
 TEST_F(ControlChannelTest, DestructionSendsExitAndTheControlKernelCompletes) {
