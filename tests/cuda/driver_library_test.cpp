@@ -1,6 +1,7 @@
 // DriverLibrary against the fake libcuda: loading through cuGetProcAddress_v2, the errors a user
 // sees when there is no usable driver, devices, and the CUresult-to-error mapping.
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -227,6 +228,34 @@ TEST(RealGpuDriverLibrary, OpensTheInstalledDriverAndDescribesItsDevices) {
   std::printf("real driver %d: %s, %d SMs, cc %d.%d, %lld MiB, %s\n", driver->driver_version(),
               d->name.c_str(), d->sms, d->compute_capability_major, d->compute_capability_minor,
               static_cast<long long>(d->memory_bytes >> 20), d->uuid.c_str());
+}
+
+// On a real driver: cuCtxSynchronize and cuCtxGetDevice at 13000 are the new ABI, and the fields
+// (resolved with the old one) work as cuda.h declares them.
+TEST(RealGpuDriverLibrary, ContextCallsUseTheAbiCudaHDeclares) {
+  REAL_GPU_OR_SKIP(driver);
+  void* h = dlopen(driver->path().c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr);
+  using Gpa = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+  auto gpa = reinterpret_cast<Gpa>(dlsym(h, "cuGetProcAddress_v2"));
+  ASSERT_NE(gpa, nullptr);
+  void* old_abi = nullptr;
+  void* new_abi = nullptr;
+  CUdriverProcAddressQueryResult st{};
+  ASSERT_EQ(gpa("cuCtxSynchronize", &old_abi, 2000, 0, &st), CUDA_SUCCESS);
+  ASSERT_EQ(gpa("cuCtxSynchronize", &new_abi, 13000, 0, &st), CUDA_SUCCESS);
+  EXPECT_NE(old_abi, new_abi) << "cudaTypedefs.h says 13.0 introduced a new cuCtxSynchronize";
+  dlclose(h);
+  const DriverApi& api = driver->api();
+  CUcontext ctx = nullptr;
+  ASSERT_EQ(api.primary_ctx_retain(&ctx, 0), CUDA_SUCCESS);
+  ASSERT_EQ(api.ctx_set_current(ctx), CUDA_SUCCESS);
+  EXPECT_EQ(api.ctx_synchronize(), CUDA_SUCCESS);
+  CUdevice dev = -1;
+  EXPECT_EQ(api.ctx_get_device(&dev), CUDA_SUCCESS);
+  EXPECT_EQ(dev, 0);
+  EXPECT_EQ(api.ctx_set_current(nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(api.primary_ctx_release(0), CUDA_SUCCESS);
 }
 
 }  // namespace
