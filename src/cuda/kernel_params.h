@@ -42,10 +42,10 @@ enum TesseraEmulatePipe {
 // every block from progress[bid]; a block whose progress equals checkpoints + 1 does nothing.
 // The host zeroes progress before a kernel's first launch and yielded_blocks before each launch.
 typedef struct TesseraEmulateParams {
-  uint64_t block_offset;    // first virtual block of this launch
-  uint64_t virtual_blocks;  // the kernel's whole grid
-  uint64_t scratch;         // device buffer for the DRAM traffic
-  uint64_t scratch_bytes;   // its size, a power of two: a block's slice wraps around inside it
+  uint64_t block_offset;     // first virtual block of this launch
+  uint64_t virtual_blocks;   // the kernel's whole grid
+  uint64_t scratch;          // device buffer for the DRAM traffic
+  uint64_t scratch_bytes;    // its size, a power of two: a block's slice wraps around inside it
   uint64_t bytes_per_block;  // DRAM bytes one block moves (half read, half written)
   uint64_t sink;             // device uint32: written only if an impossible value is computed
   uint64_t yield_flag;       // device uint32 set by the control kernel; 0: never yields
@@ -63,7 +63,7 @@ typedef struct TesseraEmulateParams {
 // (and ack_time_ns, the GPU's %globaltimer when it saw the command).
 enum TesseraControlOp {
   TESSERA_CONTROL_NONE = 0,
-  TESSERA_CONTROL_YIELD = 1,  // set yield_flags[slot] = 1 (kernels on that slot stop at a checkpoint)
+  TESSERA_CONTROL_YIELD = 1,  // yield_flags[slot] = 1: kernels on that slot stop at a checkpoint
   TESSERA_CONTROL_CLEAR = 2,  // set yield_flags[slot] = 0
   TESSERA_CONTROL_EXIT = 3,   // the control kernel returns
 };
