@@ -472,11 +472,21 @@ core::Status CudaGpu::request_yield(device::StreamId stream) {
   TESSERA_TRY(s.usable());
   TESSERA_TRY(s.check_stream(stream));
   StreamState& st = s.streams[stream];
+  // A stopped kernel whose rest has not run yet stops at its next checkpoint once it runs again.
+  if (st.rest) {
+    st.yield_rest = true;
+    return {};
+  }
   // Only a running checkpointed launch can stop; anything else runs to its end, and an idle
   // stream is left alone (as sim::SimGpu does).
   if (st.in_flight.empty() || !st.in_flight.front().yieldable || st.flag_raised) return {};
-  auto seq = s.control->request_yield(st.slot);
-  if (!seq) return s.fail_with(seq.error().with_context(fmt::format("request_yield({})", stream)));
+  return s.raise_yield_flag(stream);
+}
+
+core::Status CudaGpu::Impl::raise_yield_flag(device::StreamId stream) {
+  StreamState& st = streams[stream];
+  auto seq = control->request_yield(st.slot);
+  if (!seq) return fail_with(seq.error().with_context(fmt::format("request_yield({})", stream)));
   st.flag_raised = true;
   return {};
 }

@@ -104,6 +104,7 @@ struct StreamState {
   // Yields (one checkpointed launch in flight at a time, so one of each suffices).
   int slot = -1;  // the control channel's yield flag for this stream; -1: none
   bool flag_raised = false;
+  bool yield_rest = false;  // asked to yield while the rest waited: stop it at its next checkpoint
   std::optional<std::uint32_t> clear_seq;  // a CLEAR posted and not yet acknowledged
 };
 
@@ -174,6 +175,7 @@ struct CudaGpu::Impl {
   core::Status enqueue(device::StreamId stream, workload::KernelSequencePtr sequence,
                        device::BlockRange range, std::uint64_t tag, device::DoneCallback done);
   bool idle() const;
+  core::Status raise_yield_flag(device::StreamId stream);
 
   // --- cuda_gpu_contexts.cpp ---
   core::Status make_granules();

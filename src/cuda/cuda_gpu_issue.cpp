@@ -27,8 +27,11 @@ void CudaGpu::Impl::issue(device::StreamId id) {
     // The rest of a yielded launch goes first, once its yield flag is down again.
     if (st.rest) {
       if (!st.in_flight.empty() || !clear_acknowledged()) return;
-      Launch rest = std::move(*st.rest);
-      st.rest.reset();
+      // Asked to yield meanwhile: the flag goes up first, so the rest stops at its next
+      // checkpoint.
+      if (std::exchange(st.yield_rest, false) && !raise_yield_flag(id)) return;
+      Launch rest = std::move(*streams[id].rest);
+      streams[id].rest.reset();
       (void)launch(id, std::move(rest));
       return;  // a checkpointed launch is alone in flight
     }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_nvml_env.hpp"
 #include "support/cuda_test_env.hpp"
 #include "tessera/cuda/kernel_params.h"
 #include "tessera/device/wall_clock_executor.hpp"
@@ -362,6 +363,28 @@ TEST(CudaGpu, RequestYieldStopsAKernelAndTheRestCompletes) {
   EXPECT_EQ(rig.gpu->stats().kernels_completed, 1);
 }
 
+TEST(CudaGpu, AYieldRequestedWhileTheRestWaitsStopsTheRestAtItsNextCheckpoint) {
+  Rig rig(reverse_script());
+  ASSERT_NE(rig.gpu, nullptr) << rig.error;
+  auto s = rig.gpu->create_stream(config(device::SmMask::range(0, 32)));
+  ASSERT_TRUE(s);
+  int done = 0;
+  ASSERT_TRUE(rig.gpu->submit(*s, workload::single_kernel(kernel("persistent", 6, 4)), 1,
+                              [&](const device::SubmissionDone&) { ++done; }));
+  ASSERT_TRUE(rig.gpu->request_yield(*s));
+  // Polls until the first launch has yielded (its rest waits for the flag to be cleared).
+  for (int i = 0; i < 100 && rig.recorder.events.empty(); ++i) ASSERT_TRUE(rig.gpu->poll());
+  ASSERT_EQ(rig.recorder.events.size(), 1u);
+  ASSERT_TRUE(rig.recorder.events[0].yielded);
+  ASSERT_TRUE(rig.gpu->request_yield(*s));
+  ASSERT_TRUE(rig.drain());
+  EXPECT_EQ(done, 1);
+  // Yielded, yielded again (one more chunk per block), then the rest of the rest.
+  ASSERT_EQ(rig.recorder.events.size(), 3u);
+  EXPECT_TRUE(rig.recorder.events[1].yielded);
+  EXPECT_FALSE(rig.recorder.events[2].yielded);
+}
+
 TEST(CudaGpu, PayloadRunsOnTheLaunchsStreamAndContext) {
   Rig rig(reverse_script());
   ASSERT_NE(rig.gpu, nullptr) << rig.error;
@@ -406,6 +429,36 @@ TEST(CudaGpu, PayloadRunsOnTheLaunchsStreamAndContext) {
   EXPECT_EQ(on_stream[2], "event_record");
   ASSERT_EQ(rig.recorder.events.size(), 1u);
   EXPECT_EQ(rig.recorder.events[0].sms, 24);
+}
+
+TEST(CudaGpu, NvmlOfTheSameGpuLocksClocksAndCountsEnergy) {
+  test::FakeNvmlEnv nvml_env(json{{"mig_mode", 0}, {"mig_pending", 0}});
+  auto nvml = test::FakeNvmlEnv::open_library();
+  ASSERT_TRUE(nvml) << nvml.error().message();
+  auto options = small_options();
+  options.nvml = nvml->get();
+  // The fake NVML's GPU has this UUID; the CUDA device gets it from the script.
+  const json same = {
+      {"devices", json::array({{{"name", "NVIDIA H200"},
+                                {"uuid", "GPU-fa4e0000-0000-4000-8000-000000000000"}}})}};
+  {
+    Rig rig(reverse_script(same), options);
+    ASSERT_NE(rig.gpu, nullptr) << rig.error;
+    ASSERT_TRUE(rig.gpu->capabilities().clock_control);
+    EXPECT_EQ(rig.gpu->clock_mhz(), rig.gpu->spec().boost_clock_mhz);
+    const auto set = rig.gpu->set_clock_mhz(1200);
+    ASSERT_TRUE(set) << set.error().message();
+    EXPECT_EQ(rig.gpu->clock_mhz(), 1200);  // a clock the fake lists
+    EXPECT_FALSE(rig.gpu->set_clock_mhz(5000));
+    EXPECT_GT(rig.gpu->stats().energy_joules, 0);
+  }
+  // Another GPU's NVML is refused, naming the UUID.
+  const json other = {
+      {"devices", json::array({{{"name", "NVIDIA H200"},
+                                {"uuid", "GPU-00000000-0000-4000-8000-000000000001"}}})}};
+  Rig rig(reverse_script(other), options);
+  EXPECT_EQ(rig.gpu, nullptr);
+  EXPECT_THAT(rig.error, HasSubstr("GPU-00000000-0000-4000-8000-000000000001"));
 }
 
 TEST(CudaGpu, WithoutGreenContextsEverythingRunsInThePrimaryContext) {
