@@ -314,6 +314,17 @@ TEST(Interpose, APartitionFailingHalfWayIsUndoneAndLaunchesPassThrough) {
   EXPECT_EQ(launches(r.fake_log).size(), kOrder.size());
 }
 
+TEST(Interpose, PrintsNothingUnlessVerbose) {
+  const Outcome quiet = run_driver_app({{"TESSERA_PARTITION_SMS", "16"}});
+  ASSERT_EQ(quiet.status, 0) << quiet.output;
+  EXPECT_EQ(quiet.output, "ok\n");
+  const Outcome verbose =
+      run_driver_app({{"TESSERA_PARTITION_SMS", "16"}, {"TESSERA_INTERPOSE_VERBOSE", "1"}});
+  ASSERT_EQ(verbose.status, 0) << verbose.output;
+  EXPECT_NE(verbose.output.find("tessera_interpose: context"), std::string::npos) << verbose.output;
+  EXPECT_NE(verbose.output.find("green context of 16 SMs (asked 16)"), std::string::npos);
+}
+
 TEST(Interpose, AMalformedSmCountPassesThroughAndIsReported) {
   const Outcome r = run_driver_app({{"TESSERA_PARTITION_SMS", "sixteen"}});
   ASSERT_EQ(r.status, 0) << r.output;
