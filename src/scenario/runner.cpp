@@ -6,8 +6,7 @@
 #include "tessera/core/try.hpp"
 #include "tessera/gpu/determinism_checker.hpp"
 #include "tessera/gpu/registry.hpp"
-#include "tessera/sim/engine.hpp"
-#include "tessera/sim/sim_gpu.hpp"
+#include "tessera/scenario/backend.hpp"
 #include "tessera/tenant/inference_server.hpp"
 #include "tessera/tenant/training_job.hpp"
 
@@ -32,7 +31,7 @@ class TimelineTap final : public device::DeviceObserver {
 };
 
 struct Gpu {
-  std::unique_ptr<sim::SimGpu> device;
+  std::unique_ptr<device::GpuDevice> device;
   std::unique_ptr<gpu::CheckedMode> mode;  // every mode runs under the determinism checker
   std::unique_ptr<TimelineTap> tap;
 };
@@ -89,7 +88,14 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
                                      const RunOptions& options) {
   const std::string& mode_name = s.modes[mode_index];
   const auto infos = tenant_infos(s);
-  sim::Engine engine;
+  // Declared before the GPUs: it owns the clock they run on and must outlive them.
+  std::unique_ptr<RunBackend> backend;
+  if (options.backend) {
+    TESSERA_ASSIGN_OR_RETURN(backend, options.backend());
+  } else {
+    backend = make_sim_backend();
+  }
+  device::Executor& executor = backend->executor();
   metrics::Timeline* timeline = options.timeline;
 
   // Exclusive mode is the isolation reference: each tenant alone on a GPU of its own.
@@ -99,7 +105,7 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
   std::vector<int> track_of_tenant(s.tenants.size(), -1);
   for (std::size_t g = 0; g < gpus.size(); ++g) {
     auto& slot = gpus[g];
-    TESSERA_ASSIGN_OR_RETURN(slot.device, sim::SimGpu::create(engine, s.gpu, s.sim_options));
+    TESSERA_ASSIGN_OR_RETURN(slot.device, backend->make_gpu(s, static_cast<int>(g)));
     TESSERA_ASSIGN_OR_RETURN(auto inner, options.make_mode
                                              ? options.make_mode(mode_name, s.mode_options)
                                              : gpu::make_sharing_mode(mode_name, s.mode_options));
@@ -131,10 +137,10 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
     const auto id = static_cast<gpu::TenantId>(i);
     if (t.kind == TenantSpec::Kind::kInference) {
       servers[i] = std::make_unique<tenant::InferenceServer>(
-          id, t.inference, arrivals[i], *mode_of_tenant[i], engine, timeline, track_of_tenant[i]);
+          id, t.inference, arrivals[i], *mode_of_tenant[i], executor, timeline, track_of_tenant[i]);
       servers[i]->start();
     } else {
-      jobs[i] = std::make_unique<tenant::TrainingJob>(id, t.training, *mode_of_tenant[i], engine,
+      jobs[i] = std::make_unique<tenant::TrainingJob>(id, t.training, *mode_of_tenant[i], executor,
                                                       timeline, track_of_tenant[i]);
       jobs[i]->start();
     }
@@ -143,13 +149,13 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
   Progress progress{mode_name, mode_index, s.modes.size(), 0, s.duration};
   if (options.progress) {
     for (core::Nanos t = core::kNanosPerSecond; t < s.duration; t += core::kNanosPerSecond) {
-      engine.schedule_at(t, [&options, &progress, &engine] {
-        progress.simulated = engine.now();
+      executor.schedule_at(t, [&options, &progress, &executor] {
+        progress.simulated = executor.now();
         options.progress(progress);
       });
     }
   }
-  engine.run_until(s.duration);
+  TESSERA_TRY(backend->run_until(s.duration));
   if (options.progress) {
     progress.simulated = s.duration;
     options.progress(progress);

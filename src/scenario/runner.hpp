@@ -1,5 +1,6 @@
 #pragma once
-// Runs a scenario under each of its sharing modes on the simulated GPU and gathers the report.
+// Runs a scenario under each of its sharing modes, on the simulated GPU unless told otherwise
+// (backend.hpp), and gathers the report.
 
 #include <functional>
 #include <memory>
@@ -8,6 +9,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/metrics/report.hpp"
 #include "tessera/metrics/timeline.hpp"
+#include "tessera/scenario/backend.hpp"
 #include "tessera/scenario/scenario.hpp"
 
 namespace tessera::scenario {
@@ -30,6 +32,8 @@ struct RunOptions {
   std::function<core::Result<std::unique_ptr<gpu::SharingMode>>(std::string_view mode,
                                                                 const gpu::ModeOptions& options)>
       make_mode;
+  // Makes each mode's backend (its clock and GPUs); empty: the simulated GPU (backend.hpp).
+  std::function<core::Result<std::unique_ptr<RunBackend>>()> backend;
 };
 
 core::Result<metrics::RunReport> run_scenario(const Scenario& scenario, const RunOptions& options);
