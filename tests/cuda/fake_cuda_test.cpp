@@ -420,6 +420,23 @@ TEST_F(FakeCudaTest, MemoryIsAccountedPerDevice) {
   EXPECT_EQ(api().mem_free(p), CUDA_ERROR_INVALID_VALUE);  // freed already
 }
 
+TEST(FakeCudaScript, MalformedScriptsAreRefusedWithTheReason) {
+  FakeCuda fake;
+  void* h = dlopen(FakeCuda::path().c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr);
+  auto reset = reinterpret_cast<int (*)(const char*)>(dlsym(h, "fake_cuda_reset"));
+  auto why = reinterpret_cast<const char* (*)()>(dlsym(h, "fake_cuda_last_error"));
+  ASSERT_TRUE(reset && why);
+  EXPECT_EQ(reset(R"({"devices": [{"smz": 8}]})"), -1);
+  EXPECT_NE(std::string(why()).find("smz"), std::string::npos) << why();
+  EXPECT_EQ(reset(R"({"shedule": "fifo"})"), -1);
+  EXPECT_NE(std::string(why()).find("shedule"), std::string::npos) << why();
+  EXPECT_EQ(reset(R"({"schedule": "lifo"})"), -1);
+  EXPECT_EQ(reset("{not json"), -1);
+  EXPECT_EQ(reset(""), 0);
+  dlclose(h);
+}
+
 // FAKE_CUDA_SCRIPT and FAKE_CUDA_LOG, for processes a test cannot reset: a fresh copy of the fake
 // (its own link-map namespace, so none of this process's state) reads them.
 TEST(FakeCudaEnvironment, ScriptAndLogFileComeFromTheEnvironment) {

@@ -52,7 +52,7 @@ extern "C" {
 // Replaces the fake's whole state with the script (JSON text; "" or null: the defaults) and
 // clears the log. Every object (context, stream, event, memory, library) of the old state is
 // gone; whether cuInit was called is kept (a reset is a fresh GPU, not a fresh process). Script
-// keys (all optional; an unknown key is an error):
+// keys (all optional; an unknown key, here or in a device, is an error):
 //   {"devices": [{"name": "NVIDIA H200", "sms": 132, "cc": [9, 0], "memory_mib": 144384,
 //                 "min_partition": 8, "alignment": 8, "shortfall": 0, "uuid": "GPU-...",
 //                 "clock_khz": 1980000, "attributes": {"<CUdevice_attribute>": value}}],

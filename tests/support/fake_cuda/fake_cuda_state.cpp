@@ -51,6 +51,12 @@ T get_or(const json& j, const char* key, T fallback) {
 
 Device parse_device(const json& j, int ordinal) {
   if (!j.is_object()) throw std::runtime_error("devices[]: each device is an object");
+  static const std::set<std::string> kKeys = {
+      "name",      "sms",       "cc",   "memory_mib", "min_partition",
+      "alignment", "shortfall", "uuid", "clock_khz",  "attributes"};
+  for (const auto& [key, value] : j.items()) {
+    if (!kKeys.count(key)) throw std::runtime_error("devices[]: unknown key '" + key + "'");
+  }
   Device d;
   d.name = get_or<std::string>(j, "name", "NVIDIA H200");
   // 132 SMs: the H100/H200 SXM5 configuration (NVIDIA Hopper architecture whitepaper).
