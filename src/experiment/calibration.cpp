@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "tessera/core/try.hpp"
@@ -34,23 +36,6 @@ bool is_memory_bound_class(workload::KernelClass c) {
   return c == KernelClass::kElementwise || c == KernelClass::kNorm ||
          c == KernelClass::kReduction || c == KernelClass::kOptimizer;
 }
-
-// Keeps each kernel's duration; the calibration runs one kernel at a time, so the last event is
-// the kernel just launched.
-class DurationObserver final : public device::DeviceObserver {
- public:
-  void on_kernel_complete(const device::KernelEvent& e) override {
-    if (e.yielded) return;
-    last_ = e.end - e.start;
-    ++count_;
-  }
-  std::int64_t count() const { return count_; }
-  core::Nanos last() const { return last_; }
-
- private:
-  core::Nanos last_ = 0;
-  std::int64_t count_ = 0;
-};
 
 core::Status check_positive(int value, std::string_view field) {
   if (value >= 1) return {};
@@ -103,8 +88,6 @@ core::Result<std::vector<core::Nanos>> time_kernels(device::GpuDevice& gpu, cons
                                                     std::span<const CalibrationKernel> kernels,
                                                     int repeat) {
   TESSERA_TRY(check_positive(repeat, "repeat"));
-  DurationObserver observer;
-  gpu.add_observer(&observer);
   TESSERA_ASSIGN_OR_RETURN(const device::StreamId stream, gpu.create_stream({}));
   std::vector<core::Nanos> medians;
   medians.reserve(kernels.size());
@@ -112,15 +95,22 @@ core::Result<std::vector<core::Nanos>> time_kernels(device::GpuDevice& gpu, cons
     const workload::KernelSequencePtr seq = workload::single_kernel(ck.kernel);
     std::vector<core::Nanos> times;
     for (int i = 0; i <= repeat; ++i) {  // launch 0 is the warm-up
-      const std::int64_t before = observer.count();
-      TESSERA_TRY(core::with_context(gpu.submit(stream, seq, 0, {}), ck.label));
+      // A one-kernel submission starts and finishes with its kernel: finished - started is the
+      // KernelEvent's end - start. Shared, so a launch that outlives this call (a device that
+      // never finishes it) writes into memory that is still there.
+      auto done = std::make_shared<std::optional<device::SubmissionDone>>();
+      TESSERA_TRY(
+          core::with_context(gpu.submit(stream, seq, static_cast<std::uint64_t>(i),
+                                        [done](const device::SubmissionDone& d) { *done = d; }),
+                             ck.label));
       TESSERA_TRY(core::with_context(run(), ck.label));
-      if (observer.count() != before + 1) {
+      if (!done->has_value()) {
         return core::failf(core::Domain::kDevice, core::Code::kInternal,
-                           "{}: the device reported {} finished kernels for one launch", ck.label,
-                           observer.count() - before);
+                           "{}: the launch did not finish (the device went idle or its deadline "
+                           "passed without reporting it)",
+                           ck.label);
       }
-      if (i > 0) times.push_back(observer.last());
+      if (i > 0) times.push_back((*done)->finished - (*done)->started);
     }
     std::sort(times.begin(), times.end());
     // Nearest-rank median (the lower middle for an even count): always a measured value.

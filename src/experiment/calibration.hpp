@@ -4,8 +4,9 @@
 // Each kernel of a fixed set (the decode and prefill kernels of one catalog model, plus the
 // largest GEMM and the largest memory-bound kernel of a BERT-base training iteration, all from the
 // workload builders) runs alone, one launch at a time, on a device under test: one warm-up
-// launch, then `repeat` timed ones, median of KernelEvent end - start. The same kernels run the
-// same way on a sim::SimGpu with the device's spec. Per kernel: measured, simulated and the
+// launch, then `repeat` timed ones, median of the launch's end - start (the submission's
+// finished - started, which for one kernel is its KernelEvent's end - start). The same kernels run
+// the same way on a sim::SimGpu with the device's spec. Per kernel: measured, simulated and the
 // relative error (simulated - measured) / measured; over all kernels: the median and P90 of its
 // absolute value.
 //
@@ -50,8 +51,8 @@ core::Result<std::vector<CalibrationKernel>> calibration_kernels(
 // engine; a real GPU: poll until idle).
 using RunToIdle = std::function<core::Status()>;
 
-// Median KernelEvent duration of each kernel run alone on `gpu` (whole device, one stream):
-// one warm-up launch, then `repeat` launches.
+// Median duration (end - start) of each kernel run alone on `gpu` (whole device, one new stream):
+// one warm-up launch, then `repeat` launches. Adds nothing to the device that outlives the call.
 core::Result<std::vector<core::Nanos>> time_kernels(device::GpuDevice& gpu, const RunToIdle& run,
                                                     std::span<const CalibrationKernel> kernels,
                                                     int repeat);
