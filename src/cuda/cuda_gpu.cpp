@@ -189,6 +189,8 @@ core::Status CudaGpu::Impl::init() {
   TESSERA_TRY(driver.check(api.event_record(reference, utility_stream), "cuEventRecord"));
   TESSERA_TRY(driver.check(api.event_synchronize(reference), "cuEventSynchronize"));
   reference_time = executor.now();
+  primary_context->reference = reference;  // destroyed below, not with the context
+  primary_context->reference_time = reference_time;
 
   if (options.nvml != nullptr) {
     const auto& n = options.nvml->api();

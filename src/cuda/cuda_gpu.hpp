@@ -33,12 +33,13 @@
 // the stream's configuration then, once the flag is cleared.
 //
 // Time. Kernel start and end times come from CUDA events on the GPU's timeline, placed on the
-// executor's clock by one reference event recorded at creation (a stream's later kernels are timed
-// from its previous kernel's end event, which keeps cuEventElapsedTime's float short). Completions
-// are found by polling events in poll(); callbacks and observers run there, on the caller's
-// thread, in order of (end time, stream). run_until drives executor and device together
-// (WallClockExecutor::run_due + poll). The first CUDA error poisons the device: every later call
-// returns it, naming the call.
+// executor's clock by a reference event per context, recorded and synchronised when the context
+// gets its first CUstream (a stream's later kernels in the same context are timed from its
+// previous kernel's end event, which keeps cuEventElapsedTime's float short; no elapsed time is
+// taken across contexts). Completions are found by polling events in poll(); callbacks and
+// observers run there, on the caller's thread, in order of (end time, stream). run_until drives
+// executor and device together (WallClockExecutor::run_due + poll). The first CUDA error poisons
+// the device: every later call returns it, naming the call.
 
 #include <cuda.h>
 

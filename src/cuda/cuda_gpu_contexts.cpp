@@ -124,6 +124,21 @@ core::Result<CUstream> CudaGpu::Impl::custream_for(ExecutionContext& where,
               "cuGreenCtxStreamCreate"));
   }
   where.streams.emplace(stream, cu);
+  if (where.reference == nullptr) {
+    // The context's first CUstream is empty: its reference event completes at once.
+    TESSERA_TRY(check(api.ctx_push_current(where.context), "cuCtxPushCurrent"));
+    CUevent e = nullptr;
+    CUresult r = api.event_create(&e, CU_EVENT_DEFAULT);
+    if (r == CUDA_SUCCESS) {
+      where.reference = e;
+      r = api.event_record(e, cu);
+      if (r == CUDA_SUCCESS) r = api.event_synchronize(e);
+    }
+    CUcontext popped = nullptr;
+    api.ctx_pop_current(&popped);
+    TESSERA_TRY(check(r, "recording a context's reference event"));
+    where.reference_time = executor.now();
+  }
   return cu;
 }
 
@@ -151,6 +166,12 @@ void CudaGpu::Impl::destroy_context(ExecutionContext& c) {
     }
   }
   c.streams.clear();
+  if (c.reference != nullptr && !c.primary) {
+    if (const CUresult r = api.event_destroy(c.reference); r != CUDA_SUCCESS) {
+      core::logger().warn("CudaGpu: {}", driver.check(r, "cuEventDestroy").error().message());
+    }
+  }
+  c.reference = nullptr;
   if (!c.primary) destroy_green_context(driver, c.green);
 }
 

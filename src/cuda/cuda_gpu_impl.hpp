@@ -45,6 +45,11 @@ struct ExecutionContext {
   int sms = 0;  // read back from the driver
   std::map<device::StreamId, CUstream> streams;
   std::uint64_t last_used = 0;
+  // An event recorded and synchronised in this context when it got its first CUstream, and the
+  // executor time read then: launches are timed against events of their own context only (no
+  // cuEventElapsedTime across contexts, which the driver's documentation does not promise).
+  CUevent reference = nullptr;
+  core::Nanos reference_time = 0;
   int launches_in_flight = 0;
   int live_events = 0;  // events created in this context and not yet destroyed
 };
@@ -201,8 +206,8 @@ struct CudaGpu::Impl {
   // --- cuda_gpu_poll.cpp ---
   core::Status poll();
   core::Status collect(device::StreamId stream, std::vector<Completion>& out);
-  core::Result<core::Nanos> event_time(const OwnedEvent& from, core::Nanos from_time,
-                                       const OwnedEvent& to);
+  core::Result<core::Nanos> event_time(const ExecutionContext& where, const OwnedEvent& from,
+                                       core::Nanos from_time, const OwnedEvent& to);
   void deliver(Completion& c);
 };
 

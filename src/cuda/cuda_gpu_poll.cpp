@@ -12,16 +12,17 @@
 
 namespace tessera::cuda {
 
-core::Result<core::Nanos> CudaGpu::Impl::event_time(const OwnedEvent& from, core::Nanos from_time,
+core::Result<core::Nanos> CudaGpu::Impl::event_time(const ExecutionContext& where,
+                                                    const OwnedEvent& from, core::Nanos from_time,
                                                     const OwnedEvent& to) {
-  // cuEventElapsedTime's milliseconds are a float (about 0.5 us resolution, and 24 bits of
-  // mantissa): times are chained from the stream's previous event, a short distance, rather
-  // than measured from the reference event, which grows without bound.
-  const bool chained = from.event != nullptr && from_time >= 0;
+  // cuEventElapsedTime's milliseconds are a float (about 0.5 us resolution, 24 bits of mantissa):
+  // an event is timed from the one before it on its stream when both are in one context (a short
+  // distance), else from its context's reference event.
+  const bool chained = from.event != nullptr && from_time >= 0 && from.owner == to.owner;
   float ms = 0;
-  TESSERA_TRY(check(api.event_elapsed_time(&ms, chained ? from.event : reference, to.event),
+  TESSERA_TRY(check(api.event_elapsed_time(&ms, chained ? from.event : where.reference, to.event),
                     "cuEventElapsedTime"));
-  const core::Nanos base = chained ? from_time : reference_time;
+  const core::Nanos base = chained ? from_time : where.reference_time;
   return base + static_cast<core::Nanos>(std::llround(static_cast<double>(ms) * 1e6));
 }
 
@@ -35,9 +36,9 @@ core::Status CudaGpu::Impl::collect(device::StreamId id, std::vector<Completion>
     TESSERA_TRY(check(r, "cuEventQuery"));
     Completion c;
     c.stream = id;
-    TESSERA_ASSIGN_OR_RETURN(c.start, event_time(l.previous, chain, l.start));
+    TESSERA_ASSIGN_OR_RETURN(c.start, event_time(*l.where, l.previous, chain, l.start));
     if (chain >= 0) c.start = std::max(c.start, chain);  // never before the previous kernel ended
-    TESSERA_ASSIGN_OR_RETURN(c.end, event_time(l.start, c.start, l.end));
+    TESSERA_ASSIGN_OR_RETURN(c.end, event_time(*l.where, l.start, c.start, l.end));
     c.end = std::max(c.end, c.start);
     chain = c.end;
     if (l.yieldable) {
