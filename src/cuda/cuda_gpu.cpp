@@ -88,10 +88,6 @@ SequenceCursor first_cursor(const workload::KernelSequence& seq) {
   return c;
 }
 
-bool at_end(const workload::KernelSequence& seq, const SequenceCursor& c) {
-  return c.group >= seq.groups.size();
-}
-
 bool advance(const workload::KernelSequence& seq, SequenceCursor& c) {
   if (++c.index < seq.groups[c.group].kernels.size()) return true;
   c.index = 0;
@@ -240,9 +236,9 @@ void CudaGpu::Impl::teardown() {
     for (auto& [id, cu] : c.streams) quiet(api.stream_synchronize(cu), "cuStreamSynchronize");
   });
   for (auto& st : streams) {
+    // A launch's end event belongs to the next launch (as its previous) or to the stream.
     for (auto& l : st.in_flight) {
       destroy_event(l.start);
-      destroy_event(l.end);
       destroy_event(l.previous);
     }
     st.in_flight.clear();
@@ -561,7 +557,7 @@ bool CudaGpu::Impl::idle() const {
   for (const auto& st : streams) {
     if (!st.queue.empty() || !st.in_flight.empty() || st.rest) return false;
   }
-  return empty_done.empty();
+  return true;
 }
 
 core::Status CudaGpu::run_until(core::Nanos deadline, bool stop_when_idle) {

@@ -155,8 +155,6 @@ struct CudaGpu::Impl {
   std::vector<device::DeviceObserver*> observers;
   std::optional<core::Error> error;  // the first CUDA error: every later call returns it
   std::uint64_t completion_order = 0;
-  // Submissions without kernels, done at the next poll.
-  std::vector<std::pair<device::StreamId, std::shared_ptr<Submission>>> empty_done;
   bool delivering = false;
 
   // Stats.
@@ -213,7 +211,6 @@ struct CudaGpu::Impl {
 
 // Sequence walking (the same order as sim::SimGpu's).
 SequenceCursor first_cursor(const workload::KernelSequence& seq);
-bool at_end(const workload::KernelSequence& seq, const SequenceCursor& c);
 bool advance(const workload::KernelSequence& seq, SequenceCursor& c);
 inline const workload::Kernel& kernel_at(const workload::KernelSequence& seq,
                                          const SequenceCursor& c) {

@@ -36,15 +36,9 @@ void CudaGpu::Impl::issue(device::StreamId id) {
       return;  // a checkpointed launch is alone in flight
     }
     if (st.queue.empty()) return;
+    // Every queued submission has a kernel left (validate_sequence refuses empty ones).
     const auto sub = st.queue.front();
     const workload::KernelSequence& seq = *sub->sequence;
-    if (at_end(seq, sub->next)) {
-      // No kernel at all: done once everything before it is.
-      if (!st.in_flight.empty()) return;
-      st.queue.pop_front();
-      empty_done.emplace_back(id, sub);
-      continue;
-    }
     if (static_cast<int>(st.in_flight.size()) >= options.issue_window) return;
     // Nothing is issued behind a checkpointed launch: if it yields, its rest must run next.
     if (!st.in_flight.empty() && st.in_flight.back().yieldable) return;

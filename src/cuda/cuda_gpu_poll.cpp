@@ -127,18 +127,6 @@ core::Status CudaGpu::Impl::poll() {
   });
   delivering = true;
   for (auto& c : ready) deliver(c);
-  auto empties = std::move(empty_done);
-  empty_done.clear();
-  const core::Nanos now = executor.now();
-  for (auto& [id, sub] : empties) {
-    if (!sub->done) continue;
-    const device::DoneCallback callback = std::move(sub->done);
-    callback(device::SubmissionDone{.stream = id,
-                                    .tag = sub->tag,
-                                    .submitted = sub->submitted,
-                                    .started = now,
-                                    .finished = now});
-  }
   delivering = false;
   issue_all();
   return usable();

@@ -310,6 +310,26 @@ TEST(CudaGpu, TheLeastRecentlyUsedIdleGreenContextIsDestroyedWhenTheCacheIsFull)
   EXPECT_EQ(rig.recorder.events.size(), 3u);
 }
 
+TEST(CudaGpu, TeardownWithKernelsInFlightAndEmptySubmissionsRefused) {
+  Rig rig(reverse_script());
+  ASSERT_NE(rig.gpu, nullptr) << rig.error;
+  auto s = rig.gpu->create_stream(config(device::SmMask::range(0, 8)));
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(rig.gpu->submit(*s, workload::single_kernel(kernel("k1", 2)), 0, nullptr));
+  ASSERT_TRUE(rig.gpu->submit(*s, workload::single_kernel(kernel("k2", 2)), 1, nullptr));
+  // As by the simulator: a sequence without kernels is refused.
+  const auto empty =
+      rig.gpu->submit(*s, std::make_shared<const workload::KernelSequence>(), 2, nullptr);
+  ASSERT_FALSE(empty);
+  EXPECT_THAT(empty.error().message(), HasSubstr("no kernels"));
+  // The device goes with both kernels in flight; every event and stream it made is destroyed
+  // once (the fake's calls log their return codes).
+  rig.gpu.reset();
+  for (const auto& call : rig.fake.log()["calls"]) {
+    EXPECT_EQ(call.value("ret", 0), 0) << call.dump();
+  }
+}
+
 TEST(CudaGpu, SubmitRangeLaunchesExactlyTheRangesBlocks) {
   Rig rig(reverse_script());
   ASSERT_NE(rig.gpu, nullptr) << rig.error;
