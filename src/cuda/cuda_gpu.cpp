@@ -156,10 +156,17 @@ core::Status CudaGpu::Impl::init() {
   if (api.has_green_contexts()) {
     TESSERA_TRY(make_granules());
     if (granules->remaining_sms > 0) {
-      TESSERA_ASSIGN_OR_RETURN(auto rest,
-                               make_remaining_green_context(driver, device.handle, *granules, 1));
-      control_partition = std::move(rest);
-      control_stream = control_partition->streams.at(0);
+      // The header does not promise the remainder the guarantees of a split's groups; if the
+      // driver will not make a context of it, the control kernel goes to the primary context.
+      if (auto rest = make_remaining_green_context(driver, device.handle, *granules, 1); rest) {
+        control_partition = std::move(*rest);
+        control_stream = control_partition->streams.at(0);
+      } else {
+        core::logger().warn(
+            "CudaGpu: no green context over the {} SMs the split left ({}); the "
+            "control kernel runs in the primary context",
+            granules->remaining_sms, rest.error().message());
+      }
     }
   }
   CUcontext control_context = primary;

@@ -139,6 +139,30 @@ TEST(CudaGpu, SpecFromTheCatalogWithTheDriversSmsAndGranules) {
   EXPECT_FALSE(rig.gpu->set_clock_mhz(1000));
 }
 
+TEST(CudaGpu, TheControlKernelFallsBackToThePrimaryContextWithoutARemainderContext) {
+  // The remainder's green context is the only one made at creation: the first cuGreenCtxCreate.
+  Rig rig(reverse_script(
+      {{"fail", json::array({{{"call", "cuGreenCtxCreate"}, {"nth", 1}, {"ret", 2}}})}}));
+  ASSERT_NE(rig.gpu, nullptr) << rig.error;
+  EXPECT_TRUE(rig.gpu->capabilities().kernel_preemption);
+  const json log = rig.fake.log();
+  bool control_in_primary = false;
+  for (const auto& op : log["ops"]) {
+    if (op.value("kernel", "") == TESSERA_KERNEL_CONTROL) control_in_primary = op["green_ctx"] == 0;
+  }
+  EXPECT_TRUE(control_in_primary) << log["ops"].dump(1);
+  auto s = rig.gpu->create_stream(config(device::SmMask::range(0, 8)));
+  ASSERT_TRUE(s);
+  int done = 0;
+  ASSERT_TRUE(rig.gpu->submit(*s, workload::single_kernel(kernel("persistent", 6, 4)), 0,
+                              [&](const device::SubmissionDone&) { ++done; }));
+  ASSERT_TRUE(rig.gpu->request_yield(*s));
+  ASSERT_TRUE(rig.drain());
+  EXPECT_EQ(done, 1);
+  ASSERT_GE(rig.recorder.events.size(), 2u);
+  EXPECT_TRUE(rig.recorder.events.front().yielded);
+}
+
 TEST(CudaGpu, UnknownGpuNameIsAnErrorNamingTheOption) {
   testing::FakeCuda fake(
       reverse_script({{"devices", json::array({{{"name", "NVIDIA Tesla K80"}, {"sms", 13}}})}}));
