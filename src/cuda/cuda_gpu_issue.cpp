@@ -43,8 +43,11 @@ void CudaGpu::Impl::issue(device::StreamId id) {
     // Nothing is issued behind a checkpointed launch: if it yields, its rest must run next.
     if (!st.in_flight.empty() && st.in_flight.back().yieldable) return;
     const workload::Kernel& k = kernel_at(seq, sub->next);
-    const bool yieldable =
-        k.checkpoints > 0 && control != nullptr && st.slot >= 0 && !payloads.contains(k.name);
+    // Only tessera_emulate with checkpoints, on a stream with a yield flag, within the progress
+    // buffer's size, can stop early; any other kernel runs to its end.
+    const bool yieldable = k.checkpoints > 0 && control != nullptr && st.slot >= 0 &&
+                           k.blocks <= options.max_checkpointed_blocks &&
+                           !payloads.contains(k.name);
     if (yieldable && (!st.in_flight.empty() || !clear_acknowledged())) return;
 
     Launch l;
@@ -135,7 +138,15 @@ core::Status CudaGpu::Impl::launch_emulation(StreamState& st, const Launch& l, C
       .progress = l.yieldable ? progress_of(st) : 0,
       .yielded_blocks = l.yieldable ? yielded_device + 4 * static_cast<CUdeviceptr>(st.slot) : 0,
   };
-  auto e = emulation_launch(*l.kernel, l.blocks, spec, buffers);
+  // A kernel with checkpoints that cannot yield here does the same work without stopping points.
+  workload::Kernel plain;
+  const workload::Kernel* k = l.kernel;
+  if (!l.yieldable && k->checkpoints > 0) {
+    plain = *k;
+    plain.checkpoints = 0;
+    k = &plain;
+  }
+  auto e = emulation_launch(*k, l.blocks, spec, buffers);
   if (!e) return fail_with(e.error());
   if (auto r = kernels->launch(TESSERA_KERNEL_EMULATE, e->grid, e->block, e->shared_bytes, cu,
                                e->params);

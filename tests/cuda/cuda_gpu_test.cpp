@@ -408,6 +408,23 @@ TEST(CudaGpu, RequestYieldStopsAKernelAndTheRestCompletes) {
   EXPECT_EQ(rig.gpu->stats().kernels_completed, 1);
 }
 
+TEST(CudaGpu, AKernelAboveTheProgressBufferRunsToItsEnd) {
+  Rig rig(reverse_script());  // max_checkpointed_blocks 1024
+  ASSERT_NE(rig.gpu, nullptr) << rig.error;
+  auto s = rig.gpu->create_stream(config(device::SmMask::range(0, 32)));
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(rig.gpu->submit(*s, workload::single_kernel(kernel("big", 2048, 4)), 0, nullptr));
+  ASSERT_TRUE(rig.gpu->request_yield(*s));
+  ASSERT_TRUE(rig.drain());
+  ASSERT_EQ(rig.recorder.events.size(), 1u);
+  EXPECT_FALSE(rig.recorder.events[0].yielded);
+  const auto launches = emulate_launches(rig.fake.log());
+  ASSERT_EQ(launches.size(), 1u);
+  const auto p = decode(launches[0]["params_hex"]);
+  EXPECT_EQ(p.yield_flag, 0u);  // no flag, no progress buffer: it cannot stop
+  EXPECT_EQ(p.progress, 0u);
+}
+
 TEST(CudaGpu, AYieldRequestedWhileTheRestWaitsStopsTheRestAtItsNextCheckpoint) {
   Rig rig(reverse_script());
   ASSERT_NE(rig.gpu, nullptr) << rig.error;
