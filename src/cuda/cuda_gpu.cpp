@@ -176,16 +176,17 @@ core::Status CudaGpu::Impl::init() {
     TESSERA_TRY(driver.check(api.stream_create(&control_stream, CU_STREAM_NON_BLOCKING),
                              "cuStreamCreate (control kernel)"));
   }
-  TESSERA_TRY(driver.check(api.ctx_push_current(control_context), "cuCtxPushCurrent"));
-  auto channel = ControlChannel::start(driver, *kernels, control_stream,
-                                       ControlChannelOptions{.slots = options.yield_slots});
-  CUcontext popped = nullptr;
-  TESSERA_TRY(driver.check(api.ctx_pop_current(&popped), "cuCtxPopCurrent"));
-  if (!channel) return std::unexpected(channel.error().with_context("the control kernel"));
-  control = std::move(*channel);
+  if (options.yield_slots > 0) {  // no slots: no yields, no control kernel
+    TESSERA_TRY(driver.check(api.ctx_push_current(control_context), "cuCtxPushCurrent"));
+    auto channel = ControlChannel::start(driver, *kernels, control_stream,
+                                         ControlChannelOptions{.slots = options.yield_slots});
+    CUcontext popped = nullptr;
+    TESSERA_TRY(driver.check(api.ctx_pop_current(&popped), "cuCtxPopCurrent"));
+    if (!channel) return std::unexpected(channel.error().with_context("the control kernel"));
+    control = std::move(*channel);
+  }
 
-  // The reference event: every event's time is its distance from this one (or from the previous
-  // launch of its stream) added to the executor time read when it had completed.
+  // The primary context's reference event (see event_time in cuda_gpu_poll.cpp).
   TESSERA_TRY(
       driver.check(api.stream_create(&utility_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
   TESSERA_TRY(driver.check(api.event_create(&reference, CU_EVENT_DEFAULT), "cuEventCreate"));
@@ -323,7 +324,7 @@ device::Capabilities CudaGpu::capabilities() const {
       .context_preemption = false,
       .clock_control = impl_->nvml != nullptr && impl_->nvml->can_lock_clocks(),
       .block_ranges = true,
-      .kernel_preemption = impl_->control != nullptr && impl_->options.yield_slots > 0};
+      .kernel_preemption = impl_->control != nullptr};
 }
 
 device::Executor& CudaGpu::executor() {

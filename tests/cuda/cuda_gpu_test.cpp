@@ -139,6 +139,24 @@ TEST(CudaGpu, SpecFromTheCatalogWithTheDriversSmsAndGranules) {
   EXPECT_FALSE(rig.gpu->set_clock_mhz(1000));
 }
 
+TEST(CudaGpu, WithoutYieldSlotsThereIsNoControlKernelAndNoKernelPreemption) {
+  auto options = small_options();
+  options.yield_slots = 0;
+  Rig rig(reverse_script(), options);
+  ASSERT_NE(rig.gpu, nullptr) << rig.error;
+  EXPECT_FALSE(rig.gpu->capabilities().kernel_preemption);
+  auto s = rig.gpu->create_stream(config(device::SmMask::range(0, 8)));
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(rig.gpu->submit(*s, workload::single_kernel(kernel("c", 4, 3)), 0, nullptr));
+  ASSERT_TRUE(rig.gpu->request_yield(*s));  // nothing to stop: runs to its end
+  ASSERT_TRUE(rig.drain());
+  ASSERT_EQ(rig.recorder.events.size(), 1u);
+  EXPECT_FALSE(rig.recorder.events[0].yielded);
+  for (const auto& op : rig.fake.log()["ops"]) {
+    EXPECT_NE(op.value("kernel", ""), TESSERA_KERNEL_CONTROL);
+  }
+}
+
 TEST(CudaGpu, TheControlKernelFallsBackToThePrimaryContextWithoutARemainderContext) {
   // The remainder's green context is the only one made at creation: the first cuGreenCtxCreate.
   Rig rig(reverse_script(
