@@ -11,6 +11,7 @@
 #include "tessera/cli/agent_command.hpp"
 #include "tessera/cli/calibrate_command.hpp"
 #include "tessera/cli/cluster_sim_command.hpp"
+#include "tessera/cli/determinism_command.hpp"
 #include "tessera/cli/extender_command.hpp"
 #include "tessera/cli/mig_command.hpp"
 #include "tessera/cli/output.hpp"
@@ -335,6 +336,9 @@ int main(int argc, char** argv) {
   cli::CalibrateFlags calibrate_flags;
   cli::add_calibrate_command(app, calibrate_flags);
 
+  cli::DeterminismFlags determinism_flags;
+  cli::add_determinism_command(app, determinism_flags);
+
   CLI11_PARSE(app, argc, argv);
   if (auto st = core::set_log_level(log_level); !st) return cli::fail_with(st.error());
 
@@ -369,6 +373,7 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
+  if (*determinism_flags.command) return cli::run_determinism_command(determinism_flags);
   core::Result<scenario::Scenario> loaded =
       *demo ? scenario::parse_scenario(scenario::demo_scenario_yaml(),
                                        std::string(scenario::kDemoScenarioName), ".")

@@ -88,8 +88,9 @@ class RecordingModel final : public workload::ComputeModel {
   workload::KernelSequencePtr step_sequence() const override { return inner_.step_sequence(); }
   core::Status run_kernel(std::string_view kernel, const workload::ComputeSite& site) override {
     ++report_.kernel_sms[std::string(kernel)][site.partition_sms];
-    if (last_sms_ != 0 && site.partition_sms != last_sms_) ++report_.partition_changes;
-    last_sms_ = site.partition_sms;
+    const auto [last, first] = last_sms_.try_emplace(std::string(kernel), site.partition_sms);
+    if (!first && last->second != site.partition_sms) ++report_.partition_changes;
+    last->second = site.partition_sms;
     TESSERA_TRY(inner_.run_kernel(kernel, site));
     ++kernels_run_;
     if (after_) after_();
@@ -106,7 +107,7 @@ class RecordingModel final : public workload::ComputeModel {
   RunReport& report_;
   std::function<void()> after_;
   std::int64_t kernels_run_ = 0;
-  int last_sms_ = 0;
+  std::map<std::string, int, std::less<>> last_sms_;  // per kernel, the SMs of its last launch
 };
 
 // The tenants' submissions: the decode tenant one step at a time (its tokens feed the next), the
@@ -485,11 +486,11 @@ std::string format_report(const HarnessReport& report) {
                        v.variant == GemmVariant::kFixed
                            ? "GEMM algorithm and SM target fixed: expected identical"
                            : "GEMM algorithm follows the partition's SM count: may drift");
-    out += fmt::format("  {:<34} {:>7} {:>6}  {:<30} {:<22} {:>7} {:>8}\n", "run", "tokens",
+    out += fmt::format("  {:<34} {:>7} {:>6}  {:<34} {:<22} {:>7} {:>8}\n", "run", "tokens",
                        "differ", "result", "lm_head SMs x launches", "changes", "BE steps");
     auto row = [&out](std::string label, const RunReport& r, std::string result) {
       const auto it = r.kernel_sms.find(std::string(workload::compute_steps::kDecodeLmHead));
-      out += fmt::format("  {:<34} {:>7} {:>6}  {:<30} {:<22} {:>7} {:>8}\n", label,
+      out += fmt::format("  {:<34} {:>7} {:>6}  {:<34} {:<22} {:>7} {:>8}\n", label,
                          r.tokens_compared, r.tokens_differing, result,
                          it == r.kernel_sms.end() ? "-" : describe_sms(it->second),
                          r.partition_changes, r.best_effort_steps);

@@ -116,7 +116,8 @@ struct RunReport {
   std::optional<Mismatch> first_mismatch;
   // Per decode kernel, the partition sizes (SMs) its launches ran in, and how many launches each.
   std::map<std::string, std::map<int, std::int64_t>> kernel_sms;
-  // Decode kernels that ran on a different SM count than the decode kernel before them.
+  // Decode kernel launches on a different SM count than the same kernel's previous launch (the
+  // decode tenant's partition changed between steps: remaps, or SMs another tenant held).
   std::int64_t partition_changes = 0;
   std::vector<gpu::ModeCounter> counters;  // the mode's own (cogpu: remaps)
   std::int64_t best_effort_steps = 0;      // training steps that completed alongside

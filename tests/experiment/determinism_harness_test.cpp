@@ -70,6 +70,8 @@ TEST(DeterminismHarness, FixedVariantIsIdenticalUnderEveryMode) {
   const auto& lm16 = p16->kernel_sms.at(std::string(workload::compute_steps::kDecodeLmHead));
   EXPECT_EQ(lm16.size(), 1u);
   EXPECT_EQ(lm16.begin()->first, 16);
+  EXPECT_EQ(p16->partition_changes, 0);
+  EXPECT_EQ(v.alone.partition_changes, 0);
   const auto& lm_alone = v.alone.kernel_sms.at(std::string(workload::compute_steps::kDecodeLmHead));
   EXPECT_EQ(lm_alone.begin()->first, h100().sms);
   const std::string text = format_report(*report);
