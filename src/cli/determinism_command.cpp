@@ -1,6 +1,7 @@
 #include "tessera/cli/determinism_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <charconv>
 #include <cstdio>
@@ -226,6 +227,8 @@ void add_determinism_command(CLI::App& app, DeterminismFlags& f) {
       "Does co-location change a decode's tokens? A decode model alone, then beside a training "
       "job under every sharing mode, compared bit for bit (CoGPU's determinism claim)");
   auto* c = f.command;
+  // Unknown arguments are this command's usage error (exit status 2), not CLI11's own status.
+  c->allow_extras();
   c->add_option("--backend", f.backend,
                 "sim (the simulated GPU), cuda (a real NVIDIA GPU) or auto (cuda where the "
                 "driver finds a GPU, else sim)")
@@ -251,6 +254,10 @@ int run_determinism_command(const DeterminismFlags& f) {
     fmt::print(stderr, "tessera: error: {}\n", e.message());
     return kUsageOrBackendError;
   };
+  if (const auto extra = f.command->remaining(); !extra.empty()) {
+    return fail(usage(
+        fmt::format("determinism: unknown argument(s) {}; see --help", fmt::join(extra, " "))));
+  }
   auto options = parse_options(f);
   if (!options) return fail(options.error());
   ProgressLine progress(!f.quiet);
