@@ -9,10 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include "tessera/cli/backend_choice.hpp"
 #include "tessera/cli/output.hpp"
 #include "tessera/cli/progress.hpp"
 #include "tessera/core/try.hpp"
-#include "tessera/cuda/backend_status.hpp"
 #include "tessera/experiment/determinism_harness.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/hw/gpu_spec.hpp"
@@ -138,7 +138,7 @@ class CudaBackend final : public experiment::HarnessBackend {
 };
 
 struct CudaLibraries {
-  std::unique_ptr<cuda::DriverLibrary> driver;
+  const cuda::DriverLibrary* driver = nullptr;
   std::unique_ptr<cuda::CublasLt> lt;
 };
 
@@ -182,34 +182,13 @@ experiment::HarnessSetup cuda_setup(const CudaLibraries& libs) {
 }
 #endif
 
-// --backend: sim, cuda (the driver must load and have a device) or auto (cuda when it does).
-core::Result<bool> use_real_gpu(const DeterminismFlags& f) {
-  if (f.backend == "sim") return false;
-  if (f.backend != "cuda" && f.backend != "auto") {
-    return std::unexpected(
-        usage(fmt::format("--backend '{}': expected sim, cuda or auto", f.backend)));
-  }
-  const cuda::DriverProbe probe = cuda::probe_driver();
-  if (probe.available) return true;
-  if (f.backend == "cuda") {
-    return core::failf(Domain::kCuda, Code::kUnsupported,
-                       "--backend cuda: {}; --backend sim runs the same harness on the simulated "
-                       "GPU",
-                       probe.reason);
-  }
-  if (!f.quiet) {
-    fmt::print(stderr, "tessera: no real GPU ({}); using the simulated GPU\n", probe.reason);
-  }
-  return false;
-}
-
 core::Result<experiment::HarnessReport> run(const DeterminismFlags& f,
                                             const experiment::HarnessOptions& options) {
-  TESSERA_ASSIGN_OR_RETURN(const bool real, use_real_gpu(f));
-  if (real) {
+  TESSERA_ASSIGN_OR_RETURN(const Backend backend, Backend::choose(f.backend, f.quiet));
+  if (backend.real()) {
 #ifdef TESSERA_HAVE_CUDA
     CudaLibraries libs;
-    TESSERA_ASSIGN_OR_RETURN(libs.driver, cuda::DriverLibrary::open());
+    libs.driver = &backend.driver();
     TESSERA_ASSIGN_OR_RETURN(libs.lt, cuda::CublasLt::open());
     return experiment::run_determinism(cuda_setup(libs), options);
 #endif
@@ -229,10 +208,7 @@ void add_determinism_command(CLI::App& app, DeterminismFlags& f) {
   auto* c = f.command;
   // Unknown arguments are this command's usage error (exit status 2), not CLI11's own status.
   c->allow_extras();
-  c->add_option("--backend", f.backend,
-                "sim (the simulated GPU), cuda (a real NVIDIA GPU) or auto (cuda where the "
-                "driver finds a GPU, else sim)")
-      ->capture_default_str();
+  c->add_option("--backend", f.backend, std::string(kBackendHelp))->capture_default_str();
   c->add_option("--gpu", f.gpu, "Catalog GPU for the simulator (default h100)");
   c->add_option("--tokens", f.tokens, "Decode steps compared per run")->capture_default_str();
   c->add_option("--modes", f.modes,

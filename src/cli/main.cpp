@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "tessera/cli/agent_command.hpp"
+#include "tessera/cli/backend_choice.hpp"
 #include "tessera/cli/calibrate_command.hpp"
 #include "tessera/cli/cluster_sim_command.hpp"
 #include "tessera/cli/determinism_command.hpp"
@@ -41,6 +42,7 @@ struct RunFlags {
   std::string duration;
   std::string gpu;
   std::int64_t seed = -1;
+  std::string backend = "sim";
   bool quiet = false;
 };
 
@@ -52,6 +54,7 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--duration", f.duration, "Override the simulated duration, e.g. 30s or 1h");
   cmd.add_option("--gpu", f.gpu, "Override the GPU model, e.g. H100-SXM5-80GB");
   cmd.add_option("--seed", f.seed, "Override the random seed");
+  cmd.add_option("--backend", f.backend, std::string(kBackendHelp))->capture_default_str();
   cmd.add_flag("-q,--quiet", f.quiet, "No progress line");
 }
 
@@ -83,11 +86,15 @@ core::Status apply_overrides(scenario::Scenario& s, const RunFlags& f) {
 
 core::Status run(scenario::Scenario s, const RunFlags& flags) {
   TESSERA_TRY(apply_overrides(s, flags));
+  TESSERA_ASSIGN_OR_RETURN(const Backend backend, Backend::choose(flags.backend, flags.quiet));
   metrics::Timeline timeline;
   ProgressLine progress(!flags.quiet);
   scenario::RunOptions options;
   if (!flags.trace_path.empty()) options.timeline = &timeline;
   options.progress = [&progress](const scenario::Progress& p) { progress.update(p); };
+  if (backend.real()) {
+    options.backend = [&backend] { return scenario::make_cuda_backend(backend.driver()); };
+  }
   auto report = scenario::run_scenario(s, options);
   progress.finish();
   if (!report) return std::unexpected(report.error());

@@ -86,6 +86,7 @@ struct Launch {
   bool last_of_submission = false;
   bool yieldable = false;  // tessera_emulate with checkpoints, on a stream with a yield flag
   bool relaunch = false;   // the rest of a yielded launch
+  core::Nanos issued = 0;  // executor time the host launched it: it cannot have started before
 };
 
 // A completed launch, timed, waiting to be delivered.

@@ -114,6 +114,7 @@ core::Status CudaGpu::Impl::launch(device::StreamId id, Launch l) {
   l.previous = st.last_end;
   st.last_end = l.end;
   st.last_custream = cu;
+  l.issued = executor.now();
   st.in_flight.push_back(std::move(l));
   return {};
 }

@@ -40,6 +40,13 @@ core::Status CudaGpu::Impl::collect(device::StreamId id, std::vector<Completion>
     if (chain >= 0) c.start = std::max(c.start, chain);  // never before the previous kernel ended
     TESSERA_ASSIGN_OR_RETURN(c.end, event_time(*l.where, l.start, c.start, l.end));
     c.end = std::max(c.end, c.start);
+    // A kernel started after the host issued it and, found complete now, ended by now. On a GPU
+    // the event clock and the executor's agree to within the float resolution; a driver whose
+    // event clock runs elsewhere (the test fake's virtual one) must not place work outside that
+    // window, where it would precede its own request in every latency a tenant computes.
+    const core::Nanos now = executor.now();
+    c.start = std::clamp(c.start, l.issued, now);
+    c.end = std::clamp(c.end, c.start, now);
     chain = c.end;
     if (l.yieldable) {
       const std::uint32_t stopped =

@@ -36,7 +36,7 @@ struct ModeReport {
 struct RunReport {
   std::string scenario;
   std::string gpu;
-  // Where the figures come from: "simulator" (tessera's GPU model) or a real device later.
+  // Where the figures come from: "simulator" (tessera's GPU model) or "cuda" (a real GPU).
   std::string backend = "simulator";
   std::uint64_t seed = 0;
   std::vector<ModeReport> modes;

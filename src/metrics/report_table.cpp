@@ -57,11 +57,11 @@ Row tenant_row(const std::string& mode, const TenantReport& t) {
   return row;
 }
 
-std::string device_line(const ModeReport& m) {
-  return fmt::format(
-      "  {} device: SM util {:.1f}%, energy {} J, avg power {} W, GPUs {}, {} s simulated", m.mode,
-      100 * m.device.sm_busy_fraction, number(m.device.energy_joules),
-      number(m.device.average_power_watts), m.gpus, number(core::to_seconds(m.simulated)));
+std::string device_line(const ModeReport& m, bool simulated) {
+  return fmt::format("  {} device: SM util {:.1f}%, energy {} J, avg power {} W, GPUs {}, {} s {}",
+                     m.mode, 100 * m.device.sm_busy_fraction, number(m.device.energy_joules),
+                     number(m.device.average_power_watts), m.gpus,
+                     number(core::to_seconds(m.simulated)), simulated ? "simulated" : "run");
 }
 
 std::string format_row(const Row& row, const std::array<std::size_t, kColumns>& widths) {
@@ -98,7 +98,7 @@ std::string format_table(const RunReport& report) {
     if (i > 0) out += "\n";
     for (std::size_t t = 0; t < m.tenants.size(); ++t)
       out += format_row(rows[next++], widths) + "\n";
-    out += device_line(m) + "\n";
+    out += device_line(m, report.backend == "simulator") + "\n";
   }
   out += "\n";
   out += kLegend;

@@ -18,7 +18,7 @@ namespace {
 
 class SimBackend final : public RunBackend {
  public:
-  std::string_view name() const override { return "sim"; }
+  std::string_view name() const override { return "simulator"; }
   device::Executor& executor() override { return engine_; }
   core::Result<std::unique_ptr<device::GpuDevice>> make_gpu(const Scenario& s, int) override {
     auto gpu = sim::SimGpu::create(engine_, s.gpu, s.sim_options);

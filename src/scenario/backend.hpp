@@ -23,6 +23,7 @@ namespace tessera::scenario {
 class RunBackend {
  public:
   virtual ~RunBackend() = default;
+  // The report's backend: "simulator" or "cuda".
   virtual std::string_view name() const = 0;
   virtual device::Executor& executor() = 0;
   // GPU number `index` of this run (exclusive mode asks for one per tenant). The backend must

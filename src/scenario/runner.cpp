@@ -83,9 +83,10 @@ Result<std::vector<std::vector<workload::Request>>> build_arrivals(const Scenari
   return out;
 }
 
+// `backend_name` receives the name of the backend the mode ran on (for the report).
 Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
                                      const std::vector<std::vector<workload::Request>>& arrivals,
-                                     const RunOptions& options) {
+                                     const RunOptions& options, std::string& backend_name) {
   const std::string& mode_name = s.modes[mode_index];
   const auto infos = tenant_infos(s);
   // Declared before the GPUs: it owns the clock they run on and must outlive them.
@@ -95,6 +96,7 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
   } else {
     backend = make_sim_backend();
   }
+  backend_name = backend->name();
   device::Executor& executor = backend->executor();
   metrics::Timeline* timeline = options.timeline;
 
@@ -208,7 +210,8 @@ Result<metrics::RunReport> run_scenario(const Scenario& scenario, const RunOptio
   report.gpu = scenario.gpu.name;
   report.seed = scenario.seed;
   for (std::size_t m = 0; m < scenario.modes.size(); ++m) {
-    TESSERA_ASSIGN_OR_RETURN(auto mode_report, run_mode(scenario, m, arrivals, options));
+    TESSERA_ASSIGN_OR_RETURN(auto mode_report,
+                             run_mode(scenario, m, arrivals, options, report.backend));
     report.modes.push_back(std::move(mode_report));
   }
   return report;
