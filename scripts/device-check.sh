@@ -9,7 +9,8 @@
 #   realgpu-tests  ctest -R '^RealGpu' (JUnit XML beside the report)
 #   determinism  tessera determinism --backend cuda --json
 #   calibrate    tessera calibrate --backend cuda --json
-#   bench:NAME   every bench/*cuda_*_bench (Google Benchmark, JSON)
+#   demo         tessera demo --backend cuda (cogpu, tpot-first, lithos; 5 s each) --json
+#   bench:NAME   every bench/*cuda_*_bench and the interposer's (Google Benchmark, JSON)
 # and writes ONE JSON report: a section per step with its exit code, seconds, whether it timed
 # out, its JSON output embedded where it wrote valid JSON, and the tail of its text.
 #
@@ -263,13 +264,18 @@ if [ -x "$TESSERA" ]; then
     "$TESSERA" determinism --backend cuda --quiet --json "$WORK/determinism.json"
   run_step calibrate "$STEP_TIMEOUT" "$WORK/calibrate.json" - \
     "$TESSERA" calibrate --backend cuda --json "$WORK/calibrate.json"
+  # The policies driving the GPU through CudaGpu: the demo's tenants, 5 s of wall time per mode.
+  run_step demo "$STEP_TIMEOUT" "$WORK/demo.json" - \
+    "$TESSERA" demo --backend cuda --duration 5s -q --mode cogpu --mode tpot-first \
+    --mode lithos --json "$WORK/demo.json"
 else
   missing_step determinism "not built: $TESSERA"
   missing_step calibrate "not built: $TESSERA"
+  missing_step demo "not built: $TESSERA"
 fi
 
 benches=0
-for b in "$BUILD"/bench/*cuda_*_bench; do
+for b in "$BUILD"/bench/*cuda_*_bench "$BUILD"/bench/tessera_interpose_bench; do
   [ -x "$b" ] || continue
   benches=$((benches + 1))
   name=$(basename "$b")
