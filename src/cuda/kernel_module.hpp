@@ -36,8 +36,8 @@ class KernelModule {
 
   // Launches `name` with one by-value struct argument (kernel_params.h's convention).
   template <typename Params>
-  core::Status launch(const std::string& name, unsigned grid, unsigned block,
-                      unsigned shared_bytes, CUstream stream, const Params& params) {
+  core::Status launch(const std::string& name, unsigned grid, unsigned block, unsigned shared_bytes,
+                      CUstream stream, const Params& params) {
     return launch_raw(name, grid, block, shared_bytes, stream, &params);
   }
 

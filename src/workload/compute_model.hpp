@@ -21,8 +21,8 @@ namespace tessera::workload {
 
 // Where one launch of a model kernel runs, as the backend reports it to the model.
 struct ComputeSite {
-  int partition_sms = 0;   // SMs of the partition (green context) the launch runs in
-  void* stream = nullptr;  // the backend's native stream (CUstream); null on the host
+  int partition_sms = 0;         // SMs of the partition (green context) the launch runs in
+  void* stream = nullptr;        // the backend's native stream (CUstream); null on the host
   std::int64_t block_begin = 0;  // the launch's block range (the whole grid unless an atom)
   std::int64_t block_end = 0;
 };

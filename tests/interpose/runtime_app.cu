@@ -25,13 +25,13 @@ __global__ void add_then_check(int* x, int n, int v, int expect, int* bad) {
   }
 }
 
-#define CHECK(call)                                                                        \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) {                                                               \
+#define CHECK(call)                                                                              \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      return 1;                                                                            \
-    }                                                                                      \
+      return 1;                                                                                  \
+    }                                                                                            \
   } while (0)
 
 int main() {
@@ -46,15 +46,15 @@ int main() {
   cudaStream_t s;
   CHECK(cudaStreamCreate(&s));
   CHECK(cudaMemsetAsync(x, 0, n * sizeof(int), s));
-  add<<<blocks, threads, 0, s>>>(x, n, 1);                      // 1
+  add<<<blocks, threads, 0, s>>>(x, n, 1);  // 1
   CHECK(cudaStreamSynchronize(s));
-  add<<<blocks, threads, 0, cudaStreamPerThread>>>(x, n, 2);    // 3
+  add<<<blocks, threads, 0, cudaStreamPerThread>>>(x, n, 2);  // 3
   CHECK(cudaStreamSynchronize(cudaStreamPerThread));
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(blocks);
   config.blockDim = dim3(threads);
   config.stream = s;
-  CHECK(cudaLaunchKernelEx(&config, add, x, n, 4));             // 7
+  CHECK(cudaLaunchKernelEx(&config, add, x, n, 4));  // 7
   // Cooperative: a grid small enough to be co-resident on a 16-SM partition.
   int per_sm = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, add_then_check, threads, 0));
@@ -62,10 +62,10 @@ int main() {
   int coop_n = coop_blocks * threads;
   int v = 8, expect = 15;
   void* args[] = {&x, &coop_n, &v, &expect, &bad};
-  CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(add_then_check), coop_blocks,
-                                    threads, args, 0, s));
+  CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(add_then_check), coop_blocks, threads,
+                                    args, 0, s));
   // The rest of the array was not touched by the cooperative kernel: add 8 there too.
-  add<<<blocks, threads, 0, s>>>(x + coop_n, n - coop_n, 8);    // 15
+  add<<<blocks, threads, 0, s>>>(x + coop_n, n - coop_n, 8);  // 15
   // A graph captured from the stream, launched twice.
   cudaGraph_t graph;
   cudaGraphExec_t exec;
@@ -73,8 +73,8 @@ int main() {
   add<<<blocks, threads, 0, s>>>(x, n, 16);
   CHECK(cudaStreamEndCapture(s, &graph));
   CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  CHECK(cudaGraphLaunch(exec, s));                              // 31
-  CHECK(cudaGraphLaunch(exec, s));                              // 47
+  CHECK(cudaGraphLaunch(exec, s));  // 31
+  CHECK(cudaGraphLaunch(exec, s));  // 47
   static int host[n];
   CHECK(cudaMemcpyAsync(host, x, n * sizeof(int), cudaMemcpyDeviceToHost, s));
   CHECK(cudaStreamSynchronize(s));

@@ -98,10 +98,10 @@ inline std::unique_ptr<cuda::DriverLibrary> real_driver(std::string* why) {
 
 // Declares `var`, the real driver, or skips the test: "needs a GPU (<why>); scripts/device-check.sh
 // runs this test on one".
-#define REAL_GPU_OR_SKIP(var)                                                           \
-  std::string var##_why;                                                                \
-  auto var = ::tessera::testing::real_driver(&var##_why);                               \
-  if (var == nullptr) {                                                                 \
-    GTEST_SKIP() << "needs a GPU (" << var##_why                                        \
-                 << "); scripts/device-check.sh runs this test on one";                 \
+#define REAL_GPU_OR_SKIP(var)                                           \
+  std::string var##_why;                                                \
+  auto var = ::tessera::testing::real_driver(&var##_why);               \
+  if (var == nullptr) {                                                 \
+    GTEST_SKIP() << "needs a GPU (" << var##_why                        \
+                 << "); scripts/device-check.sh runs this test on one"; \
   }
