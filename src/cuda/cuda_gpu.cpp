@@ -424,34 +424,7 @@ core::Status CudaGpu::submit_range(device::StreamId stream, workload::KernelSequ
   auto& s = *impl_;
   TESSERA_TRY(s.usable());
   TESSERA_TRY(s.check_stream(stream));
-  if (!sequence) {
-    return core::failf(Domain::kDevice, Code::kInvalidArgument,
-                       "stream {}: submit_range needs a kernel sequence, got a null pointer",
-                       stream);
-  }
-  const auto& groups = sequence->groups;
-  if (groups.size() != 1 || groups[0].kernels.size() != 1 || groups[0].repeat != 1) {
-    return core::failf(Domain::kDevice, Code::kInvalidArgument,
-                       "stream {}: submit_range launches part of one kernel, but the sequence has "
-                       "{} group(s) with {} kernel launch(es) in all; submit exactly one kernel "
-                       "(one group, one kernel, repeat 1: workload::single_kernel)",
-                       stream, groups.size(), sequence->kernel_count());
-  }
-  const workload::Kernel& k = groups[0].kernels[0];
-  if (!k.block_independent) {
-    return core::failf(Domain::kDevice, Code::kInvalidArgument,
-                       "stream {}: kernel '{}' synchronises across blocks (block_independent is "
-                       "false), so it must run whole; submit it with submit(), not as block "
-                       "ranges",
-                       stream, k.name);
-  }
-  if (range.size() <= 0 || range.begin < 0 || range.end > k.blocks) {
-    return core::failf(Domain::kDevice, Code::kInvalidArgument,
-                       "stream {}: block range [{}, {}) of kernel '{}' is {}; give a non-empty "
-                       "range inside its grid [0, {})",
-                       stream, range.begin, range.end, k.name,
-                       range.size() <= 0 ? "empty" : "outside the grid", k.blocks);
-  }
+  TESSERA_TRY(device::validate_range_submission(stream, sequence, range.begin, range.end));
   return s.enqueue(stream, std::move(sequence), range, tag, std::move(done));
 }
 

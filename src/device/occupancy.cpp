@@ -158,4 +158,38 @@ core::Status validate_sequence(const hw::GpuSpec& spec, const workload::KernelSe
   return {};
 }
 
+core::Result<const workload::Kernel*> validate_range_submission(
+    std::uint32_t stream, const workload::KernelSequencePtr& sequence, std::int64_t begin,
+    std::int64_t end) {
+  if (!sequence) {
+    return core::failf(core::Domain::kDevice, core::Code::kInvalidArgument,
+                       "stream {}: submit_range needs a kernel sequence, got a null pointer",
+                       stream);
+  }
+  const auto& groups = sequence->groups;
+  if (groups.size() != 1 || groups[0].kernels.size() != 1 || groups[0].repeat != 1) {
+    return core::failf(core::Domain::kDevice, core::Code::kInvalidArgument,
+                       "stream {}: submit_range launches part of one kernel, but the sequence has "
+                       "{} group(s) with {} kernel launch(es) in all; submit exactly one kernel "
+                       "(one group, one kernel, repeat 1: workload::single_kernel)",
+                       stream, groups.size(), sequence->kernel_count());
+  }
+  const workload::Kernel& k = groups[0].kernels[0];
+  if (!k.block_independent) {
+    return core::failf(core::Domain::kDevice, core::Code::kInvalidArgument,
+                       "stream {}: kernel '{}' synchronises across blocks (block_independent is "
+                       "false), so it must run whole; submit it with submit(), not as block "
+                       "ranges",
+                       stream, k.name);
+  }
+  if (end - begin <= 0 || begin < 0 || end > k.blocks) {
+    return core::failf(core::Domain::kDevice, core::Code::kInvalidArgument,
+                       "stream {}: block range [{}, {}) of kernel '{}' is {}; give a non-empty "
+                       "range inside its grid [0, {})",
+                       stream, begin, end, k.name, end - begin <= 0 ? "empty" : "outside the grid",
+                       k.blocks);
+  }
+  return &k;
+}
+
 }  // namespace tessera::device

@@ -25,4 +25,11 @@ core::Status validate_kernel(const hw::GpuSpec& spec, const workload::Kernel& ke
 // is prefixed with its position ("group 1, kernel 2: kernel 'qkv' ...").
 core::Status validate_sequence(const hw::GpuSpec& spec, const workload::KernelSequence& sequence);
 
+// Checks a block-range submission (GpuDevice::submit_range) the same way on every backend: a
+// non-null sequence of exactly one kernel (one group, repeat 1) that is block-independent, and a
+// non-empty range inside its grid. Returns that kernel. Errors name `stream` and what to change.
+core::Result<const workload::Kernel*> validate_range_submission(
+    std::uint32_t stream, const workload::KernelSequencePtr& sequence, std::int64_t begin,
+    std::int64_t end);
+
 }  // namespace tessera::device
