@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "cuda_bench_gpu.hpp"
 #include "tessera/cuda/cublaslt_library.hpp"
 #include "tessera/cuda/decode_step.hpp"
 #include "tessera/cuda/driver_library.hpp"
@@ -23,10 +24,10 @@ namespace {
 
 using namespace tessera;
 
-// The real driver, cuBLASLt and a stream in the primary context, made once; null (with the
-// reason) where any is missing.
+// cuBLASLt and a stream in the primary context of the benchmarks' GPU, made once; null (with the
+// reason) where either is missing.
 struct Gpu {
-  std::unique_ptr<cuda::DriverLibrary> driver;
+  const cuda::DriverLibrary* driver = nullptr;
   std::unique_ptr<cuda::CublasLt> lt;
   CUcontext context = nullptr;
   CUstream stream = nullptr;
@@ -36,14 +37,9 @@ struct Gpu {
 const Gpu& gpu() {
   static const Gpu g = [] {
     Gpu out;
-    auto driver = cuda::DriverLibrary::open();
-    if (!driver) {
-      out.why = driver.error().message();
-      return out;
-    }
-    auto dev = (*driver)->device(0);
-    if (!dev) {
-      out.why = dev.error().message();
+    const bench::BenchGpu& base = bench::bench_gpu();
+    if (base.driver == nullptr) {
+      out.why = base.why;
       return out;
     }
     auto lt = cuda::CublasLt::open();
@@ -51,17 +47,17 @@ const Gpu& gpu() {
       out.why = lt.error().message();
       return out;
     }
-    const auto& api = (*driver)->api();
+    const auto& api = base.driver->api();
     CUcontext popped = nullptr;
-    if (api.primary_ctx_retain(&out.context, dev->handle) != CUDA_SUCCESS ||
+    if (api.primary_ctx_retain(&out.context, base.device.handle) != CUDA_SUCCESS ||
         api.ctx_push_current(out.context) != CUDA_SUCCESS ||
         api.stream_create(&out.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
         api.ctx_pop_current(&popped) != CUDA_SUCCESS) {
       out.why = "cannot make a stream in the primary context";
       return out;
     }
-    out.sms = dev->sms;
-    out.driver = std::move(*driver);
+    out.sms = base.device.sms;
+    out.driver = base.driver.get();
     out.lt = std::move(*lt);
     return out;
   }();

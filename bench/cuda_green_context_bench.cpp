@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_bench_gpu.hpp"
 #include "tessera/cuda/driver_library.hpp"
 #include "tessera/cuda/green_partitions.hpp"
 
@@ -23,42 +24,12 @@ namespace {
 
 using namespace tessera;
 
-// The real driver and its first GPU, opened once; null (with the reason) where there is none.
-struct Gpu {
-  std::unique_ptr<cuda::DriverLibrary> driver;
-  CUdevice device = 0;
-  std::string why;
-};
-const Gpu& gpu() {
-  static const Gpu g = [] {
-    Gpu out;
-    auto driver = cuda::DriverLibrary::open();
-    if (!driver) {
-      out.why = driver.error().message();
-      return out;
-    }
-    auto dev = (*driver)->device(0);
-    if (!dev) {
-      out.why = dev.error().message();
-      return out;
-    }
-    out.device = dev->handle;
-    out.driver = std::move(*driver);
-    return out;
-  }();
-  return g;
-}
-
-bool skip_without_gpu(benchmark::State& state) {
-  if (gpu().driver != nullptr) return false;
-  state.SkipWithError(("needs a GPU: " + gpu().why).c_str());
-  return true;
-}
+using bench::skip_without_gpu;
 
 void BM_GreenContextCreateDestroy(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
-  const cuda::DriverLibrary& driver = *gpu().driver;
-  const CUdevice device = gpu().device;
+  const cuda::DriverLibrary& driver = *bench::bench_gpu().driver;
+  const CUdevice device = bench::bench_gpu().device.handle;
   // ASSUMPTION: granules of 8 SMs, the minimum partition of CC 9.0 (cuda.h); on a device with a
   // larger minimum the split rounds up and the label shows the real count.
   auto granules = cuda::split_into_granules(driver, device, 8);
@@ -94,8 +65,8 @@ BENCHMARK(BM_GreenContextCreateDestroy)
 
 void BM_PartitionSetCreateDestroy(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
-  const cuda::DriverLibrary& driver = *gpu().driver;
-  const CUdevice device = gpu().device;
+  const cuda::DriverLibrary& driver = *bench::bench_gpu().driver;
+  const CUdevice device = bench::bench_gpu().device.handle;
   const std::vector<int> sizes = {16, 32, 64};
   for (auto _ : state) {
     auto set = cuda::GreenPartitionSet::create(driver, device, sizes);
