@@ -77,29 +77,6 @@ core::Result<hw::GpuSpec> spec_for(const DriverDevice& device, const std::string
 
 }  // namespace
 
-// --- Sequence walking ---
-
-SequenceCursor first_cursor(const workload::KernelSequence& seq) {
-  SequenceCursor c;
-  while (c.group < seq.groups.size() &&
-         (seq.groups[c.group].kernels.empty() || seq.groups[c.group].repeat <= 0)) {
-    ++c.group;
-  }
-  return c;
-}
-
-bool advance(const workload::KernelSequence& seq, SequenceCursor& c) {
-  if (++c.index < seq.groups[c.group].kernels.size()) return true;
-  c.index = 0;
-  if (++c.rep < seq.groups[c.group].repeat) return true;
-  c.rep = 0;
-  do {
-    ++c.group;
-  } while (c.group < seq.groups.size() &&
-           (seq.groups[c.group].kernels.empty() || seq.groups[c.group].repeat <= 0));
-  return c.group < seq.groups.size();
-}
-
 // --- Creation and teardown ---
 
 core::Status CudaGpu::Impl::check(CUresult r, std::string_view call) {
@@ -435,7 +412,7 @@ core::Status CudaGpu::Impl::enqueue(device::StreamId stream, workload::KernelSeq
     return std::unexpected(v.error().with_context(fmt::format("stream {}", stream)));
   }
   auto sub = std::make_shared<Submission>();
-  sub->next = first_cursor(*sequence);
+  sub->next = SequenceCursor::first(*sequence);
   sub->sequence = std::move(sequence);
   sub->range = range;
   sub->tag = tag;

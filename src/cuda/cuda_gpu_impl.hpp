@@ -28,12 +28,7 @@ namespace tessera::cuda {
 // Bit g: granule g. A granule holds at least one SM, so there are never more than kMaxSms.
 using GranuleSet = std::bitset<device::kMaxSms>;
 
-// A position in a kernel sequence: group, repetition of the group, kernel within it.
-struct SequenceCursor {
-  std::uint32_t group = 0;
-  std::int32_t rep = 0;
-  std::uint32_t index = 0;
-};
+using workload::SequenceCursor;
 
 // Where a stream's kernels run: the primary context (the whole GPU) or a green context over a set
 // of granules. Each device stream gets its own CUstream here, created on first use.
@@ -209,13 +204,5 @@ struct CudaGpu::Impl {
                                        core::Nanos from_time, const OwnedEvent& to);
   void deliver(Completion& c);
 };
-
-// Sequence walking (the same order as sim::SimGpu's).
-SequenceCursor first_cursor(const workload::KernelSequence& seq);
-bool advance(const workload::KernelSequence& seq, SequenceCursor& c);
-inline const workload::Kernel& kernel_at(const workload::KernelSequence& seq,
-                                         const SequenceCursor& c) {
-  return seq.groups[c.group].kernels[c.index];
-}
 
 }  // namespace tessera::cuda

@@ -42,7 +42,7 @@ void CudaGpu::Impl::issue(device::StreamId id) {
     if (static_cast<int>(st.in_flight.size()) >= options.issue_window) return;
     // Nothing is issued behind a checkpointed launch: if it yields, its rest must run next.
     if (!st.in_flight.empty() && st.in_flight.back().yieldable) return;
-    const workload::Kernel& k = kernel_at(seq, sub->next);
+    const workload::Kernel& k = sub->next.kernel(seq);
     // Only tessera_emulate with checkpoints, on a stream with a yield flag, within the progress
     // buffer's size, can stop early; any other kernel runs to its end.
     const bool yieldable = k.checkpoints > 0 && control != nullptr && st.slot >= 0 &&
@@ -56,7 +56,7 @@ void CudaGpu::Impl::issue(device::StreamId id) {
     l.cursor = sub->next;
     l.blocks = sub->range.size() > 0 ? sub->range : device::BlockRange{.begin = 0, .end = k.blocks};
     l.yieldable = yieldable;
-    l.last_of_submission = !advance(seq, sub->next);
+    l.last_of_submission = !sub->next.advance(seq);
     if (l.last_of_submission) st.queue.pop_front();
     if (!launch(id, std::move(l))) return;
   }

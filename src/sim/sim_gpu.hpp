@@ -100,11 +100,7 @@ class SimGpu final : public device::GpuDevice {
 
  private:
   // A position in a kernel sequence: group, repetition of the group, kernel within it.
-  struct Cursor {
-    std::uint32_t group = 0;
-    std::int32_t rep = 0;
-    std::uint32_t index = 0;
-  };
+  using Cursor = workload::SequenceCursor;
 
   struct Submission {
     workload::KernelSequencePtr sequence;
@@ -259,23 +255,10 @@ class SimGpu final : public device::GpuDevice {
 
   // --- The block scheduler (scheduler.cpp) ---
   // (Inline: these run for every kernel, from both the scheduler and the batcher.)
-  static Cursor first_cursor(const workload::KernelSequence& seq) {
-    Cursor c;
-    while (c.group < seq.groups.size() && seq.groups[c.group].kernels.empty()) ++c.group;
-    return c;
-  }
-  static bool advance(const workload::KernelSequence& seq, Cursor& c) {
-    if (++c.index < seq.groups[c.group].kernels.size()) return true;
-    c.index = 0;
-    if (++c.rep < seq.groups[c.group].repeat) return true;
-    c.rep = 0;
-    do {
-      ++c.group;
-    } while (c.group < seq.groups.size() && seq.groups[c.group].kernels.empty());
-    return c.group < seq.groups.size();
-  }
+  static Cursor first_cursor(const workload::KernelSequence& seq) { return Cursor::first(seq); }
+  static bool advance(const workload::KernelSequence& seq, Cursor& c) { return c.advance(seq); }
   static const workload::Kernel& kernel_at(const workload::KernelSequence& seq, const Cursor& c) {
-    return seq.groups[c.group].kernels[c.index];
+    return c.kernel(seq);
   }
   static KernelInfo& info_at(Stream& st, const Cursor& c) {
     return st.kernels[st.group_first[c.group] + c.index];

@@ -87,6 +87,33 @@ struct KernelSequence {
 
 using KernelSequencePtr = std::shared_ptr<const KernelSequence>;
 
+// A position in a kernel sequence (group, repetition of the group, kernel within it), walked in
+// launch order by every backend. Empty groups are skipped. Inline: backends step it per kernel.
+struct SequenceCursor {
+  std::uint32_t group = 0;
+  std::int32_t rep = 0;
+  std::uint32_t index = 0;
+
+  // The first kernel of `seq` (at groups.size() when it has none).
+  static SequenceCursor first(const KernelSequence& seq) {
+    SequenceCursor c;
+    while (c.group < seq.groups.size() && seq.groups[c.group].kernels.empty()) ++c.group;
+    return c;
+  }
+  // Moves to the next kernel; false when there is none.
+  bool advance(const KernelSequence& seq) {
+    if (++index < seq.groups[group].kernels.size()) return true;
+    index = 0;
+    if (++rep < seq.groups[group].repeat) return true;
+    rep = 0;
+    do {
+      ++group;
+    } while (group < seq.groups.size() && seq.groups[group].kernels.empty());
+    return group < seq.groups.size();
+  }
+  const Kernel& kernel(const KernelSequence& seq) const { return seq.groups[group].kernels[index]; }
+};
+
 // A sequence of just `kernel`, for schedulers that launch kernel by kernel.
 KernelSequencePtr single_kernel(const Kernel& kernel, Phase phase = Phase::kUnspecified);
 
