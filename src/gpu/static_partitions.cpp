@@ -63,22 +63,22 @@ core::Status StaticPartitionsMode::attach(device::GpuDevice& device,
                                           std::span<const TenantInfo> tenants) {
   if (device_ != nullptr) return std::unexpected(already_attached(name()));
   const auto caps = device.capabilities();
-  if (!caps.sm_partitions || !caps.bandwidth_partitions) {
-    const std::string_view missing = caps.sm_partitions          ? "bandwidth partitions"
-                                     : caps.bandwidth_partitions ? "SM partitions"
-                                                                 : "both";
+  if (!caps.sm_partitions) {
     return core::failf(Domain::kGpu, Code::kUnsupported,
-                       "static-partitions needs a device that confines streams to SM sets and "
-                       "splits memory bandwidth into domains; {} lacks {}; choose mps or "
-                       "time-slicing on this device",
-                       device.spec().name, missing);
+                       "static-partitions needs a device that confines streams to SM sets; {} "
+                       "lacks SM partitions; choose mps or time-slicing on this device",
+                       device.spec().name);
   }
+  // Without bandwidth domains (a real GPU's green contexts split SMs, not memory bandwidth) the
+  // partitions confine SMs only and share the device's bandwidth; counters() says so.
+  const bool shared_bandwidth = !caps.bandwidth_partitions;
   TESSERA_ASSIGN_OR_RETURN(auto table, TenantTable::make(name(), tenants));
   TESSERA_ASSIGN_OR_RETURN(const auto plans, plan_static_partitions(device.spec(), tenants));
   std::vector<Slice> slices;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const auto& plan = plans[i];
-    const auto domain = device.create_bandwidth_domain(plan.bandwidth_share);
+    const auto domain = shared_bandwidth ? core::Result<device::DomainId>(device::kWholeDevice)
+                                         : device.create_bandwidth_domain(plan.bandwidth_share);
     if (!domain) {
       return std::unexpected(domain.error().with_context(
           fmt::format("static-partitions: bandwidth domain for tenant '{}'", table.info(i).name)));
@@ -91,6 +91,7 @@ core::Status StaticPartitionsMode::attach(device::GpuDevice& device,
   }
   tenants_ = std::move(table);
   slices_ = std::move(slices);
+  shared_bandwidth_ = shared_bandwidth;
   device_ = &device;
   return {};
 }
@@ -99,6 +100,11 @@ core::Status StaticPartitionsMode::submit(TenantId tenant, workload::KernelSeque
                                           std::uint64_t tag, device::DoneCallback done) {
   TESSERA_ASSIGN_OR_RETURN(const auto index, tenants_.index_of(name(), tenant));
   return device_->submit(slices_[index].stream, std::move(sequence), tag, std::move(done));
+}
+
+std::vector<ModeCounter> StaticPartitionsMode::counters() const {
+  if (!shared_bandwidth_) return {};
+  return {ModeCounter{.name = "partitions sharing memory bandwidth", .value = 1}};
 }
 
 std::vector<PartitionInfo> StaticPartitionsMode::partitions() const {

@@ -2,7 +2,9 @@
 // "static-partitions": each tenant gets a disjoint SM set, aligned to TPC boundaries, with a
 // bandwidth domain of the same fraction of device bandwidth: the way MIG slices behave (memory
 // slices go with compute slices). Sizes come from TenantInfo::sm_share; tenants with share 0
-// split evenly what the explicit shares leave.
+// split evenly what the explicit shares leave. On a device without bandwidth domains (a real GPU,
+// whose green contexts split SMs only) the partitions confine SMs and share the bandwidth; the
+// mode's counters say so.
 
 #include <vector>
 
@@ -31,6 +33,7 @@ class StaticPartitionsMode final : public SharingMode {
   core::Status submit(TenantId tenant, workload::KernelSequencePtr sequence, std::uint64_t tag,
                       device::DoneCallback done) override;
   std::vector<PartitionInfo> partitions() const override;
+  std::vector<ModeCounter> counters() const override;
 
  private:
   struct Slice {
@@ -41,6 +44,7 @@ class StaticPartitionsMode final : public SharingMode {
   device::GpuDevice* device_ = nullptr;
   TenantTable tenants_;
   std::vector<Slice> slices_;  // per tenant, in attach order
+  bool shared_bandwidth_ = false;
 };
 
 }  // namespace tessera::gpu

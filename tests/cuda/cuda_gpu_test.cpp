@@ -622,15 +622,18 @@ TEST_P(CudaGpuModes, TwoTenantsPassTheDeterminismCheck) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, CudaGpuModes, ::testing::Values("cogpu", "lithos", "tpot-first"));
 
-TEST(CudaGpu, AModeNeedingBandwidthDomainsIsRefusedByItsCapabilityCheck) {
+TEST(CudaGpu, StaticPartitionsRunInDisjointGreenContextsSharingBandwidth) {
   Rig rig(reverse_script());
   ASSERT_NE(rig.gpu, nullptr) << rig.error;
   auto mode = gpu::make_sharing_mode("static-partitions", gpu::ModeOptions{});
   ASSERT_TRUE(mode);
   const std::vector<gpu::TenantInfo> tenants{{.id = 0, .name = "a"}, {.id = 1, .name = "b"}};
-  const auto attached = (*mode)->attach(*rig.gpu, tenants);
-  ASSERT_FALSE(attached);
-  EXPECT_THAT(attached.error().message(), HasSubstr("bandwidth partitions"));
+  ASSERT_TRUE((*mode)->attach(*rig.gpu, tenants));
+  const auto parts = (*mode)->partitions();
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_FALSE(parts[0].sms.overlaps(parts[1].sms));
+  EXPECT_EQ(parts[0].bandwidth_domain, device::kWholeDevice);
+  ASSERT_EQ((*mode)->counters().size(), 1u);
 }
 
 // --- On a GPU (scripts/device-check.sh) ---

@@ -107,16 +107,36 @@ TEST(StaticPartitions, InvalidShareNamesTheTenant) {
   EXPECT_THAT(st.error().message(), HasSubstr("tenant 'neg' has SM share -0.2"));
 }
 
-TEST(StaticPartitions, NeedsSmAndBandwidthPartitions) {
+TEST(StaticPartitions, NeedsSmPartitions) {
   test::ManualExecutor exec;
   auto caps = test::all_capabilities();
-  caps.bandwidth_partitions = false;
+  caps.sm_partitions = false;
   test::FakeDevice dev(exec, test::fake_spec(), caps);
   StaticPartitionsMode mode;
   const auto st = mode.attach(dev, tenants({{"a", 0}}));
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code(), core::Code::kUnsupported);
-  EXPECT_THAT(st.error().message(), HasSubstr("lacks bandwidth partitions"));
+  EXPECT_THAT(st.error().message(), HasSubstr("lacks SM partitions"));
+}
+
+// A real GPU's green contexts split SMs, not bandwidth: the partitions still confine SMs, all in
+// the whole-device domain, and the counters say the bandwidth is shared.
+TEST(StaticPartitions, WithoutBandwidthDomainsConfinesSmsAndSharesBandwidth) {
+  test::ManualExecutor exec;
+  auto caps = test::all_capabilities();
+  caps.bandwidth_partitions = false;
+  test::FakeDevice dev(exec, test::fake_spec(), caps);
+  StaticPartitionsMode mode;
+  ASSERT_TRUE(mode.attach(dev, tenants({{"a", 0}, {"b", 0}})));
+  const auto parts = mode.partitions();
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_FALSE(parts[0].sms.empty());
+  EXPECT_FALSE(parts[0].sms.overlaps(parts[1].sms));
+  EXPECT_EQ(parts[0].bandwidth_domain, device::kWholeDevice);
+  EXPECT_EQ(parts[1].bandwidth_domain, device::kWholeDevice);
+  const auto counters = mode.counters();
+  ASSERT_EQ(counters.size(), 1u);
+  EXPECT_EQ(counters[0].name, "partitions sharing memory bandwidth");
 }
 
 TEST(StaticPartitions, TenantsRunInTheirOwnPartitions) {
