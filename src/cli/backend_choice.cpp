@@ -25,7 +25,8 @@ core::Result<Backend> Backend::choose(std::string_view choice, bool quiet) {
                          probe.reason);
     }
     if (!quiet)
-      fmt::print(stderr, "no real GPU backend here ({}); using the simulated GPU\n", probe.reason);
+      fmt::print(stderr, "no real GPU backend here, so using the simulated GPU: {}\n",
+                 probe.reason);
     return backend;
   }
 #ifdef TESSERA_HAVE_CUDA
