@@ -13,7 +13,7 @@ JOBS=${JOBS:-$(nproc)}
 
 build() {
   ./scripts/install-deps.sh
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_WERROR=ON >/dev/null
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }
 
@@ -21,7 +21,7 @@ case "${1:-}" in
   demo)
     build
     shift
-    exec "./$BUILD_DIR/src/cli/tessera" demo "$@"
+    exec "./$BUILD_DIR/bin/tessera" demo "$@"
     ;;
   test)
     build

@@ -15,9 +15,9 @@
 #include <memory>
 #include <vector>
 
-#include "tessera/cluster/preemption.hpp"
+#include "tessera/cluster/policy/preemption.hpp"
 #include "tessera/core/random.hpp"
-#include "tessera/hw/topology_presets.hpp"
+#include "tessera/hw/topology/presets.hpp"
 
 namespace {
 

@@ -15,9 +15,9 @@
 #include <memory>
 #include <vector>
 
-#include "tessera/gpu/cogpu_mode.hpp"
-#include "tessera/gpu/cogpu_policy.hpp"
-#include "tessera/gpu/tpot_first_policy.hpp"
+#include "tessera/gpu/modes/cogpu/cogpu_mode.hpp"
+#include "tessera/gpu/policy/cogpu_policy.hpp"
+#include "tessera/gpu/policy/tpot_first_policy.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 
 namespace {

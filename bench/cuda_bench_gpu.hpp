@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "tessera/cuda/driver_library.hpp"
+#include "tessera/backends/cuda/driver_library.hpp"
 
 namespace tessera::bench {
 

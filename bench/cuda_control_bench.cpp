@@ -1,4 +1,5 @@
-// The resident control kernel on a real GPU (src/cuda/control_channel.hpp), in microseconds:
+// The resident control kernel on a real GPU (src/tessera/backends/cuda/control_channel.hpp), in
+// microseconds:
 //   ./build/bench/tessera_cuda_control_bench
 // Both benchmarks skip without a GPU (scripts/device-check.sh runs them on one).
 //
@@ -16,11 +17,11 @@
 #include <string>
 #include <thread>
 
+#include "tessera/backends/cuda/control_channel.hpp"
+#include "tessera/backends/cuda/driver_library.hpp"
+#include "tessera/backends/cuda/emulation.hpp"
+#include "tessera/backends/cuda/kernel_module.hpp"
 #include "tessera/core/try.hpp"
-#include "tessera/cuda/control_channel.hpp"
-#include "tessera/cuda/driver_library.hpp"
-#include "tessera/cuda/emulation.hpp"
-#include "tessera/cuda/kernel_module.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 
 namespace {

@@ -1,6 +1,7 @@
-// The compute models on a real GPU (src/cuda/decode_step.hpp): how long one decode step takes
-// (the determinism harness's latency-critical tenant, with its checksum kernels) for each GEMM
-// variant, and how much work the training-like step (its best-effort load) does per second.
+// The compute models on a real GPU (src/tessera/backends/cuda/decode_step.hpp): how long one decode
+// step takes (the determinism harness's latency-critical tenant, with its checksum kernels) for
+// each GEMM variant, and how much work the training-like step (its best-effort load) does per
+// second.
 //   ./build/bench/tessera_cuda_decode_bench
 // Skips (SkipWithError) without a driver, GPU or cuBLASLt; scripts/device-check.sh runs it on one.
 //
@@ -16,9 +17,9 @@
 #include <string>
 
 #include "cuda_bench_gpu.hpp"
-#include "tessera/cuda/cublaslt_library.hpp"
-#include "tessera/cuda/decode_step.hpp"
-#include "tessera/cuda/driver_library.hpp"
+#include "tessera/backends/cuda/cublaslt_library.hpp"
+#include "tessera/backends/cuda/decode_step.hpp"
+#include "tessera/backends/cuda/driver_library.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// CudaGpu's virtual-context path on a real GPU (src/cuda/cuda_gpu.hpp):
+// CudaGpu's virtual-context path on a real GPU (src/tessera/backends/cuda/cuda_gpu.hpp):
 //   ./build/bench/tessera_cuda_gpu_bench
 // Every benchmark skips without a GPU (scripts/device-check.sh runs them on one).
 //
@@ -18,13 +18,13 @@
 #include <memory>
 #include <string>
 
+#include "tessera/backends/cuda/cuda_gpu.hpp"
+#include "tessera/backends/cuda/driver_library.hpp"
+#include "tessera/backends/cuda/emulation.hpp"
+#include "tessera/backends/cuda/kernel_module.hpp"
 #include "tessera/core/try.hpp"
-#include "tessera/cuda/cuda_gpu.hpp"
-#include "tessera/cuda/driver_library.hpp"
-#include "tessera/cuda/emulation.hpp"
-#include "tessera/cuda/kernel_module.hpp"
 #include "tessera/device/wall_clock_executor.hpp"
-#include "tessera/workload/kernel.hpp"
+#include "tessera/workload/kernels/kernel.hpp"
 
 namespace {
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "cuda_bench_gpu.hpp"
-#include "tessera/cuda/driver_library.hpp"
-#include "tessera/cuda/green_partitions.hpp"
+#include "tessera/backends/cuda/driver_library.hpp"
+#include "tessera/backends/cuda/green_partitions.hpp"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "tessera/backends/sim/engine.hpp"
 #include "tessera/core/random.hpp"
-#include "tessera/sim/engine.hpp"
 
 namespace {
 

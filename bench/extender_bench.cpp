@@ -18,7 +18,7 @@
 #include <mutex>
 
 #include "tessera/core/log.hpp"
-#include "tessera/hw/topology_presets.hpp"
+#include "tessera/hw/topology/presets.hpp"
 #include "tessera/k8s/extender_service.hpp"
 #include "tessera/k8s/pod_translation.hpp"
 

@@ -1,7 +1,8 @@
-// CPU cost per kernel launch through the interposer (src/interpose) against a direct call into
-// the driver: the interposer's own overhead. With a GPU the driver is the real one; without, the
-// fake libcuda (tests/support/fake_cuda), whose per-call bookkeeping is part of both numbers, so
-// there the difference is the routing's four extra driver calls plus the interposer's work.
+// CPU cost per kernel launch through the interposer (src/tessera/backends/interpose) against a
+// direct call into the driver: the interposer's own overhead. With a GPU the driver is the real
+// one; without, the fake libcuda (tests/support/native/fake_cuda), whose per-call bookkeeping is
+// part of both numbers, so there the difference is the routing's four extra driver calls plus the
+// interposer's work.
 //
 // The interposer is dlopen-ed (not preloaded) and its exported cuGetProcAddress_v2 hands out the
 // wrapper, so one process measures both paths. Without a GPU the program re-executes itself
@@ -68,7 +69,8 @@ Setup make_setup() {
     return s;
   }
   const std::string lib =
-      env_or("TESSERA_INTERPOSE_LIB", build_dir() / "src/interpose/libtessera_interpose.so");
+      env_or("TESSERA_INTERPOSE_LIB",
+             build_dir() / "src/tessera/backends/interpose/libtessera_interpose.so");
   void* interpose = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (interpose == nullptr) {
     s.error = "cannot load the interposer (ninja tessera_interpose): " + std::string(dlerror());
@@ -170,7 +172,7 @@ void reexec_with_fake_if_needed(char** argv) {
     return;
   }
   const std::string fake =
-      env_or("TESSERA_FAKE_CUDA_DIR", build_dir() / "tests/support/fake_cuda/as_libcuda");
+      env_or("TESSERA_FAKE_CUDA_DIR", build_dir() / "tests/support/native/fake_cuda/as_libcuda");
   const char* old = std::getenv("LD_LIBRARY_PATH");
   const std::string path = old != nullptr && *old != '\0' ? fake + ":" + old : fake;
   setenv("LD_LIBRARY_PATH", path.c_str(), 1);

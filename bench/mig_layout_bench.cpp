@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "tessera/hw/mig_profiles.hpp"
-#include "tessera/mig/layout_space.hpp"
-#include "tessera/mig/reconfig_planner.hpp"
+#include "tessera/mig/policy/layout_space.hpp"
+#include "tessera/mig/policy/reconfig_planner.hpp"
 
 namespace {
 

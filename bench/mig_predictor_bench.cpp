@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "tessera/mig/peak_predictor.hpp"
-#include "tessera/mig/predictor_replay.hpp"
+#include "tessera/mig/policy/peak_predictor.hpp"
+#include "tessera/mig/policy/predictor_replay.hpp"
 
 namespace {
 

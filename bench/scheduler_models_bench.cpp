@@ -8,12 +8,12 @@
 #include <memory>
 #include <vector>
 
-#include "tessera/gpu/determinism_checker.hpp"
-#include "tessera/gpu/dvfs_governor.hpp"
-#include "tessera/gpu/kernel_profiles.hpp"
+#include "tessera/gpu/check/determinism_checker.hpp"
+#include "tessera/gpu/policy/dvfs_governor.hpp"
+#include "tessera/gpu/policy/kernel_profiles.hpp"
 #include "tessera/hw/gpu_spec.hpp"
-#include "tessera/workload/training.hpp"
-#include "tessera/workload/transformer.hpp"
+#include "tessera/workload/models/training.hpp"
+#include "tessera/workload/models/transformer.hpp"
 
 namespace {
 

@@ -15,11 +15,11 @@
 #include <memory>
 #include <vector>
 
+#include "tessera/backends/sim/engine.hpp"
+#include "tessera/backends/sim/gpu/sim_gpu.hpp"
 #include "tessera/hw/gpu_spec.hpp"
-#include "tessera/sim/engine.hpp"
-#include "tessera/sim/sim_gpu.hpp"
-#include "tessera/workload/training.hpp"
-#include "tessera/workload/transformer.hpp"
+#include "tessera/workload/models/training.hpp"
+#include "tessera/workload/models/transformer.hpp"
 
 namespace {
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/gpu/kernel_profiles.hpp"
-#include "tessera/gpu/tpc_scheduler.hpp"
+#include "tessera/gpu/policy/kernel_profiles.hpp"
+#include "tessera/gpu/policy/tpc_scheduler.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 
 namespace {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "tessera/workload/arrivals.hpp"
-#include "tessera/workload/training.hpp"
-#include "tessera/workload/transformer.hpp"
+#include "tessera/workload/models/training.hpp"
+#include "tessera/workload/models/transformer.hpp"
 
 namespace {
 

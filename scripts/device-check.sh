@@ -183,8 +183,8 @@ build() {
 exe() { [ -x "$1" ] && printf '%s' "$1"; }
 
 device_facts() {
-  local cuda_tests=$BUILD/tests/cuda/tessera_cuda_tests
-  local driver_tests=$BUILD/tests/cuda/tessera_cuda_driver_tests
+  local cuda_tests=$BUILD/tests/backends/nvml/tessera_nvml_tests
+  local driver_tests=$BUILD/tests/backends/cuda/tessera_cuda_driver_tests
   local rc=0
   if [ -x "$cuda_tests" ]; then
     "$cuda_tests" --gtest_filter='RealGpuNvml*' || rc=$?
@@ -258,7 +258,7 @@ run_step device-facts "$STEP_TIMEOUT" "$WORK/device-facts.json" facts_from_log \
 run_step realgpu-tests "$((STEP_TIMEOUT * 3))" "$WORK/realgpu-results.json" ctest_results_json \
   bash -c "BUILD='$BUILD' REPORT_DIR='$REPORT_DIR'; $(declare -f realgpu_tests); realgpu_tests"
 
-TESSERA=$BUILD/src/cli/tessera
+TESSERA=$BUILD/bin/tessera
 if [ -x "$TESSERA" ]; then
   run_step determinism "$STEP_TIMEOUT" "$WORK/determinism.json" - \
     "$TESSERA" determinism --backend cuda --quiet --json "$WORK/determinism.json"

@@ -5,7 +5,7 @@
 
 #include <limits>
 
-#include "sim/sim_test_util.hpp"
+#include "backends/sim/gpu/sim_test_util.hpp"
 #include "support/test_gpu.hpp"
 
 namespace tessera::device {

@@ -8,9 +8,9 @@
 
 #include <set>
 
+#include "tessera/backends/sim/engine.hpp"
+#include "tessera/backends/sim/gpu/sim_gpu.hpp"
 #include "tessera/hw/gpu_spec.hpp"
-#include "tessera/sim/engine.hpp"
-#include "tessera/sim/sim_gpu.hpp"
 
 namespace tessera::experiment {
 namespace {

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "tessera/gpu/registry.hpp"
-#include "tessera/workload/compute_steps.hpp"
+#include "tessera/workload/models/compute_steps.hpp"
 
 namespace tessera::experiment {
 namespace {

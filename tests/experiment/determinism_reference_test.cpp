@@ -9,7 +9,7 @@
 #include <cmath>
 #include <span>
 
-#include "tessera/workload/compute_steps.hpp"
+#include "tessera/workload/models/compute_steps.hpp"
 
 namespace tessera::experiment {
 namespace {

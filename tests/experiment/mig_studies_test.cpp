@@ -10,11 +10,11 @@
 #include <algorithm>
 #include <set>
 
+#include "tessera/backends/sim/engine.hpp"
 #include "tessera/experiment/experiment.hpp"
 #include "tessera/experiment/run.hpp"
-#include "tessera/mig/jobs_file.hpp"
-#include "tessera/mig/layout_space.hpp"
-#include "tessera/sim/engine.hpp"
+#include "tessera/mig/policy/layout_space.hpp"
+#include "tessera/mig/runtime/jobs_file.hpp"
 
 namespace tessera::experiment {
 namespace {

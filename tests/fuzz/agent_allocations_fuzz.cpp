@@ -20,7 +20,7 @@
 
 #include "fuzz_check.hpp"
 #include "tessera/core/clock.hpp"
-#include "tessera/hw/topology_presets.hpp"
+#include "tessera/hw/topology/presets.hpp"
 #include "tessera/k8s/node_agent.hpp"
 
 namespace {

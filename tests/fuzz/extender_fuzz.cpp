@@ -20,7 +20,7 @@
 
 #include "fuzz_check.hpp"
 #include "tessera/core/log.hpp"
-#include "tessera/hw/topology_presets.hpp"
+#include "tessera/hw/topology/presets.hpp"
 #include "tessera/k8s/extender_service.hpp"
 
 namespace {

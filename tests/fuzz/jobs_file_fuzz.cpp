@@ -23,8 +23,8 @@
 
 #include "fuzz_check.hpp"
 #include "tessera/hw/mig_profiles.hpp"
-#include "tessera/mig/jobs_file.hpp"
-#include "tessera/mig/manager.hpp"
+#include "tessera/mig/runtime/jobs_file.hpp"
+#include "tessera/mig/runtime/manager.hpp"
 
 namespace {
 

@@ -21,8 +21,8 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
-#include "tessera/hw/topology_json.hpp"
-#include "tessera/hw/topology_sources.hpp"
+#include "tessera/hw/topology/json.hpp"
+#include "tessera/hw/topology/sources.hpp"
 
 namespace {
 

@@ -1,11 +1,11 @@
 // The fake device is what every mode test stands on, so its own behaviour is pinned here.
-#include "support/fake_device.hpp"
+#include "support/fakes/fake_device.hpp"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "support/manual_executor.hpp"
+#include "support/fakes/manual_executor.hpp"
 
 namespace tessera::test {
 namespace {

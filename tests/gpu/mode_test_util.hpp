@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "support/fake_device.hpp"
-#include "support/manual_executor.hpp"
+#include "support/fakes/fake_device.hpp"
+#include "support/fakes/manual_executor.hpp"
 #include "tessera/gpu/sharing_mode.hpp"
 
 namespace tessera::gpu {

@@ -7,7 +7,7 @@
 
 #include "agent_topologies.hpp"
 #include "tessera/core/clock.hpp"
-#include "tessera/hw/topology_json.hpp"
+#include "tessera/hw/topology/json.hpp"
 #include "tessera/k8s/node_agent.hpp"
 
 namespace tessera::k8s {

@@ -18,7 +18,7 @@
 #include "agent_topologies.hpp"
 #include "support/self_signed_cert.hpp"
 #include "tessera/core/clock.hpp"
-#include "tessera/hw/topology_json.hpp"
+#include "tessera/hw/topology/json.hpp"
 #include "tessera/k8s/binder.hpp"
 #include "tessera/k8s/extender_service.hpp"
 #include "tessera/k8s/http_server.hpp"

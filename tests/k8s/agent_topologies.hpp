@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tessera/hw/topology_presets.hpp"
+#include "tessera/hw/topology/presets.hpp"
 
 namespace tessera::k8s::testing {
 

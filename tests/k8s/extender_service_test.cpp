@@ -9,7 +9,7 @@
 #include <httplib.h>
 
 #include "support/cluster_builders.hpp"
-#include "tessera/hw/topology_json.hpp"
+#include "tessera/hw/topology/json.hpp"
 
 namespace tessera::k8s {
 namespace {

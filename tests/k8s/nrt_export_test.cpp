@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "agent_topologies.hpp"
-#include "tessera/cluster/cluster_state.hpp"
-#include "tessera/hw/topology_presets.hpp"
+#include "tessera/cluster/state/cluster_state.hpp"
+#include "tessera/hw/topology/presets.hpp"
 #include "tessera/k8s/node_resource_topology.hpp"
 
 namespace tessera::k8s {

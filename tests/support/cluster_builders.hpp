@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/cluster/cluster_state.hpp"
-#include "tessera/cluster/pod.hpp"
-#include "tessera/hw/host_topology.hpp"
+#include "tessera/cluster/state/cluster_state.hpp"
+#include "tessera/cluster/state/pod.hpp"
+#include "tessera/hw/topology/host_topology.hpp"
 
 namespace tessera::test {
 

@@ -1,10 +1,11 @@
 #pragma once
 // The two drivers the CUDA backend's tests run against:
-//  - the fake libcuda (tests/support/fake_cuda), loaded by path, scripted per test through
+//  - the fake libcuda (tests/support/native/fake_cuda), loaded by path, scripted per test through
 //    fake_cuda_reset and inspected through its execution log;
 //  - the real driver, for tests that need a GPU: they skip, naming the script that runs them,
 //    where there is none.
-// Test targets that use the fake get TESSERA_FAKE_CUDA (its path) from tests/cuda/CMakeLists.
+// Test targets that use the fake get TESSERA_FAKE_CUDA (its path) from
+// tests/backends/cuda/CMakeLists.
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -13,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tessera/cuda/driver_library.hpp"
+#include "tessera/backends/cuda/driver_library.hpp"
 
 namespace tessera::testing {
 

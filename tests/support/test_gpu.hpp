@@ -1,7 +1,7 @@
 #pragma once
 // A synthetic hw::GpuSpec for simulator tests, with round numbers so expected times can be worked
-// out by hand, independent of the real catalog (src/hw/gpu_catalog.cpp). Not a real GPU: every
-// figure here is chosen for arithmetic, none is a fact.
+// out by hand, independent of the real catalog (src/tessera/hw/gpu_catalog.cpp). Not a real GPU:
+// every figure here is chosen for arithmetic, none is a fact.
 //
 // Defaults: 16 SMs at a 1000 MHz boost clock (500 MHz minimum); FP32 peak 16e12 FLOP/s, i.e.
 // 1000 FLOP per SM per cycle, 1000 FLOP/ns per SM at boost; FP16 tensor peak 4x that; 1.6e12

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "tessera/backends/sim/engine.hpp"
+#include "tessera/backends/sim/gpu/sim_gpu.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/metrics/latency.hpp"
-#include "tessera/sim/engine.hpp"
-#include "tessera/sim/sim_gpu.hpp"
 #include "tessera/tenant/inference_server.hpp"
 
 namespace tessera::tenant {

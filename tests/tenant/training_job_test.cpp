@@ -3,9 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "support/fake_device.hpp"
-#include "support/manual_executor.hpp"
-#include "tessera/gpu/exclusive.hpp"
+#include "support/fakes/fake_device.hpp"
+#include "support/fakes/manual_executor.hpp"
+#include "tessera/gpu/modes/exclusive/exclusive.hpp"
 
 namespace tessera::tenant {
 namespace {

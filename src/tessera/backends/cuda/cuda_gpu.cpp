@@ -1,0 +1,555 @@
+#include "tessera/backends/cuda/cuda_gpu.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <chrono>
+#include <cstring>
+#include <string_view>
+#include <thread>
+#include <utility>
+
+#include "tessera/backends/cuda/cuda_gpu_impl.hpp"
+#include "tessera/backends/cuda/emulation.hpp"
+#include "tessera/backends/cuda/kernel_params.h"
+#include "tessera/backends/nvml/nvml_library.hpp"
+#include "tessera/core/log.hpp"
+#include "tessera/core/try.hpp"
+#include "tessera/device/occupancy.hpp"
+
+namespace tessera::cuda {
+
+using core::Code;
+using core::Domain;
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The catalog's short names (hw/gpu_spec.hpp: find_gpu) and the words a driver's device name
+// contains for each ("NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB",
+// "NVIDIA GeForce RTX 4090"). Entries with more words come first, so "a100-80gb" wins over a
+// bare "a100".
+struct NameRule {
+  std::string_view alias;
+  std::array<std::string_view, 2> words;
+};
+constexpr std::array<NameRule, 5> kNameRules{{
+    {"a100-80gb", {"a100", "80gb"}},
+    {"a100-40gb", {"a100", "40gb"}},
+    {"rtx4090", {"rtx", "4090"}},
+    {"h200", {"h200", ""}},
+    {"h100", {"h100", ""}},
+}};
+
+core::Result<hw::GpuSpec> spec_for(const DriverDevice& device, const std::string& wanted) {
+  std::string alias = wanted;
+  if (alias.empty()) {
+    const std::string name = lower(device.name);
+    for (const auto& rule : kNameRules) {
+      const bool all = std::ranges::all_of(rule.words, [&](std::string_view w) {
+        return w.empty() || name.find(w) != std::string::npos;
+      });
+      if (all) {
+        alias = rule.alias;
+        break;
+      }
+    }
+    if (alias.empty()) {
+      return core::failf(Domain::kCuda, Code::kNotFound,
+                         "GPU {} is a '{}', which matches no GPU in tessera's catalog; set "
+                         "CudaGpuOptions::gpu_spec (--gpu) to the catalog GPU closest to it",
+                         device.ordinal, device.name);
+    }
+  }
+  TESSERA_ASSIGN_OR_RETURN(auto spec, hw::find_gpu(alias));
+  // The policies plan with the device's own SMs and memory (a board may have fewer SMs enabled
+  // than the catalog's, or be a different memory variant).
+  spec.sms = device.sms;
+  spec.tpcs = spec.sms_per_tpc > 0 ? device.sms / spec.sms_per_tpc : device.sms;
+  spec.memory_bytes = device.memory_bytes;
+  return spec;
+}
+
+}  // namespace
+
+// --- Creation and teardown ---
+
+core::Status CudaGpu::Impl::check(CUresult r, std::string_view call) {
+  if (r == CUDA_SUCCESS) return {};
+  auto st = driver.check(r, call);
+  return fail_with(st.error());
+}
+
+core::Status CudaGpu::Impl::fail_with(core::Error e) {
+  if (!error) error = e.with_context(fmt::format("{} (GPU {})", spec.name, device.ordinal));
+  return std::unexpected(*error);
+}
+
+core::Status CudaGpu::Impl::init() {
+  TESSERA_ASSIGN_OR_RETURN(device, driver.device(options.device_ordinal));
+  TESSERA_ASSIGN_OR_RETURN(spec, spec_for(device, options.gpu_spec));
+  TESSERA_TRY(
+      driver.check(api.primary_ctx_retain(&primary, device.handle), "cuDevicePrimaryCtxRetain"));
+  primary_retained = true;
+  TESSERA_TRY(driver.check(api.ctx_set_current(primary), "cuCtxSetCurrent"));
+
+  TESSERA_ASSIGN_OR_RETURN(kernels,
+                           KernelModule::load(driver, tessera_kernels_image(), "tessera_kernels"));
+  TESSERA_TRY(allow_emulation_shared_memory(driver, *kernels, device.handle));
+  TESSERA_TRY(driver.check(api.mem_alloc(&scratch, static_cast<std::size_t>(options.scratch_bytes)),
+                           "cuMemAlloc (emulation scratch buffer)"));
+  TESSERA_TRY(driver.check(api.mem_alloc(&sink, sizeof(std::uint32_t)), "cuMemAlloc (sink)"));
+  TESSERA_TRY(driver.check(api.memset_d8(sink, 0, sizeof(std::uint32_t)), "cuMemsetD8 (sink)"));
+
+  if (options.yield_slots > 0) {
+    const auto slots = static_cast<std::size_t>(options.yield_slots);
+    const std::size_t progress_bytes =
+        slots * static_cast<std::size_t>(options.max_checkpointed_blocks) * 4;
+    TESSERA_TRY(driver.check(api.mem_alloc(&progress_pool, progress_bytes),
+                             "cuMemAlloc (checkpoint progress)"));
+    void* counters = nullptr;
+    TESSERA_TRY(driver.check(api.mem_host_alloc(&counters, slots * 4, CU_MEMHOSTALLOC_DEVICEMAP),
+                             "cuMemHostAlloc (yielded-blocks counters)"));
+    yielded_host = static_cast<std::uint32_t*>(counters);
+    TESSERA_TRY(driver.check(api.mem_host_get_device_pointer(&yielded_device, counters, 0),
+                             "cuMemHostGetDevicePointer"));
+    const std::size_t zero_bytes = static_cast<std::size_t>(options.max_checkpointed_blocks) * 4;
+    TESSERA_TRY(driver.check(api.mem_host_alloc(&zeros, zero_bytes, 0), "cuMemHostAlloc (zeros)"));
+    std::memset(zeros, 0, zero_bytes);
+  }
+
+  primary_context = std::make_unique<ExecutionContext>();
+  primary_context->primary = true;
+  primary_context->context = primary;
+  primary_context->sms = device.sms;
+
+  // The control kernel runs in the SMs the granule split leaves over; without green contexts, or
+  // when the split leaves none, in the primary context.
+  if (api.has_green_contexts()) {
+    TESSERA_TRY(make_granules());
+    if (granules->remaining_sms > 0) {
+      // The header does not promise the remainder the guarantees of a split's groups; if the
+      // driver will not make a context of it, the control kernel goes to the primary context.
+      if (auto rest = make_remaining_green_context(driver, device.handle, *granules, 1); rest) {
+        control_partition = std::move(*rest);
+        control_stream = control_partition->streams.at(0);
+      } else {
+        core::logger().warn(
+            "CudaGpu: no green context over the {} SMs the split left ({}); the "
+            "control kernel runs in the primary context",
+            granules->remaining_sms, rest.error().message());
+      }
+    }
+  }
+  CUcontext control_context = primary;
+  if (control_partition) {
+    control_context = control_partition->context;
+  } else {
+    TESSERA_TRY(driver.check(api.stream_create(&control_stream, CU_STREAM_NON_BLOCKING),
+                             "cuStreamCreate (control kernel)"));
+  }
+  if (options.yield_slots > 0) {  // no slots: no yields, no control kernel
+    TESSERA_TRY(driver.check(api.ctx_push_current(control_context), "cuCtxPushCurrent"));
+    auto channel = ControlChannel::start(driver, *kernels, control_stream,
+                                         ControlChannelOptions{.slots = options.yield_slots});
+    CUcontext popped = nullptr;
+    TESSERA_TRY(driver.check(api.ctx_pop_current(&popped), "cuCtxPopCurrent"));
+    if (!channel) return std::unexpected(channel.error().with_context("the control kernel"));
+    control = std::move(*channel);
+  }
+
+  // The primary context's reference event (see event_time in cuda_gpu_poll.cpp).
+  TESSERA_TRY(
+      driver.check(api.stream_create(&utility_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
+  TESSERA_TRY(driver.check(api.event_create(&reference, CU_EVENT_DEFAULT), "cuEventCreate"));
+  TESSERA_TRY(driver.check(api.event_record(reference, utility_stream), "cuEventRecord"));
+  TESSERA_TRY(driver.check(api.event_synchronize(reference), "cuEventSynchronize"));
+  reference_time = executor.now();
+  primary_context->reference = reference;  // destroyed below, not with the context
+  primary_context->reference_time = reference_time;
+
+  if (options.nvml != nullptr) {
+    const auto& n = options.nvml->api();
+    std::optional<unsigned> index;
+    for (unsigned i = 0; i < 64 && !index; ++i) {  // NVML numbers at most 64 GPUs per node here
+      nvml::Device handle = nullptr;
+      if (n.device_get_handle_by_index(i, &handle) != nvml::kSuccess) break;
+      std::array<char, nvml::kDeviceUuidV2BufferSize> uuid{};
+      if (n.device_get_uuid(handle, uuid.data(), static_cast<unsigned>(uuid.size())) ==
+              nvml::kSuccess &&
+          device.uuid == uuid.data()) {
+        index = i;
+      }
+    }
+    if (!index) {
+      return core::failf(Domain::kCuda, Code::kNotFound,
+                         "NVML lists no GPU with the UUID of CUDA device {} ({}); pass the NVML "
+                         "of the same machine, or none (then clocks are not set and energy is 0)",
+                         device.ordinal, device.uuid);
+    }
+    TESSERA_ASSIGN_OR_RETURN(nvml, NvmlGpuControl::open(*options.nvml, *index));
+    if (auto s = nvml->sample(); s && s->energy_joules) energy_at_creation = *s->energy_joules;
+  }
+  created = executor.now();
+  core::logger().info(
+      "CudaGpu: {} ('{}', {} SMs) as {}; {}", device.ordinal, device.name, device.sms, spec.name,
+      granules
+          ? fmt::format("{} granules of {} SMs, {} SMs for the control kernel",
+                        granules->groups.size(), granules->granule_sms, granules->remaining_sms)
+          : std::string("no green contexts: every stream uses the whole GPU"));
+  return {};
+}
+
+void CudaGpu::Impl::teardown() {
+  auto quiet = [this](CUresult r, std::string_view call) {
+    if (r != CUDA_SUCCESS) {
+      core::logger().warn("CudaGpu teardown: {}", driver.check(r, call).error().message());
+    }
+  };
+  if (primary != nullptr) quiet(api.ctx_push_current(primary), "cuCtxPushCurrent");
+  // Let the GPU drain every stream tessera issued to, then free what the launches held.
+  auto each_context = [this](auto&& fn) {
+    if (primary_context) fn(*primary_context);
+    for (auto& c : green_contexts) fn(*c);
+  };
+  each_context([&](ExecutionContext& c) {
+    for (auto& [id, cu] : c.streams) quiet(api.stream_synchronize(cu), "cuStreamSynchronize");
+  });
+  for (auto& st : streams) {
+    // A launch's end event belongs to the next launch (as its previous) or to the stream.
+    for (auto& l : st.in_flight) {
+      destroy_event(l.start);
+      destroy_event(l.previous);
+    }
+    st.in_flight.clear();
+    if (st.rest) destroy_event(st.rest->previous);
+    st.rest.reset();
+    destroy_event(st.last_end);
+  }
+  control.reset();  // EXIT, then waits for the control kernel's stream
+  if (progress_pool != 0) quiet(api.mem_free(progress_pool), "cuMemFree");
+  if (yielded_host != nullptr) quiet(api.mem_free_host(yielded_host), "cuMemFreeHost");
+  if (zeros != nullptr) quiet(api.mem_free_host(zeros), "cuMemFreeHost");
+  for (auto& c : green_contexts) destroy_context(*c);
+  green_contexts.clear();
+  if (primary_context) destroy_context(*primary_context);
+  if (control_partition) {
+    destroy_green_context(driver, *control_partition);
+  } else if (control_stream != nullptr) {
+    quiet(api.stream_destroy(control_stream), "cuStreamDestroy");
+  }
+  if (reference != nullptr) quiet(api.event_destroy(reference), "cuEventDestroy");
+  if (utility_stream != nullptr) quiet(api.stream_destroy(utility_stream), "cuStreamDestroy");
+  if (sink != 0) quiet(api.mem_free(sink), "cuMemFree");
+  if (scratch != 0) quiet(api.mem_free(scratch), "cuMemFree");
+  kernels.reset();
+  if (nvml && locked_clock) {
+    if (auto r = nvml->reset_clocks(); !r) core::logger().warn("{}", r.error().message());
+  }
+  if (primary != nullptr) {
+    CUcontext popped = nullptr;
+    quiet(api.ctx_pop_current(&popped), "cuCtxPopCurrent");
+  }
+  if (primary_retained) {
+    quiet(api.primary_ctx_release(device.handle), "cuDevicePrimaryCtxRelease");
+  }
+}
+
+core::Result<std::unique_ptr<CudaGpu>> CudaGpu::create(const DriverLibrary& driver,
+                                                       device::WallClockExecutor& executor,
+                                                       const CudaGpuOptions& options) {
+  if (options.issue_window < 1 || options.scratch_bytes < 1024 || options.max_green_contexts < 1 ||
+      options.yield_slots < 0 || options.max_checkpointed_blocks < 1) {
+    return core::failf(Domain::kCuda, Code::kInvalidArgument,
+                       "CudaGpuOptions: issue_window ({}), max_green_contexts ({}) and "
+                       "max_checkpointed_blocks ({}) must be at least 1, scratch_bytes ({}) at "
+                       "least 1024 and yield_slots ({}) not negative",
+                       options.issue_window, options.max_green_contexts,
+                       options.max_checkpointed_blocks, options.scratch_bytes, options.yield_slots);
+  }
+  auto impl = std::make_unique<Impl>(driver, executor, options);
+  if (auto st = impl->init(); !st) {
+    impl->teardown();
+    return std::unexpected(
+        st.error().with_context(fmt::format("CudaGpu on CUDA device {}", options.device_ordinal)));
+  }
+  return std::unique_ptr<CudaGpu>(new CudaGpu(std::move(impl)));
+}
+
+CudaGpu::CudaGpu(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+CudaGpu::~CudaGpu() {
+  impl_->teardown();
+}
+
+// --- The GpuDevice calls ---
+
+const hw::GpuSpec& CudaGpu::spec() const {
+  return impl_->spec;
+}
+
+device::Capabilities CudaGpu::capabilities() const {
+  return device::Capabilities{
+      .sm_partitions = impl_->granules.has_value(),
+      .sm_limit = false,
+      .bandwidth_partitions = false,
+      .context_preemption = false,
+      .clock_control = impl_->nvml != nullptr && impl_->nvml->can_lock_clocks(),
+      .block_ranges = true,
+      .kernel_preemption = impl_->control != nullptr};
+}
+
+device::Executor& CudaGpu::executor() {
+  return impl_->executor;
+}
+
+namespace {
+
+core::Error unsupported_here(const hw::GpuSpec& spec, std::string_view what) {
+  return core::Error(Domain::kDevice, Code::kUnsupported,
+                     fmt::format("{} (the CUDA backend) does not support {}; check "
+                                 "capabilities() first",
+                                 spec.name, what));
+}
+
+}  // namespace
+
+core::Result<device::DomainId> CudaGpu::create_bandwidth_domain(double share) {
+  (void)share;
+  return std::unexpected(unsupported_here(impl_->spec, "bandwidth domains"));
+}
+
+core::Status CudaGpu::Impl::usable() const {
+  if (error) return std::unexpected(*error);
+  return {};
+}
+
+core::Status CudaGpu::Impl::check_stream(device::StreamId stream) const {
+  if (stream >= streams.size()) {
+    return core::failf(Domain::kDevice, Code::kNotFound,
+                       "stream {} does not exist on this device ({} streams created); use an id "
+                       "returned by create_stream",
+                       stream, streams.size());
+  }
+  return {};
+}
+
+core::Status CudaGpu::Impl::check_config(const device::StreamConfig& config) const {
+  for (int i = spec.sms; i < device::kMaxSms; ++i) {
+    if (config.sms.test(i)) {
+      return core::failf(Domain::kDevice, Code::kInvalidArgument,
+                         "the stream's SM set names SM {}, but {} has {} SMs (0 to {}); build the "
+                         "set from SMs that exist",
+                         i, spec.name, spec.sms, spec.sms - 1);
+    }
+  }
+  if (config.max_sms != 0) {
+    return std::unexpected(unsupported_here(spec, "SM caps (StreamConfig::max_sms)"));
+  }
+  if (config.bandwidth_domain != device::kWholeDevice) {
+    return core::failf(Domain::kDevice, Code::kNotFound,
+                       "bandwidth domain {} does not exist: the CUDA backend has only the whole "
+                       "device (0)",
+                       config.bandwidth_domain);
+  }
+  return {};
+}
+
+core::Result<device::StreamId> CudaGpu::create_stream(const device::StreamConfig& config) {
+  auto& s = *impl_;
+  TESSERA_TRY(s.usable());
+  TESSERA_TRY(s.check_config(config));
+  StreamState st;
+  st.config = config;
+  const auto id = static_cast<device::StreamId>(s.streams.size());
+  if (s.control && static_cast<int>(id) < s.control->slots()) st.slot = static_cast<int>(id);
+  s.streams.push_back(std::move(st));
+  return id;
+}
+
+core::Status CudaGpu::configure_stream(device::StreamId stream,
+                                       const device::StreamConfig& config) {
+  auto& s = *impl_;
+  TESSERA_TRY(s.usable());
+  TESSERA_TRY(s.check_stream(stream));
+  TESSERA_TRY(s.check_config(config));
+  // Applies from the first kernel not yet issued (the issue window keeps that close).
+  s.streams[stream].config = config;
+  return {};
+}
+
+core::Status CudaGpu::submit(device::StreamId stream, workload::KernelSequencePtr sequence,
+                             std::uint64_t tag, device::DoneCallback done) {
+  auto& s = *impl_;
+  TESSERA_TRY(s.usable());
+  TESSERA_TRY(s.check_stream(stream));
+  if (!sequence) {
+    return core::failf(Domain::kDevice, Code::kInvalidArgument,
+                       "stream {}: submit needs a kernel sequence, got a null pointer", stream);
+  }
+  return s.enqueue(stream, std::move(sequence), device::BlockRange{}, tag, std::move(done));
+}
+
+core::Status CudaGpu::submit_range(device::StreamId stream, workload::KernelSequencePtr sequence,
+                                   device::BlockRange range, std::uint64_t tag,
+                                   device::DoneCallback done) {
+  auto& s = *impl_;
+  TESSERA_TRY(s.usable());
+  TESSERA_TRY(s.check_stream(stream));
+  TESSERA_TRY(device::validate_range_submission(stream, sequence, range.begin, range.end));
+  return s.enqueue(stream, std::move(sequence), range, tag, std::move(done));
+}
+
+core::Status CudaGpu::Impl::enqueue(device::StreamId stream, workload::KernelSequencePtr sequence,
+                                    device::BlockRange range, std::uint64_t tag,
+                                    device::DoneCallback done) {
+  if (auto v = device::validate_sequence(spec, *sequence); !v) {
+    return std::unexpected(v.error().with_context(fmt::format("stream {}", stream)));
+  }
+  auto sub = std::make_shared<Submission>();
+  sub->next = SequenceCursor::first(*sequence);
+  sub->sequence = std::move(sequence);
+  sub->range = range;
+  sub->tag = tag;
+  sub->done = std::move(done);
+  sub->submitted = executor.now();
+  streams[stream].queue.push_back(std::move(sub));
+  issue(stream);
+  return usable();
+}
+
+core::Status CudaGpu::request_yield(device::StreamId stream) {
+  auto& s = *impl_;
+  TESSERA_TRY(s.usable());
+  TESSERA_TRY(s.check_stream(stream));
+  StreamState& st = s.streams[stream];
+  // A stopped kernel whose rest has not run yet stops at its next checkpoint once it runs again.
+  if (st.rest) {
+    st.yield_rest = true;
+    return {};
+  }
+  // Only a running checkpointed launch can stop; anything else runs to its end, and an idle
+  // stream is left alone (as sim::SimGpu does).
+  if (st.in_flight.empty() || !st.in_flight.front().yieldable || st.flag_raised) return {};
+  return s.raise_yield_flag(stream);
+}
+
+core::Status CudaGpu::Impl::raise_yield_flag(device::StreamId stream) {
+  StreamState& st = streams[stream];
+  auto seq = control->request_yield(st.slot);
+  if (!seq) return fail_with(seq.error().with_context(fmt::format("request_yield({})", stream)));
+  st.flag_raised = true;
+  return {};
+}
+
+core::Status CudaGpu::suspend_context(device::ContextId context) {
+  (void)context;
+  return std::unexpected(unsupported_here(impl_->spec, "context preemption (suspend_context)"));
+}
+
+core::Status CudaGpu::resume_context(device::ContextId context) {
+  (void)context;
+  return std::unexpected(unsupported_here(impl_->spec, "context preemption (resume_context)"));
+}
+
+core::Status CudaGpu::set_clock_mhz(double mhz) {
+  auto& s = *impl_;
+  TESSERA_TRY(s.usable());
+  if (!capabilities().clock_control) {
+    return std::unexpected(
+        unsupported_here(s.spec, s.nvml ? "setting the clock here (NVML may not lock clocks: "
+                                          "needs root or admin rights)"
+                                        : "setting the clock without NVML (CudaGpuOptions::nvml)"));
+  }
+  if (!(mhz >= s.spec.min_clock_mhz && mhz <= s.spec.boost_clock_mhz)) {
+    return core::failf(Domain::kDevice, Code::kInvalidArgument,
+                       "clock {} MHz is outside {}'s range of {} to {} MHz; pick a clock in it",
+                       mhz, s.spec.name, s.spec.min_clock_mhz, s.spec.boost_clock_mhz);
+  }
+  TESSERA_ASSIGN_OR_RETURN(const int locked, s.nvml->set_locked_clock_mhz(mhz));
+  s.locked_clock = locked;
+  return {};
+}
+
+double CudaGpu::clock_mhz() const {
+  // The clock tessera locked; unlocked, the policies plan with the boost clock (the driver's own
+  // management runs at or below it).
+  return impl_->locked_clock ? *impl_->locked_clock : impl_->spec.boost_clock_mhz;
+}
+
+void CudaGpu::add_observer(device::DeviceObserver* observer) {
+  if (observer != nullptr) impl_->observers.push_back(observer);
+}
+
+device::DeviceStats CudaGpu::stats() const {
+  const auto& s = *impl_;
+  device::DeviceStats out;
+  out.elapsed = s.executor.now() - s.created;
+  out.kernels_completed = s.kernels_completed;
+  if (out.elapsed <= 0) return out;
+  const auto elapsed = static_cast<double>(out.elapsed);
+  out.sm_busy_fraction = s.sm_ns / (s.spec.sms * elapsed);
+  if (s.nvml && s.energy_at_creation) {
+    if (auto now = s.nvml->sample(); now && now->energy_joules) {
+      out.energy_joules = *now->energy_joules - *s.energy_at_creation;
+      out.average_power_watts = out.energy_joules / (elapsed * 1e-9);
+    }
+  }
+  return out;
+}
+
+void CudaGpu::bind_payload(std::string kernel_name, Payload payload) {
+  impl_->payloads[std::move(kernel_name)] = std::move(payload);
+}
+
+core::Status CudaGpu::poll() {
+  return impl_->poll();
+}
+
+bool CudaGpu::Impl::idle() const {
+  for (const auto& st : streams) {
+    if (!st.queue.empty() || !st.in_flight.empty() || st.rest) return false;
+  }
+  return true;
+}
+
+core::Status CudaGpu::run_until(core::Nanos deadline, bool stop_when_idle) {
+  auto& s = *impl_;
+  // ASSUMPTION: 20 us between polls, below the shortest kernels worth scheduling.
+  constexpr core::Nanos kPollInterval = 20'000;
+  while (true) {
+    s.executor.run_due();
+    TESSERA_TRY(s.poll());
+    const core::Nanos now = s.executor.now();
+    if (now >= deadline) return {};
+    if (stop_when_idle && s.idle() && !s.executor.has_pending()) return {};
+    const core::Nanos wake = std::min({deadline, s.executor.next_due(), now + kPollInterval});
+    if (wake > now) std::this_thread::sleep_for(std::chrono::nanoseconds(wake - now));
+  }
+}
+
+core::Result<int> CudaGpu::partition_sms(device::StreamId stream) const {
+  const auto& s = *impl_;
+  TESSERA_TRY(s.check_stream(stream));
+  const GranuleSet set = s.granules_for(s.streams[stream].config.sms);
+  if (set.none()) return s.device.sms;
+  for (const auto& c : s.green_contexts) {
+    if (c->granules == set) return c->sms;
+  }
+  return static_cast<int>(set.count()) * s.granules->granule_sms;  // before it is made
+}
+
+int CudaGpu::granule_sms() const {
+  return impl_->granules ? impl_->granules->granule_sms : 0;
+}
+
+int CudaGpu::granules() const {
+  return impl_->granules ? static_cast<int>(impl_->granules->groups.size()) : 0;
+}
+
+}  // namespace tessera::cuda

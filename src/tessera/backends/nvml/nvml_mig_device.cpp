@@ -1,0 +1,622 @@
+#include "tessera/backends/nvml/nvml_mig_device.hpp"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "tessera/core/try.hpp"
+
+extern char** environ;
+
+namespace tessera::cuda {
+
+struct NvmlMigDevice::Instance {
+  device::MigInstance info;
+  nvml::GpuInstance gi = nullptr;
+  nvml::ComputeInstance ci = nullptr;  // null: the GPU instance has no compute instance
+  nvml::Device mig = nullptr;          // the MIG device of `ci`
+};
+
+struct NvmlMigDevice::Run {
+  device::JobRunId id = 0;
+  device::MigInstanceId instance = 0;
+  workload::BatchJobPtr job;
+  device::MigJobObserver* observer = nullptr;
+  pid_t pid = -1;  // also the process group: the job runs in a group of its own
+  nvml::Device mig = nullptr;
+  std::int64_t instance_bytes = 0;
+  std::int64_t samples = 0;
+  std::int64_t peak_used = 0;
+  std::int64_t total_seen = 0;  // the MIG device's total memory as NVML reported it
+  device::TimerId sample_timer = 0;
+  device::TimerId kill_timer = 0;
+  bool stopping = false;
+  std::string sample_error;
+};
+
+namespace {
+
+constexpr std::int64_t kMiB = 1024 * 1024;
+
+// The compute-instance profile index whose compute instance spans a whole GPU instance of
+// `compute_slices` slices (NVML_COMPUTE_INSTANCE_PROFILE_<n>_SLICE, nvml_api.hpp).
+core::Result<unsigned> full_compute_profile_index(int compute_slices) {
+  switch (compute_slices) {
+    case 1: return nvml::kComputeInstanceProfile1Slice;
+    case 2: return nvml::kComputeInstanceProfile2Slice;
+    case 3: return nvml::kComputeInstanceProfile3Slice;
+    case 4: return nvml::kComputeInstanceProfile4Slice;
+    case 6: return nvml::kComputeInstanceProfile6Slice;
+    case 7: return nvml::kComputeInstanceProfile7Slice;
+    case 8: return nvml::kComputeInstanceProfile8Slice;
+    default:
+      return core::failf(core::Domain::kNvml, core::Code::kUnsupported,
+                         "no NVML compute-instance profile spans {} compute slices",
+                         compute_slices);
+  }
+}
+
+std::string describe_wait_status(std::optional<int> wait_status) {
+  if (!wait_status) return "exit status unknown (the process was reaped elsewhere)";
+  const int status = *wait_status;
+  if (WIFEXITED(status)) return fmt::format("exit status {}", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const char* name = strsignal(WTERMSIG(status));
+    return fmt::format("killed by signal {} ({})", WTERMSIG(status), name ? name : "?");
+  }
+  return fmt::format("wait status {}", status);
+}
+
+}  // namespace
+
+std::string NvmlMigDevice::catalog_name(std::string_view nvml_name) {
+  constexpr std::string_view kPrefix = "NVIDIA ";
+  std::string_view name = nvml_name;
+  if (name.starts_with(kPrefix)) name.remove_prefix(kPrefix.size());
+  // Boards whose NVML name is not their catalog name. ASSUMPTION: the names as nvidia-smi prints
+  // them in public bug reports; not read from a driver here. A100 names match the catalog as is.
+  struct Mapping {
+    std::string_view nvml;
+    std::string_view catalog;
+  };
+  constexpr std::array<Mapping, 2> kMappings{{
+      {"H100 80GB HBM3", "H100-SXM5-80GB"},
+      {"H200", "H200-SXM-141GB"},
+  }};
+  for (const Mapping& m : kMappings) {
+    if (name == m.nvml) return std::string(m.catalog);
+  }
+  return std::string(name);
+}
+
+NvmlMigDevice::NvmlMigDevice(std::shared_ptr<NvmlLibrary> library, nvml::Device device,
+                             unsigned gpu_index, hw::MigGeometry geometry, NvmlMigOptions options)
+    : library_(std::move(library)),
+      device_(device),
+      gpu_index_(gpu_index),
+      geometry_(std::move(geometry)),
+      options_(std::move(options)) {}
+
+core::Result<std::unique_ptr<NvmlMigDevice>> NvmlMigDevice::open(
+    std::shared_ptr<NvmlLibrary> library, unsigned gpu_index, NvmlMigOptions options) {
+  if (library == nullptr) {
+    return core::fail(core::Domain::kNvml, core::Code::kInvalidArgument,
+                      "NvmlMigDevice::open needs a loaded NVML library");
+  }
+  const NvmlApi& api = library->api();
+  nvml::Device dev = nullptr;
+  TESSERA_TRY(core::with_context(library->check(api.device_get_handle_by_index(gpu_index, &dev),
+                                                "nvmlDeviceGetHandleByIndex_v2"),
+                                 fmt::format("cannot open GPU {}", gpu_index)));
+
+  std::array<char, nvml::kDeviceNameV2BufferSize> name_buf{};
+  TESSERA_TRY(library->check(api.device_get_name(dev, name_buf.data(), name_buf.size()),
+                             "nvmlDeviceGetName"));
+  const std::string name(name_buf.data());
+
+  unsigned current = 0;
+  unsigned pending = 0;
+  const nvml::Return mig = api.device_get_mig_mode(dev, &current, &pending);
+  if (mig == nvml::kErrorNotSupported) {
+    return core::failf(core::Domain::kNvml, core::Code::kUnsupported,
+                       "GPU {} ({}) does not support MIG", gpu_index, name);
+  }
+  TESSERA_TRY(library->check(mig, "nvmlDeviceGetMigMode"));
+  if (current != nvml::kDeviceMigEnable) {
+    if (pending == nvml::kDeviceMigEnable) {
+      return core::failf(core::Domain::kNvml, core::Code::kFailedPrecondition,
+                         "MIG mode on GPU {} ({}) is enabled but not yet active: reset the GPU "
+                         "(`sudo nvidia-smi -i {} -r`, with no process using it) or reboot",
+                         gpu_index, name, gpu_index);
+    }
+    return core::failf(core::Domain::kNvml, core::Code::kFailedPrecondition,
+                       "MIG mode is disabled on GPU {} ({}): enable it with `sudo nvidia-smi -i {} "
+                       "-mig 1` (it may ask for a GPU reset)",
+                       gpu_index, name, gpu_index);
+  }
+
+  const std::string catalog = options.gpu.empty() ? catalog_name(name) : options.gpu;
+  auto geometry = hw::find_mig_geometry(catalog);
+  if (!geometry) {
+    return std::unexpected(geometry.error().with_context(fmt::format(
+        "GPU {} reports itself as '{}'; if it is one of the catalog's boards, name it explicitly",
+        gpu_index, name)));
+  }
+
+  std::unique_ptr<NvmlMigDevice> d(
+      new NvmlMigDevice(library, dev, gpu_index, std::move(*geometry), std::move(options)));
+
+  // The catalog's profile IDs and slice counts must be the driver's: the scheduler plans with
+  // the first and NVML creates with the second.
+  std::string mismatches;
+  for (const hw::MigProfile& p : d->geometry_.profiles) {
+    nvml::GpuInstanceProfileInfo info{};
+    const nvml::Return r =
+        api.device_get_gpu_instance_profile_info(dev, static_cast<unsigned>(p.nvml_index), &info);
+    std::string problem;
+    if (r != nvml::kSuccess) {
+      problem = fmt::format("NVML index {}: {}", p.nvml_index, library->error_string(r));
+    } else if (info.id != static_cast<unsigned>(p.id) ||
+               info.sliceCount != static_cast<unsigned>(p.compute_slices)) {
+      problem = fmt::format(
+          "the catalog has ID {} with {} compute slices, NVML index {} reports ID {} with {}", p.id,
+          p.compute_slices, p.nvml_index, info.id, info.sliceCount);
+    } else {
+      d->nvml_instance_count_[p.id] = info.instanceCount;
+    }
+    if (!problem.empty()) {
+      mismatches += fmt::format("{}{}: {}", mismatches.empty() ? "" : "; ", p.name, problem);
+    }
+  }
+  if (!mismatches.empty()) {
+    return core::failf(core::Domain::kNvml, core::Code::kFailedPrecondition,
+                       "GPU {} ({}) does not match the {} MIG profiles of the catalog "
+                       "(src/tessera/hw/mig_profiles.cpp): {}",
+                       gpu_index, name, d->geometry_.gpu, mismatches);
+  }
+
+  if (api.device_get_total_energy_consumption != nullptr &&
+      api.device_get_total_energy_consumption(dev, &d->energy_start_mj_) == nvml::kSuccess) {
+    d->energy_ = true;
+  }
+  d->opened_at_ = d->executor_.now();
+  return d;
+}
+
+NvmlMigDevice::~NvmlMigDevice() {
+  for (auto& [id, run] : runs_) {
+    kill(-run->pid, SIGKILL);
+    int status = 0;
+    waitpid(run->pid, &status, 0);
+  }
+}
+
+device::MigCapabilities NvmlMigDevice::capabilities() const {
+  return {.reconfigure = true, .memory_samples = true, .energy = energy_};
+}
+
+core::Result<nvml::Device> NvmlMigDevice::find_mig_device(unsigned gi_id) const {
+  unsigned count = 0;
+  TESSERA_TRY(check(api().device_get_max_mig_device_count(device_, &count),
+                    "nvmlDeviceGetMaxMigDeviceCount"));
+  for (unsigned i = 0; i < count; ++i) {
+    nvml::Device mig = nullptr;
+    const nvml::Return r = api().device_get_mig_device_handle_by_index(device_, i, &mig);
+    if (r == nvml::kErrorNotFound) continue;  // no MIG device at this index
+    TESSERA_TRY(check(r, "nvmlDeviceGetMigDeviceHandleByIndex"));
+    unsigned id = 0;
+    TESSERA_TRY(check(api().device_get_gpu_instance_id(mig, &id), "nvmlDeviceGetGpuInstanceId"));
+    if (id == gi_id) return mig;
+  }
+  return core::failf(core::Domain::kNvml, core::Code::kNotFound,
+                     "GPU instance {} on GPU {} has no MIG device (no compute instance?)", gi_id,
+                     gpu_index_);
+}
+
+core::Result<std::string> NvmlMigDevice::uuid_of(nvml::Device mig_device) const {
+  std::array<char, nvml::kDeviceUuidV2BufferSize> buf{};
+  TESSERA_TRY(
+      check(api().device_get_uuid(mig_device, buf.data(), buf.size()), "nvmlDeviceGetUUID"));
+  return std::string(buf.data());
+}
+
+core::Result<std::vector<NvmlMigDevice::GpuInstanceEntry>> NvmlMigDevice::list_gpu_instances()
+    const {
+  std::vector<GpuInstanceEntry> out;
+  for (const hw::MigProfile& p : geometry_.profiles) {
+    // nvmlDeviceGetGpuInstances wants room for the profile's instanceCount.
+    const auto known = nvml_instance_count_.find(p.id);
+    const unsigned capacity = std::max(known != nvml_instance_count_.end() ? known->second : 0u,
+                                       static_cast<unsigned>(std::max(p.max_instances, 1)));
+    std::vector<nvml::GpuInstance> gis(capacity);
+    unsigned count = 0;
+    TESSERA_TRY(check(
+        api().device_get_gpu_instances(device_, static_cast<unsigned>(p.id), gis.data(), &count),
+        "nvmlDeviceGetGpuInstances"));
+    for (unsigned i = 0; i < std::min(count, capacity); ++i) {
+      GpuInstanceEntry e{.gi = gis[i], .info = {}, .profile = &p};
+      TESSERA_TRY(check(api().gpu_instance_get_info(gis[i], &e.info), "nvmlGpuInstanceGetInfo"));
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
+core::Result<std::vector<device::MigInstance>> NvmlMigDevice::query_instances() const {
+  TESSERA_ASSIGN_OR_RETURN(const auto entries, list_gpu_instances());
+  std::vector<device::MigInstance> out;
+  for (const GpuInstanceEntry& e : entries) {
+    device::MigInstance inst{.id = e.info.id,
+                             .profile_id = e.profile->id,
+                             .start = static_cast<int>(e.info.placement.start),
+                             .uuid = {},
+                             .memory_bytes = e.profile->memory_bytes,
+                             .sms = e.profile->sms};
+    if (const auto it = created_.find(e.info.id); it != created_.end()) {
+      inst.uuid = it->second->info.uuid;
+    } else if (auto mig = find_mig_device(e.info.id)) {
+      // Not tessera's: its UUID if it has a compute instance, else none (start_job refuses).
+      if (auto uuid = uuid_of(*mig)) inst.uuid = *uuid;
+    }
+    out.push_back(std::move(inst));
+  }
+  std::ranges::sort(out, {}, &device::MigInstance::start);
+  return out;
+}
+
+std::vector<device::MigInstance> NvmlMigDevice::instances() const {
+  if (auto all = query_instances()) return *std::move(all);
+  std::vector<device::MigInstance> ours;
+  for (const auto& [id, inst] : created_) ours.push_back(inst->info);
+  std::ranges::sort(ours, {}, &device::MigInstance::start);
+  return ours;
+}
+
+core::Result<NvmlMigDevice::Instance> NvmlMigDevice::find_instance(device::MigInstanceId id) const {
+  if (const auto it = created_.find(id); it != created_.end()) return *it->second;
+  TESSERA_ASSIGN_OR_RETURN(const auto entries, list_gpu_instances());
+  for (const GpuInstanceEntry& e : entries) {
+    if (e.info.id != id) continue;
+    Instance inst;
+    inst.gi = e.gi;
+    inst.info = {.id = id,
+                 .profile_id = e.profile->id,
+                 .start = static_cast<int>(e.info.placement.start),
+                 .uuid = {},
+                 .memory_bytes = e.profile->memory_bytes,
+                 .sms = e.profile->sms};
+    if (auto mig = find_mig_device(id)) {
+      inst.mig = *mig;
+      TESSERA_ASSIGN_OR_RETURN(inst.info.uuid, uuid_of(*mig));
+    }
+    return inst;
+  }
+  return core::failf(core::Domain::kNvml, core::Code::kNotFound,
+                     "GPU {} has no GPU instance {} of a catalog profile", gpu_index_, id);
+}
+
+core::Status NvmlMigDevice::destroy_gpu_instance(nvml::GpuInstance gi) const {
+  for (unsigned index = 0; index < nvml::kComputeInstanceProfileCount; ++index) {
+    nvml::ComputeInstanceProfileInfo info{};
+    const nvml::Return r = api().gpu_instance_get_compute_instance_profile_info(
+        gi, index, nvml::kComputeInstanceEngineProfileShared, &info);
+    if (r == nvml::kErrorNotSupported || r == nvml::kErrorInvalidArgument) continue;
+    TESSERA_TRY(check(r, "nvmlGpuInstanceGetComputeInstanceProfileInfo"));
+    std::vector<nvml::ComputeInstance> cis(std::max(info.instanceCount, 1u));
+    unsigned count = 0;
+    TESSERA_TRY(check(api().gpu_instance_get_compute_instances(gi, info.id, cis.data(), &count),
+                      "nvmlGpuInstanceGetComputeInstances"));
+    for (unsigned i = 0; i < std::min<std::size_t>(count, cis.size()); ++i) {
+      TESSERA_TRY(check(api().compute_instance_destroy(cis[i]), "nvmlComputeInstanceDestroy"));
+    }
+  }
+  return check(api().gpu_instance_destroy(gi), "nvmlGpuInstanceDestroy");
+}
+
+core::Result<device::MigInstance> NvmlMigDevice::create_instance(int profile_id, int start) {
+  const hw::MigProfile* p = geometry_.find(profile_id);
+  if (p == nullptr) {
+    return core::failf(core::Domain::kMig, core::Code::kInvalidArgument,
+                       "{} has no MIG profile with ID {}", geometry_.gpu, profile_id);
+  }
+  const std::string what =
+      fmt::format("cannot create {} at memory slice {} on GPU {}", p->name, start, gpu_index_);
+  TESSERA_ASSIGN_OR_RETURN(auto existing, core::with_context(query_instances(), what));
+  std::vector<hw::MigSlot> slots;
+  for (const device::MigInstance& i : existing) slots.push_back({i.profile_id, i.start});
+  slots.push_back({profile_id, start});
+  TESSERA_TRY(core::with_context(hw::check_mig_layout(geometry_, slots), what));
+
+  // The profile INDEX selects the info; the create call takes the info's profile ID.
+  nvml::GpuInstanceProfileInfo info{};
+  TESSERA_TRY(core::with_context(check(api().device_get_gpu_instance_profile_info(
+                                           device_, static_cast<unsigned>(p->nvml_index), &info),
+                                       "nvmlDeviceGetGpuInstanceProfileInfo"),
+                                 what));
+  const nvml::GpuInstancePlacement placement{static_cast<unsigned>(start),
+                                             static_cast<unsigned>(p->memory_slices)};
+  Instance inst;
+  TESSERA_TRY(core::with_context(
+      check(api().device_create_gpu_instance_with_placement(device_, info.id, &placement, &inst.gi),
+            "nvmlDeviceCreateGpuInstanceWithPlacement"),
+      what));
+
+  unsigned gi_id = 0;
+  bool gi_id_known = false;
+  // Everything after the GPU instance exists; on failure it is undone below.
+  auto finish_create = [&]() -> core::Status {
+    nvml::GpuInstanceInfo gi_info{};
+    TESSERA_TRY(check(api().gpu_instance_get_info(inst.gi, &gi_info), "nvmlGpuInstanceGetInfo"));
+    gi_id = gi_info.id;
+    gi_id_known = true;
+    TESSERA_ASSIGN_OR_RETURN(const unsigned ci_index,
+                             full_compute_profile_index(p->compute_slices));
+    nvml::ComputeInstanceProfileInfo ci_info{};
+    TESSERA_TRY(check(api().gpu_instance_get_compute_instance_profile_info(
+                          inst.gi, ci_index, nvml::kComputeInstanceEngineProfileShared, &ci_info),
+                      "nvmlGpuInstanceGetComputeInstanceProfileInfo"));
+    TESSERA_TRY(check(api().gpu_instance_create_compute_instance(inst.gi, ci_info.id, &inst.ci),
+                      "nvmlGpuInstanceCreateComputeInstance"));
+    TESSERA_ASSIGN_OR_RETURN(inst.mig, find_mig_device(gi_id));
+    TESSERA_ASSIGN_OR_RETURN(inst.info.uuid, uuid_of(inst.mig));
+    return {};
+  };
+  if (auto done = finish_create(); !done) {
+    const core::Error& cause = done.error();
+    core::Status cleanup;
+    if (inst.ci != nullptr) {
+      cleanup = check(api().compute_instance_destroy(inst.ci), "nvmlComputeInstanceDestroy");
+    }
+    if (cleanup) cleanup = check(api().gpu_instance_destroy(inst.gi), "nvmlGpuInstanceDestroy");
+    if (cleanup) {
+      return std::unexpected(
+          cause.with_context(fmt::format("{} (the half-made instance was destroyed)", what)));
+    }
+    const std::string id_text = gi_id_known ? fmt::format("{}", gi_id) : "<ID>";
+    return core::failf(
+        cause.domain(), cause.code(),
+        "{}: {}; cleaning up failed too ({}), so GPU instance {} ({} at memory slice {}) is left "
+        "on GPU {}: remove it with `sudo nvidia-smi mig -i {} -dci -gi {}` then `sudo nvidia-smi "
+        "mig -i {} -dgi -gi {}`",
+        what, cause.message(), cleanup.error().message(), id_text, p->name, start, gpu_index_,
+        gpu_index_, id_text, gpu_index_, id_text);
+  }
+
+  inst.info.id = gi_id;
+  inst.info.profile_id = profile_id;
+  inst.info.start = start;
+  inst.info.memory_bytes = p->memory_bytes;
+  inst.info.sms = p->sms;
+  ++instances_created_;
+  const device::MigInstance result = inst.info;
+  created_[gi_id] = std::make_unique<Instance>(std::move(inst));
+  return result;
+}
+
+core::Status NvmlMigDevice::destroy_instance(device::MigInstanceId id) {
+  for (const auto& [run_id, run] : runs_) {
+    if (run->instance == id) {
+      return core::failf(core::Domain::kMig, core::Code::kFailedPrecondition,
+                         "cannot destroy instance {}: job '{}' (run {}) is running on it; stop "
+                         "it first",
+                         id, run->job->name, run_id);
+    }
+  }
+  const std::string what = fmt::format("cannot destroy instance {} on GPU {}", id, gpu_index_);
+  TESSERA_ASSIGN_OR_RETURN(const Instance inst, core::with_context(find_instance(id), what));
+  TESSERA_TRY(core::with_context(destroy_gpu_instance(inst.gi), what));
+  created_.erase(id);
+  ++instances_destroyed_;
+  return {};
+}
+
+core::Result<device::JobRunId> NvmlMigDevice::start_job(device::MigInstanceId instance,
+                                                        workload::BatchJobPtr job,
+                                                        device::MigJobObserver& observer) {
+  if (job == nullptr) {
+    return core::fail(core::Domain::kMig, core::Code::kInvalidArgument, "start_job: no job");
+  }
+  if (job->command.empty()) {
+    return core::failf(core::Domain::kMig, core::Code::kInvalidArgument,
+                       "job '{}' has no command: on a real GPU every job runs as a process",
+                       job->name);
+  }
+  for (const auto& [run_id, run] : runs_) {
+    if (run->instance == instance) {
+      return core::failf(core::Domain::kMig, core::Code::kFailedPrecondition,
+                         "cannot start job '{}' on instance {}: job '{}' (run {}) is running there",
+                         job->name, instance, run->job->name, run_id);
+    }
+  }
+  const std::string what = fmt::format("cannot start job '{}' on instance {}", job->name, instance);
+  TESSERA_ASSIGN_OR_RETURN(const Instance inst, core::with_context(find_instance(instance), what));
+  if (inst.mig == nullptr || inst.info.uuid.empty()) {
+    return core::failf(core::Domain::kMig, core::Code::kFailedPrecondition,
+                       "{}: it has no compute instance to run on", what);
+  }
+
+  std::vector<char*> argv;
+  for (const std::string& a : job->command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  constexpr std::string_view kVisible = "CUDA_VISIBLE_DEVICES=";
+  const std::string visible = fmt::format("{}{}", kVisible, inst.info.uuid);
+  std::vector<char*> envp;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (!std::string_view(*e).starts_with(kVisible)) envp.push_back(*e);
+  }
+  envp.push_back(const_cast<char*>(visible.c_str()));
+  envp.push_back(nullptr);
+
+  // A process group of its own, so stop_job reaches the processes the command starts too; no
+  // blocked signals and default SIGTERM/SIGINT/SIGPIPE whatever this process does with them.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : {SIGTERM, SIGINT, SIGPIPE}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return core::failf(core::Domain::kMig, core::Code::kFailedPrecondition, "{}: {}: {}", what,
+                       job->command.front(), std::strerror(rc));
+  }
+
+  auto run = std::make_unique<Run>();
+  run->id = next_run_++;
+  run->instance = instance;
+  run->job = std::move(job);
+  run->observer = &observer;
+  run->pid = pid;
+  run->mig = inst.mig;
+  run->instance_bytes = inst.info.memory_bytes;
+  const device::JobRunId id = run->id;
+  // The first sample at once (from the loop), so even a job that fails at its start is measured.
+  run->sample_timer = executor_.schedule_after(0, [this, id] { sample(id); });
+  runs_.emplace(id, std::move(run));
+  return id;
+}
+
+void NvmlMigDevice::sample(device::JobRunId id) {
+  const auto it = runs_.find(id);
+  if (it == runs_.end()) return;
+  Run& run = *it->second;
+  run.sample_timer = 0;
+  nvml::Memory memory{};
+  const nvml::Return r = api().device_get_memory_info(run.mig, &memory);
+  if (r != nvml::kSuccess) {
+    run.sample_error = check(r, "nvmlDeviceGetMemoryInfo").error().message();
+    return;  // no further samples; the exit message says why
+  }
+  ++run.samples;
+  const auto used = static_cast<std::int64_t>(memory.used);
+  run.peak_used = std::max(run.peak_used, used);
+  run.total_seen = static_cast<std::int64_t>(memory.total);
+  run.sample_timer = executor_.schedule_after(options_.sample_period, [this, id] { sample(id); });
+  run.observer->on_sample({.run = id,
+                           .iteration = run.samples,
+                           .requested_bytes = used,
+                           .reserved_bytes = used,
+                           .at = executor_.now()});
+}
+
+core::Status NvmlMigDevice::stop_job(device::JobRunId id) {
+  const auto it = runs_.find(id);
+  if (it == runs_.end()) {
+    if (id > 0 && id < next_run_) return {};  // already finished
+    return core::failf(core::Domain::kMig, core::Code::kNotFound, "stop_job: no run {}", id);
+  }
+  Run& run = *it->second;
+  if (run.stopping) return {};
+  run.stopping = true;
+  kill(-run.pid, SIGTERM);
+  run.kill_timer = executor_.schedule_after(options_.kill_grace, [this, id] {
+    if (const auto r = runs_.find(id); r != runs_.end()) kill(-r->second->pid, SIGKILL);
+  });
+  return {};
+}
+
+void NvmlMigDevice::finish(Run& run, std::optional<int> wait_status) {
+  if (run.sample_timer != 0) executor_.cancel(run.sample_timer);
+  if (run.kill_timer != 0) executor_.cancel(run.kill_timer);
+  device::JobExit exit{.run = run.id,
+                       .kind = device::JobExitKind::kCompleted,
+                       .iterations_done = run.samples,
+                       .peak_reserved_bytes = run.peak_used,
+                       .at = executor_.now(),
+                       .message = {}};
+  const bool success = wait_status && WIFEXITED(*wait_status) && WEXITSTATUS(*wait_status) == 0;
+  const std::int64_t limit = run.total_seen > 0 ? run.total_seen : run.instance_bytes;
+  if (run.stopping) {
+    exit.kind = device::JobExitKind::kKilled;
+    exit.message = fmt::format("stopped ({})", describe_wait_status(wait_status));
+  } else if (success) {
+    exit.kind = device::JobExitKind::kCompleted;
+  } else if (limit > 0 && static_cast<double>(run.peak_used) >=
+                              options_.oom_fraction * static_cast<double>(limit)) {
+    exit.kind = device::JobExitKind::kOutOfMemory;
+    exit.message =
+        fmt::format("{} with {} MiB of the instance's {} MiB in use",
+                    describe_wait_status(wait_status), run.peak_used / kMiB, limit / kMiB);
+  } else {
+    exit.kind = device::JobExitKind::kFailed;
+    exit.message = describe_wait_status(wait_status);
+  }
+  if (!run.sample_error.empty()) {
+    exit.message += fmt::format("{}memory samples stopped: {}", exit.message.empty() ? "" : "; ",
+                                run.sample_error);
+  }
+  device::MigJobObserver* observer = run.observer;
+  runs_.erase(run.id);  // `run` is gone from here on
+  observer->on_exit(exit);
+}
+
+void NvmlMigDevice::reap() {
+  std::vector<std::pair<device::JobRunId, std::optional<int>>> exited;
+  for (const auto& [id, run] : runs_) {
+    // Seen without reaping first: while the exited leader is a zombie its process group ID
+    // cannot be reused, so whatever the command left in its group is killed safely.
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(run->pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      // ECHILD: something else reaped it (SIGCHLD ignored, or another waitpid); its status is
+      // lost, but it has ended.
+      if (errno == ECHILD) exited.emplace_back(id, std::nullopt);
+      continue;
+    }
+    if (info.si_pid != run->pid) continue;  // still running
+    kill(-run->pid, SIGKILL);
+    int status = 0;
+    if (waitpid(run->pid, &status, 0) == run->pid) {
+      exited.emplace_back(id, status);
+    } else {
+      exited.emplace_back(id, std::nullopt);
+    }
+  }
+  for (const auto& [id, status] : exited) {
+    if (const auto it = runs_.find(id); it != runs_.end()) finish(*it->second, status);
+  }
+}
+
+core::Status NvmlMigDevice::run(const std::function<bool()>& done) {
+  while (true) {
+    executor_.run_due();
+    reap();
+    if (done && done()) return {};
+    if (runs_.empty() && !executor_.has_pending()) return {};
+    core::Nanos wake = executor_.next_due();
+    if (!runs_.empty()) wake = std::min(wake, executor_.now() + options_.poll_period);
+    const core::Nanos wait = wake - executor_.now();
+    if (wait > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+  }
+}
+
+device::MigDeviceStats NvmlMigDevice::stats() const {
+  device::MigDeviceStats s;
+  s.elapsed = executor_.now() - opened_at_;
+  s.instances_created = instances_created_;
+  s.instances_destroyed = instances_destroyed_;
+  unsigned long long now_mj = 0;
+  if (energy_ && api().device_get_total_energy_consumption(device_, &now_mj) == nvml::kSuccess &&
+      now_mj >= energy_start_mj_) {
+    s.energy_joules = static_cast<double>(now_mj - energy_start_mj_) / 1000.0;  // mJ -> J
+  }
+  return s;
+}
+
+}  // namespace tessera::cuda

@@ -1,0 +1,452 @@
+// The scenario simulator (`tessera cluster-sim`): services that autoscale on a diurnal curve,
+// batch jobs and trace pods, scheduled with cluster::place and cluster::preempt on sim::Engine.
+//
+// Scheduling follows kube-scheduler's shape: one pass over the pending pods, highest priority
+// first (then longest waiting), after anything that changes the cluster (an arrival, a completion,
+// a scale step, an eviction), coalesced to one pass per instant. A pod that does not fit preempts
+// when it outranks some bound pod. A pod whose preemption found nothing retries preemption after
+// a backoff of 1 s doubling to 10 s (kube-scheduler's podInitialBackoffSeconds = 1 and
+// podMaxBackoffSeconds = 10, KubeSchedulerConfiguration v1 defaults); placing it without
+// preemption is tried at every pass. Within a pass, a request that failed is not tried again for
+// a pod of the same shape and priority.
+
+#include "tessera/backends/sim/cluster/sim_cluster.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numbers>
+#include <set>
+#include <tuple>
+
+#include "tessera/backends/sim/cluster/sim_cluster_util.hpp"
+#include "tessera/backends/sim/engine.hpp"
+#include "tessera/core/random.hpp"
+#include "tessera/core/try.hpp"
+#include "tessera/hw/topology/presets.hpp"
+#include "tessera/hw/topology/sources.hpp"
+
+namespace tessera::sim {
+
+namespace {
+
+using core::Nanos;
+
+constexpr Nanos kInitialBackoff = core::kNanosPerSecond;  // kube-scheduler default, see the top
+constexpr Nanos kMaxBackoff = 10 * core::kNanosPerSecond;
+constexpr double kNanosPerHour = 3600.0 * 1e9;
+
+enum class Source : std::uint8_t { kService, kBatch, kTrace };
+
+struct Job {
+  Source source = Source::kBatch;
+  int spec = 0;          // index into services / batches
+  std::string workload;  // service or batch name, "trace"
+  std::string pod_class;
+  cluster::Pod pod;
+  Nanos run_time = core::kNever;  // batch and trace: how long it runs once bound
+  bool requeue_evicted = true;
+  bool pending = false;
+  bool done = false;
+  Nanos pending_since = 0;
+  Nanos bound_at = 0;
+  int pod_index = -1;  // in ClusterState while bound
+  device::TimerId completion = 0;
+  Nanos next_preempt = 0;  // backoff after a preemption that found nothing
+  Nanos backoff = kInitialBackoff;
+};
+
+class Simulation {
+ public:
+  Simulation(const ClusterScenario& sc, const ClusterSimOptions& opts)
+      : sc_(sc), opts_(opts), streams_(sc.seed) {}
+
+  core::Result<ClusterSimResult> run();
+
+ private:
+  core::Status build_nodes();
+  core::Status load_inputs();
+  void start();
+
+  int new_job(Source source, int spec, std::string workload, const PodClass& c, Nanos run_time,
+              bool requeue);
+  // Queues job `j` (or drops it, counted, when no node of the cluster could ever hold it).
+  void enqueue(int j);
+  void request_pass();
+  core::Status pass();
+  core::Status bind(int j, const cluster::Placement& placement, PreemptionRecord* rec);
+  void evict_victim(int pod_index);
+  void finish(int j);  // completion or scale-down of a bound or pending job
+
+  void autoscale(int s);
+  void batch_arrival(int b);
+  void sample();
+
+  const ClusterScenario& sc_;
+  const ClusterSimOptions& opts_;
+  core::RandomStreams streams_;
+  Engine engine_;
+  cluster::ClusterState state_;
+  std::vector<std::shared_ptr<const hw::HostTopology>> shapes_;  // one per pool
+  ClusterSimResult result_;
+  core::Status error_;  // first error inside an event; ends the run
+
+  std::vector<Job> jobs_;
+  std::vector<int> pending_;                // job ids
+  std::vector<int> job_of_pod_;             // cluster pod index -> job id
+  std::map<std::int32_t, int> bound_prio_;  // priority -> bound pods with it
+  std::int64_t seq_ = 0;
+  bool pass_requested_ = false;
+  int total_cores_ = 0;
+
+  std::vector<std::vector<int>> replicas_;  // per service: live replica jobs, oldest first
+  std::vector<core::RandomStream> load_rng_;
+  std::vector<core::RandomStream> batch_rng_;
+  std::vector<std::vector<double>> philly_;  // per batch spec (empty unless kPhilly)
+  std::vector<TracePod> trace_;
+};
+
+core::Status Simulation::build_nodes() {
+  for (const auto& pool : sc_.nodes) {
+    core::Result<hw::HostTopology> topo = pool.preset.empty()
+                                              ? hw::load_topology_file(pool.topology_file)
+                                              : hw::preset(pool.preset, pool.name_prefix);
+    if (!topo) {
+      return std::unexpected(
+          topo.error().with_context(fmt::format("nodes '{}'", pool.name_prefix)));
+    }
+    auto shared = std::make_shared<const hw::HostTopology>(std::move(*topo));
+    shapes_.push_back(shared);
+    for (int i = 0; i < pool.count; ++i) {
+      TESSERA_TRY(state_.add_node(fmt::format("{}-{}", pool.name_prefix, i), shared));
+      result_.total_gpus += static_cast<int>(shared->gpus().size());
+      total_cores_ += shared->total_cores();
+    }
+  }
+  result_.nodes = static_cast<int>(state_.nodes().size());
+  return {};
+}
+
+core::Status Simulation::load_inputs() {
+  for (const auto& b : sc_.batches) {
+    std::vector<double> runtimes;
+    if (b.durations == DurationSource::kPhilly) {
+      TESSERA_ASSIGN_OR_RETURN(runtimes, load_philly_runtimes(b.philly_runtime_csv));
+    }
+    philly_.push_back(std::move(runtimes));
+  }
+  if (sc_.trace) {
+    TESSERA_ASSIGN_OR_RETURN(trace_, load_openb_pods(*sc_.trace));
+  }
+  return {};
+}
+
+int Simulation::new_job(Source source, int spec, std::string workload, const PodClass& c,
+                        Nanos run_time, bool requeue) {
+  Job j;
+  j.source = source;
+  j.spec = spec;
+  j.pod_class = c.name;
+  j.pod = detail::make_pod(c, fmt::format("{}/{}", workload, jobs_.size()), 0);
+  j.workload = std::move(workload);
+  j.run_time = run_time;
+  j.requeue_evicted = requeue;
+  jobs_.push_back(std::move(j));
+  ++result_.pods_created;
+  return static_cast<int>(jobs_.size()) - 1;
+}
+
+void Simulation::enqueue(int j) {
+  Job& job = jobs_[static_cast<std::size_t>(j)];
+  bool fits = false;
+  for (const auto& shape : shapes_) fits = fits || detail::fits_empty(shape, job.pod);
+  if (!fits) {
+    ++result_.unschedulable;
+    job.done = true;
+    return;
+  }
+  job.pending = true;
+  job.pending_since = engine_.now();
+  job.next_preempt = engine_.now();
+  job.backoff = kInitialBackoff;
+  pending_.push_back(j);
+  request_pass();
+}
+
+void Simulation::request_pass() {
+  if (pass_requested_) return;
+  pass_requested_ = true;
+  engine_.schedule_at(engine_.now(), [this] {
+    pass_requested_ = false;
+    if (auto s = pass(); !s && error_) {
+      error_ = s;
+      engine_.stop();
+    }
+  });
+}
+
+core::Status Simulation::bind(int j, const cluster::Placement& placement, PreemptionRecord* rec) {
+  Job& job = jobs_[static_cast<std::size_t>(j)];
+  job.pod.start_seq = seq_++;
+  int index = -1;
+  if (rec) {
+    TESSERA_ASSIGN_OR_RETURN(index, detail::bind_recorded(state_, job.pod, placement, *rec));
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(index, state_.bind(job.pod, placement.node, placement.assignment));
+  }
+  if (job_of_pod_.size() <= static_cast<std::size_t>(index)) {
+    job_of_pod_.resize(static_cast<std::size_t>(index) + 1, -1);
+  }
+  job_of_pod_[static_cast<std::size_t>(index)] = j;
+  ++bound_prio_[job.pod.priority];
+  if (job.pod.qos == cluster::Qos::kGuaranteed &&
+      !cluster::satisfies(placement.assignment.affinity, job.pod.topology)) {
+    ++result_.bound_below_requirement;
+  }
+  PendingTime w;
+  w.workload = job.workload;
+  w.wait = engine_.now() - job.pending_since;
+  result_.pending.push_back(std::move(w));
+  job.pending = false;
+  job.pod_index = index;
+  job.bound_at = engine_.now();
+  if (job.run_time != core::kNever) {
+    job.completion = engine_.schedule_at(engine_.now() + job.run_time, [this, j] {
+      jobs_[static_cast<std::size_t>(j)].completion = 0;  // running now: nothing to cancel
+      ++result_.pods_completed;
+      finish(j);
+    });
+  }
+  return {};
+}
+
+// Unbinds job `j`'s pod, if bound, and retires the job.
+void Simulation::finish(int j) {
+  Job& job = jobs_[static_cast<std::size_t>(j)];
+  if (job.pod_index >= 0) {
+    state_.evict(job.pod_index);
+    if (--bound_prio_[job.pod.priority] == 0) bound_prio_.erase(job.pod.priority);
+    job.pod_index = -1;
+    if (job.completion) engine_.cancel(job.completion);
+    job.completion = 0;
+  }
+  if (job.pending) std::erase(pending_, j);
+  job.pending = false;
+  job.done = true;
+  request_pass();
+}
+
+void Simulation::evict_victim(int pod_index) {
+  const int j = job_of_pod_[static_cast<std::size_t>(pod_index)];
+  Job& job = jobs_[static_cast<std::size_t>(j)];
+  ++result_.evictions;
+  result_.evicted_gpu_hours +=
+      job.pod.request.gpus * static_cast<double>(engine_.now() - job.bound_at) / kNanosPerHour;
+  state_.evict(pod_index);
+  if (--bound_prio_[job.pod.priority] == 0) bound_prio_.erase(job.pod.priority);
+  job.pod_index = -1;
+  if (job.completion) engine_.cancel(job.completion);
+  job.completion = 0;
+  // A service replica is recreated by its controller; batch and trace pods as configured. A
+  // requeued pod starts over: what it had run is lost (counted in evicted GPU-hours).
+  if (job.source == Source::kService || job.requeue_evicted) {
+    ++result_.requeued;
+    enqueue(j);
+  } else {
+    ++result_.lost;
+    job.done = true;
+  }
+}
+
+core::Status Simulation::pass() {
+  ++result_.scheduling_passes;
+  std::vector<int> order = pending_;
+  std::sort(order.begin(), order.end(), [this](int a, int b) {
+    const Job& x = jobs_[static_cast<std::size_t>(a)];
+    const Job& y = jobs_[static_cast<std::size_t>(b)];
+    return std::tie(y.pod.priority, x.pending_since, a) <
+           std::tie(x.pod.priority, y.pending_since, b);
+  });
+  using Shape = std::tuple<std::int32_t, int, int, int, std::int64_t, int>;
+  std::set<Shape> failed;
+  const Nanos now = engine_.now();
+  for (int j : order) {
+    Job& job = jobs_[static_cast<std::size_t>(j)];
+    if (!job.pending) continue;
+    const Shape shape{
+        job.pod.priority,     static_cast<int>(job.pod.qos), static_cast<int>(job.pod.topology),
+        job.pod.request.gpus, job.pod.request.memory_bytes,  job.pod.request.cpus};
+    if (failed.contains(shape)) continue;
+    if (auto placed = detail::place_for(state_, job.pod, sc_.method)) {
+      std::erase(pending_, j);
+      TESSERA_TRY(bind(j, *placed, nullptr));
+      continue;
+    }
+    const bool outranks = !bound_prio_.empty() && bound_prio_.begin()->first < job.pod.priority;
+    if (!outranks || now < job.next_preempt) {
+      failed.insert(shape);
+      continue;
+    }
+    const auto decision = cluster::preempt(state_, job.pod, sc_.method, sc_.preemption);
+    PreemptionRecord rec = detail::start_record(job.pod, job.pod_class, sc_.method);
+    rec.time = now;
+    rec.sequence = static_cast<int>(result_.preemptions.size());
+    rec.nodes_examined = decision.nodes_examined;
+    rec.sets_evaluated = decision.sets_evaluated;
+    if (!decision.chosen) {
+      rec.reason = decision.reason;
+      result_.preemptions.push_back(std::move(rec));
+      job.next_preempt = now + job.backoff;
+      job.backoff = std::min(kMaxBackoff, 2 * job.backoff);
+      failed.insert(shape);
+      continue;
+    }
+    const auto cand = *decision.chosen;
+    rec.preempted = !cand.victims.empty();
+    for (int v : cand.victims) {
+      const auto& bp = state_.pod(v);
+      rec.victims.push_back(bp.pod.name);
+      rec.victim_priorities.push_back(bp.pod.priority);
+      rec.victim_gpus += bp.pod.request.gpus;
+      evict_victim(v);
+    }
+    auto a = cluster::best_assignment(state_.node(cand.node), job.pod.request);
+    if (!a) {
+      rec.node = cand.node;
+      rec.node_name = state_.node(cand.node).name();
+      rec.reason = "the victims' resources do not hold the preemptor on its node";
+      result_.preemptions.push_back(std::move(rec));
+      continue;
+    }
+    cluster::Placement placement;
+    placement.node = cand.node;
+    placement.assignment = std::move(*a);
+    std::erase(pending_, j);
+    TESSERA_TRY(bind(j, placement, &rec));
+    result_.preemptions.push_back(std::move(rec));
+  }
+  return {};
+}
+
+void Simulation::autoscale(int s) {
+  const ServiceSpec& spec = sc_.services[static_cast<std::size_t>(s)];
+  const double t = static_cast<double>(engine_.now() - spec.peak_at);
+  const double curve = 1.0 + spec.amplitude * std::cos(2.0 * std::numbers::pi * t /
+                                                       static_cast<double>(spec.period));
+  auto& rng = load_rng_[static_cast<std::size_t>(s)];
+  const double noise = spec.noise > 0 ? std::max(0.0, 1.0 + rng.normal(0.0, spec.noise)) : 1.0;
+  const double load = spec.mean_load * curve * noise;
+  const int want = std::clamp(static_cast<int>(std::ceil(load / spec.target_load_per_replica)),
+                              spec.min_replicas, spec.max_replicas);
+  auto& live = replicas_[static_cast<std::size_t>(s)];
+  std::erase_if(live, [this](int j) { return jobs_[static_cast<std::size_t>(j)].done; });
+  while (static_cast<int>(live.size()) < want) {
+    const int j = new_job(Source::kService, s, spec.replica.name, spec.replica, core::kNever, true);
+    live.push_back(j);
+    enqueue(j);
+  }
+  while (static_cast<int>(live.size()) > want) {
+    finish(live.back());  // the newest replica goes first
+    live.pop_back();
+  }
+  engine_.schedule_at(engine_.now() + spec.autoscale_interval, [this, s] { autoscale(s); });
+}
+
+void Simulation::batch_arrival(int b) {
+  const BatchSpec& spec = sc_.batches[static_cast<std::size_t>(b)];
+  auto& rng = batch_rng_[static_cast<std::size_t>(b)];
+  const PodClass& c = detail::draw_class(spec.shapes, rng);
+  Nanos run = 0;
+  if (spec.durations == DurationSource::kPhilly) {
+    const auto& rt = philly_[static_cast<std::size_t>(b)];
+    run = core::seconds(rt[rng.below(rt.size())]);
+  } else {
+    run = core::seconds(rng.exponential(1.0) * core::to_seconds(spec.mean_duration));
+  }
+  run = std::clamp(run, spec.min_duration, spec.max_duration);
+  const int j = new_job(Source::kBatch, b, spec.name, c, run, spec.requeue_evicted);
+  enqueue(j);
+  const double gap_h = rng.exponential(spec.arrivals_per_hour);
+  engine_.schedule_at(engine_.now() + static_cast<Nanos>(gap_h * kNanosPerHour),
+                      [this, b] { batch_arrival(b); });
+}
+
+void Simulation::sample() {
+  UtilisationSample u;
+  u.time = engine_.now();
+  int gpus = 0;
+  int cores = 0;
+  for (const auto& node : state_.nodes()) {
+    for (int owner : node.gpu_owner()) gpus += owner >= 0 ? 1 : 0;
+    const auto& owners = node.core_group_owner();
+    for (std::size_t g = 0; g < owners.size(); ++g) {
+      if (owners[g] >= 0) cores += node.topology().core_group(static_cast<int>(g)).cores;
+    }
+  }
+  u.gpu = result_.total_gpus > 0 ? static_cast<double>(gpus) / result_.total_gpus : 0;
+  u.cpu = total_cores_ > 0 ? static_cast<double>(cores) / total_cores_ : 0;
+  u.pending = static_cast<int>(pending_.size());
+  result_.utilisation.push_back(u);
+  if (opts_.progress) opts_.progress(engine_.now(), sc_.duration);
+  engine_.schedule_at(engine_.now() + sc_.sample_interval, [this] { sample(); });
+}
+
+void Simulation::start() {
+  for (std::size_t s = 0; s < sc_.services.size(); ++s) {
+    replicas_.emplace_back();
+    load_rng_.push_back(streams_.stream("load/" + sc_.services[s].replica.name));
+    engine_.schedule_at(0, [this, s] { autoscale(static_cast<int>(s)); });
+  }
+  for (std::size_t b = 0; b < sc_.batches.size(); ++b) {
+    batch_rng_.push_back(streams_.stream("batch/" + sc_.batches[b].name));
+    if (sc_.batches[b].arrivals_per_hour > 0) {
+      engine_.schedule_at(0, [this, b] { batch_arrival(static_cast<int>(b)); });
+    }
+  }
+  for (std::size_t i = 0; i < trace_.size(); ++i) {
+    if (trace_[i].created >= sc_.duration) continue;
+    engine_.schedule_at(trace_[i].created, [this, i] {
+      const TracePod& tp = trace_[i];
+      PodClass c;
+      c.name = tp.pod.uid;
+      c.priority = tp.pod.priority;
+      c.qos = tp.pod.qos;
+      c.topology = tp.pod.topology;
+      c.request = tp.pod.request;
+      const int j = new_job(Source::kTrace, 0, "trace", c, tp.lifetime, sc_.trace->requeue_evicted);
+      enqueue(j);
+    });
+  }
+  engine_.schedule_at(0, [this] { sample(); });
+}
+
+core::Result<ClusterSimResult> Simulation::run() {
+  result_.scenario = sc_.name;
+  result_.method = sc_.method;
+  result_.alpha = sc_.preemption.alpha;
+  result_.seed = sc_.seed;
+  result_.duration = sc_.duration;
+  TESSERA_TRY(build_nodes());
+  TESSERA_TRY(load_inputs());
+  start();
+  engine_.run_until(sc_.duration);
+  if (!error_) return std::unexpected(error_.error());
+  for (int j : pending_) {
+    PendingTime w;
+    w.workload = jobs_[static_cast<std::size_t>(j)].workload;
+    w.wait = sc_.duration - jobs_[static_cast<std::size_t>(j)].pending_since;
+    w.censored = true;
+    result_.pending.push_back(std::move(w));
+  }
+  return std::move(result_);
+}
+
+}  // namespace
+
+core::Result<ClusterSimResult> run_cluster_sim(const ClusterScenario& scenario,
+                                               const ClusterSimOptions& options) {
+  Simulation sim(scenario, options);
+  return sim.run();
+}
+
+}  // namespace tessera::sim

@@ -1,0 +1,44 @@
+#pragma once
+// What the saturated-cluster protocol and the scenario simulator share (not a public header).
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessera/backends/sim/cluster/cluster_workload.hpp"
+#include "tessera/backends/sim/cluster/sim_cluster.hpp"
+#include "tessera/cluster/policy/placement.hpp"
+#include "tessera/cluster/policy/preemption.hpp"
+#include "tessera/cluster/state/cluster_state.hpp"
+#include "tessera/core/random.hpp"
+
+namespace tessera::sim::detail {
+
+// A class drawn by weight.
+const PodClass& draw_class(std::span<const PodClass> classes, core::RandomStream& rng);
+
+cluster::Pod make_pod(const PodClass& c, std::string name, std::int64_t start_seq);
+
+// Whether `request` fits acceptably for `pod` on an empty node of `topology`.
+bool fits_empty(const std::shared_ptr<const hw::HostTopology>& topology, const cluster::Pod& pod);
+
+// Where the scheduler binds `pod` without preemption. kDefaultK8s filters nodes by plain resource
+// counts, blind to the topology requirement (kube-scheduler's NodeResourcesFit): the node is still
+// chosen by cluster::place's order and the pod gets the best assignment there, as kubelet's device
+// and CPU managers would give it, but a guaranteed pod may land below its requirement.
+std::optional<cluster::Placement> place_for(const cluster::ClusterState& state,
+                                            const cluster::Pod& pod,
+                                            cluster::PreemptionMethod method);
+
+// Fills the record's preemptor fields.
+PreemptionRecord start_record(const cluster::Pod& pod, const std::string& pod_class,
+                              cluster::PreemptionMethod method);
+// Binds `pod` at `placement` and fills the record's outcome (node, assignment, affinity, hit).
+core::Result<int> bind_recorded(cluster::ClusterState& state, const cluster::Pod& pod,
+                                const cluster::Placement& placement, PreemptionRecord& rec);
+
+double percentile(std::vector<double> v, double p);  // nearest rank; 0 for an empty vector
+
+}  // namespace tessera::sim::detail

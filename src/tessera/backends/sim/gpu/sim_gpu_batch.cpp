@@ -1,0 +1,184 @@
+// Exact batching. While a stream has its SM set and bandwidth domain to itself, nothing can change
+// the rate of its kernels, so each kernel of its current submission runs on
+// min(SMs to host its blocks, SMs in the set, cap) SMs at its uncontended rate, back to back.
+// The batch times them all at once with one completion event instead of one per kernel. The
+// moment another kernel could share the set or the domain (it becomes ready, is resumed, or its
+// stream is moved), the clock changes, the stream is reconfigured or its context suspended, the
+// batch is split: kernels that have ended are accounted, and the one in flight becomes an ordinary
+// running kernel in exactly the state the per-kernel path would have it in.
+//
+// A tie (a batched kernel ending at the very nanosecond something splits the batch) is resolved
+// as if the split came first: the kernel ending then stays running and ends in its own event.
+
+#include <algorithm>
+
+#include "tessera/backends/sim/gpu/sim_gpu.hpp"
+
+namespace tessera::sim {
+
+namespace {
+
+// Length of a stream's first batch, and of the first after a split.
+constexpr int kFirstBatch = 8;
+
+}  // namespace
+
+bool SimGpu::conflicts(std::uint32_t a, std::uint32_t b) const {
+  const Stream& sa = streams_[a];
+  const Stream& sb = streams_[b];
+  // A launched kernel keeps the place it launched with; a waiting one takes its stream's.
+  const device::DomainId da = sa.cur.launched ? sa.cur.domain : sa.config.bandwidth_domain;
+  const device::DomainId db = sb.cur.launched ? sb.cur.domain : sb.config.bandwidth_domain;
+  if (da == db) return true;
+  const SmSet& ma = sa.cur.launched ? sa.cur.allowed : sa.allowed;
+  const SmSet& mb = sb.cur.launched ? sb.cur.allowed : sb.allowed;
+  return ma.overlaps(mb);
+}
+
+bool SimGpu::isolated(std::uint32_t s) const {
+  if (!options_.batch_isolated_kernels) return false;
+  if (!free_.contains(streams_[s].allowed)) return false;
+  for (std::uint32_t t = 0; t < streams_.size(); ++t) {
+    if (t == s) continue;
+    const Phase p = streams_[t].cur.phase;
+    const bool active = p == Phase::kWaiting || p == Phase::kRunning || p == Phase::kBatched;
+    if (active && conflicts(s, t)) return false;
+  }
+  return true;
+}
+
+void SimGpu::start_batch(std::uint32_t s) {
+  Stream& st = streams_[s];
+  Launch& l = st.cur;
+  const core::Nanos now = engine_.now();
+  l.launched = true;
+  l.allowed = st.allowed;
+  l.cap = st.config.max_sms;
+  l.domain = st.config.bandwidth_domain;
+  l.context = st.context;
+  l.phase = Phase::kBatched;
+  Submission& sub = st.queue.front();
+  if (sub.started < 0) sub.started = now;
+
+  // The same arithmetic, in the same order, as launch() on a set that is all free and a domain
+  // with one member.
+  const workload::KernelSequence& seq = *sub.sequence;
+  const int in_set = st.allowed.count();
+  const int limit = l.cap > 0 ? std::min(l.cap, in_set) : in_set;
+  const double capacity = domains_[l.domain].capacity;
+  if (st.batch_limit == 0) st.batch_limit = std::min(kFirstBatch, options_.max_batch_kernels);
+  const auto max_items = static_cast<std::size_t>(st.batch_limit);
+  st.batch.clear();
+  Cursor c = st.cursor;
+  core::Nanos t = now;
+  int most = 1;
+  for (;;) {
+    const workload::Kernel& k = kernel_at(seq, c);
+    KernelInfo& info = info_at(st, c);
+    const int n = std::max(std::min(info.sms_wanted, limit), 1);
+    const KernelInfo& planned = fresh_plan(info, n, capacity);
+    const core::Nanos end = t + planned.duration;
+    st.batch.push_back(BatchItem{.kernel = &k,
+                                 .cursor = c,
+                                 .start = t,
+                                 .end = end,
+                                 .sms = n,
+                                 .compute_share = planned.rates.compute_share,
+                                 .demand = planned.rates.demand});
+    most = std::max(most, n);
+    t = end;
+    Cursor next = c;
+    if (!advance(seq, next)) {
+      st.batch_ends_submission = true;
+      st.batch_next = next;
+      break;
+    }
+    c = next;
+    if (st.batch.size() >= max_items) {
+      st.batch_ends_submission = false;
+      st.batch_next = c;
+      break;
+    }
+  }
+  // Nothing else may use the set while the batch runs (any contender splits it first), so which
+  // of its SMs count as held in between is not observable; the batch holds as many as its
+  // widest kernel.
+  l.held = st.allowed.lowest(most);
+  free_ &= ~l.held;
+  batched_.push_back(s);
+  st.batch_timer = engine_.schedule_at(t, [this, s] { on_batch_done(s); });
+}
+
+void SimGpu::account_item(std::uint32_t s, const BatchItem& item) {
+  const auto dt = static_cast<double>(item.end - item.start);
+  integrals_.sm_ns += item.sms * dt;
+  integrals_.compute += item.sms * item.compute_share * clock_cube_ * dt;
+  integrals_.bytes += item.demand * dt;
+  push_kernel_event(s, item.kernel, item.start, item.end, item.sms);
+}
+
+void SimGpu::on_batch_done(std::uint32_t s) {
+  begin_op();
+  Stream& st = streams_[s];
+  Launch& l = st.cur;
+  st.batch_timer = 0;
+  st.batch_limit = std::min(2 * st.batch_limit, options_.max_batch_kernels);
+  for (const auto& item : st.batch) account_item(s, item);
+  st.batch.clear();
+  free_ |= l.held;
+  l.held = SmSet{};
+  std::erase(batched_, s);
+  dispatch_needed_ = true;
+  st.cursor = st.batch_next;
+  continue_stream(s, st.batch_ends_submission);
+  end_op();
+}
+
+void SimGpu::split_batch(std::uint32_t s) {
+  Stream& st = streams_[s];
+  Launch& l = st.cur;
+  const core::Nanos now = engine_.now();
+  engine_.cancel(st.batch_timer);
+  st.batch_timer = 0;
+  st.batch_limit = std::min(kFirstBatch, options_.max_batch_kernels);
+  std::erase(batched_, s);
+  const std::size_t j = in_flight(st, now);
+  for (std::size_t i = 0; i < j; ++i) account_item(s, st.batch[i]);
+  const BatchItem item = st.batch[j];
+  st.batch.clear();
+  st.cursor = item.cursor;
+
+  free_ |= l.held;
+  l.kernel = item.kernel;
+  KernelInfo& info = info_at(st, item.cursor);
+  l.shape = info.shape;
+  l.start = item.start;
+  l.sms_at_start = item.sms;
+  l.order = next_order_++;
+  l.held = l.allowed.lowest(item.sms);
+  free_ &= ~l.held;
+  const KernelInfo& planned = fresh_plan(info, item.sms, domains_[l.domain].capacity);
+  l.plan = planned.plan;
+  l.rates = planned.rates;
+  l.share = 1;
+  l.left = 1;
+  l.since = item.start;
+  l.phase = Phase::kRunning;
+  add_running(s);
+  domains_[l.domain].members.push_back(s);
+  // Its end stands as the batch computed it until something changes its rate.
+  l.timer = engine_.schedule_at(item.end, [this, s] { on_kernel_done(s); });
+}
+
+void SimGpu::split_conflicting(std::uint32_t s) {
+  for (std::size_t i = 0; i < batched_.size();) {
+    const auto b = batched_[i];
+    if (b != s && conflicts(s, b)) {
+      split_batch(b);  // removes b from batched_
+    } else {
+      ++i;
+    }
+  }
+}
+
+}  // namespace tessera::sim

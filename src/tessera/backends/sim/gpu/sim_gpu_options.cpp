@@ -1,0 +1,94 @@
+#include "tessera/backends/sim/gpu/sim_gpu_options.hpp"
+
+#include <cmath>
+
+#include "tessera/device/sm_mask.hpp"
+
+namespace tessera::sim {
+
+using core::Code;
+using core::Domain;
+
+namespace {
+
+bool positive(double x) {
+  return std::isfinite(x) && x > 0;
+}
+
+}  // namespace
+
+core::Status validate_model(const hw::GpuSpec& spec, const SimGpuOptions& o) {
+  const auto bad_spec = [&](std::string what) {
+    return core::failf(Domain::kSim, Code::kInvalidArgument,
+                       "GPU spec '{}' cannot be simulated: {}; fix the spec", spec.name, what);
+  };
+  if (spec.sms < 1 || spec.sms > device::kMaxSms) {
+    return bad_spec(
+        fmt::format("it has {} SMs, and the simulator handles 1 to {}", spec.sms, device::kMaxSms));
+  }
+  const auto& sm = spec.sm;
+  if (sm.max_threads < 1 || sm.max_blocks < 1 || sm.registers < 1 ||
+      sm.max_registers_per_thread < 1 || sm.shared_memory_bytes < 0 ||
+      sm.max_shared_memory_per_block_bytes < 0 || sm.max_threads_per_block < 1) {
+    return bad_spec(
+        "its per-SM limits (threads, blocks, registers, shared memory) must be "
+        "positive");
+  }
+  if (!positive(spec.memory_bandwidth_bytes_per_s)) {
+    return bad_spec(fmt::format("its memory bandwidth is {} bytes/s; it must be positive",
+                                spec.memory_bandwidth_bytes_per_s));
+  }
+  if (!(spec.peak_fp16_tensor_flops >= 0) || !(spec.peak_fp32_flops >= 0) ||
+      !std::isfinite(spec.peak_fp16_tensor_flops) || !std::isfinite(spec.peak_fp32_flops)) {
+    return bad_spec("its peak FLOP/s figures must be finite and >= 0");
+  }
+  if (!positive(spec.boost_clock_mhz) || !positive(spec.min_clock_mhz) ||
+      spec.min_clock_mhz > spec.boost_clock_mhz) {
+    return bad_spec(fmt::format("its clock range [{}, {}] MHz must be positive and ordered",
+                                spec.min_clock_mhz, spec.boost_clock_mhz));
+  }
+  if (!(spec.idle_watts >= 0) || !(spec.tdp_watts >= spec.idle_watts) ||
+      !std::isfinite(spec.tdp_watts)) {
+    return bad_spec(
+        fmt::format("its power range (idle {} W, TDP {} W) must satisfy 0 <= idle <= "
+                    "TDP",
+                    spec.idle_watts, spec.tdp_watts));
+  }
+  const auto bad_option = [](std::string what) {
+    return core::failf(Domain::kSim, Code::kInvalidArgument, "simulator option {}", what);
+  };
+  if (!positive(o.achievable_compute_fraction) || o.achievable_compute_fraction > 1) {
+    return bad_option(fmt::format("achievable_compute_fraction is {}; use a value in (0, 1]",
+                                  o.achievable_compute_fraction));
+  }
+  if (!positive(o.achievable_bandwidth_fraction) || o.achievable_bandwidth_fraction > 1) {
+    return bad_option(fmt::format("achievable_bandwidth_fraction is {}; use a value in (0, 1]",
+                                  o.achievable_bandwidth_fraction));
+  }
+  if (!positive(o.sm_bandwidth_multiple)) {
+    return bad_option(
+        fmt::format("sm_bandwidth_multiple is {}; use a positive value", o.sm_bandwidth_multiple));
+  }
+  if (o.launch_overhead < 0) {
+    return bad_option(
+        fmt::format("launch_overhead is {} ns; it cannot be negative", o.launch_overhead));
+  }
+  if (o.atom_launch_overhead < 0) {
+    return bad_option(fmt::format("atom_launch_overhead is {} ns; it cannot be negative",
+                                  o.atom_launch_overhead));
+  }
+  if (o.yield_save_cost < 0) {
+    return bad_option(
+        fmt::format("yield_save_cost is {} ns; it cannot be negative", o.yield_save_cost));
+  }
+  if (!(o.compute_power_weight >= 0 && o.compute_power_weight <= 1)) {
+    return bad_option(
+        fmt::format("compute_power_weight is {}; use a value in [0, 1]", o.compute_power_weight));
+  }
+  if (o.max_batch_kernels < 1) {
+    return bad_option(fmt::format("max_batch_kernels is {}; use at least 1", o.max_batch_kernels));
+  }
+  return {};
+}
+
+}  // namespace tessera::sim

@@ -1,0 +1,313 @@
+// The block scheduler of SimGpu and its per-kernel path: readiness, SM allocation and growth,
+// fluid progress, completion.
+
+#include <algorithm>
+
+#include "tessera/backends/sim/gpu/sim_gpu.hpp"
+
+namespace tessera::sim {
+
+void SimGpu::begin_submission(std::uint32_t s) {
+  Stream& st = streams_[s];
+  const Submission& sub = st.queue.front();
+  const workload::KernelSequence& seq = *sub.sequence;
+  st.cursor = first_cursor(seq);
+  if (st.described == sub.sequence && st.described_range == sub.range) return;
+  st.described = sub.sequence;
+  st.described_range = sub.range;
+  st.kernels.clear();
+  st.group_first.clear();
+  // A range launch keeps the kernel's grid and per-block cost; it runs only the range's blocks
+  // and pays the atom's prelude on top of the launch.
+  const bool ranged = sub.range.size() > 0;
+  const double overhead = timing_.launch_overhead_ns() +
+                          (ranged ? static_cast<double>(options_.atom_launch_overhead) : 0.0);
+  for (const auto& group : seq.groups) {
+    st.group_first.push_back(static_cast<std::uint32_t>(st.kernels.size()));
+    for (const auto& k : group.kernels) {
+      KernelInfo info;
+      info.shape = timing_.shape(k);
+      info.blocks = static_cast<double>(ranged ? sub.range.size() : k.blocks);
+      info.overhead_ns = overhead;
+      info.sms_wanted = TimingModel::sms_wanted(info.blocks);
+      st.kernels.push_back(info);
+    }
+  }
+}
+
+void SimGpu::redraw_fresh_plan(KernelInfo& info, int sms, double capacity) {
+  info.plan_sms = sms;
+  info.plan_capacity = capacity;
+  info.plan_clock_ratio = clock_ratio_;
+  info.plan = timing_.plan(info.shape, info.blocks, sms, capacity, info.overhead_ns);
+  info.rates = TimingModel::rates(info.plan, clock_ratio_);
+  info.duration = remaining_ns(1.0, info.rates.duration_ns, 1.0);
+}
+
+void SimGpu::make_ready(std::uint32_t s) {
+  Stream& st = streams_[s];
+  Launch& l = st.cur;
+  // A fresh kernel; launch() or start_batch() fill in the rest.
+  l.kernel = &kernel_at(*st.queue.front().sequence, st.cursor);
+  l.launched = false;
+  l.held = SmSet{};
+  l.share = 1;
+  l.left = 1;
+  l.timer = 0;
+  l.reschedule = false;
+  l.yield_blocks = -1;
+  l.ready_seq = next_ready_++;
+  if (contexts_[st.context].suspended) {
+    l.phase = Phase::kSuspended;
+    return;
+  }
+  l.phase = Phase::kWaiting;
+  waiting_.push_back(s);
+  split_conflicting(s);
+  dispatch_needed_ = true;
+}
+
+void SimGpu::continue_stream(std::uint32_t s, bool submission_ended) {
+  Stream& st = streams_[s];
+  st.cur.phase = Phase::kIdle;
+  if (!submission_ended) {
+    make_ready(s);
+    return;
+  }
+  Submission& sub = st.queue.front();
+  notices_.push_back(Notice{.event = {}, .done = static_cast<std::int32_t>(done_notices_.size())});
+  done_notices_.push_back(DoneNotice{.done = device::SubmissionDone{.stream = s,
+                                                                    .tag = sub.tag,
+                                                                    .submitted = sub.submitted,
+                                                                    .started = sub.started,
+                                                                    .finished = engine_.now()},
+                                     .callback = std::move(sub.done),
+                                     .keep_alive = std::move(sub.sequence)});
+  st.queue.pop_front();
+  if (st.queue.empty()) {
+    st.cur = Launch{};
+    return;
+  }
+  begin_submission(s);
+  make_ready(s);
+}
+
+double SimGpu::fraction_left_now(const Launch& l) const {
+  if (!(l.rates.duration_ns > 0)) return 0;
+  const auto dt = static_cast<double>(engine_.now() - l.since);
+  return std::max(0.0, l.left - dt * l.share / l.rates.duration_ns);
+}
+
+void SimGpu::dispatch() {
+  dispatch_needed_ = false;
+  if (free_.none()) return;
+  // Running kernels that could use more SMs grow first, earliest launched first.
+  for (const auto s : running_) {
+    const Launch& l = streams_[s].cur;
+    if (l.cap > 0 && l.plan.sms >= l.cap) continue;
+    // A kernel can use more SMs only while its unfinished blocks overflow the ones it holds.
+    if (fraction_left_now(l) * l.plan.blocks <= l.plan.sms) continue;
+    const SmSet available = free_ & l.allowed;
+    if (!available.none()) grow(s, available);
+    if (free_.none()) return;
+  }
+  // Then waiting kernels, in the order they became ready.
+  std::size_t keep = 0;
+  for (std::size_t i = 0; i < waiting_.size(); ++i) {
+    const auto s = waiting_[i];
+    const Stream& st = streams_[s];
+    const SmSet available = free_ & (st.cur.launched ? st.cur.allowed : st.allowed);
+    if (available.none()) {
+      waiting_[keep++] = s;
+      continue;
+    }
+    // The rest of a yielded kernel is not a whole kernel: it runs on the per-kernel path.
+    if (!st.cur.launched && st.checkpoints_passed == 0 && isolated(s)) {
+      start_batch(s);
+    } else {
+      launch(s, available);
+    }
+  }
+  waiting_.resize(keep);
+}
+
+void SimGpu::launch(std::uint32_t s, const SmSet& available) {
+  Stream& st = streams_[s];
+  Launch& l = st.cur;
+  const core::Nanos now = engine_.now();
+  if (!l.launched) {
+    KernelInfo& info = info_at(st, st.cursor);
+    l.launched = true;
+    l.allowed = st.allowed;
+    l.cap = st.config.max_sms;
+    l.domain = st.config.bandwidth_domain;
+    l.context = st.context;
+    l.shape = info.shape;
+    l.start = now;
+    l.order = next_order_++;
+    Submission& sub = st.queue.front();
+    if (sub.started < 0) sub.started = now;
+    int n = l.cap > 0 ? std::min(info.sms_wanted, l.cap) : info.sms_wanted;
+    l.held = available.lowest(std::max(n, 1), n);  // n becomes what the set could give
+    l.sms_at_start = n;
+    if (const int passed = st.checkpoints_passed; passed > 0) {
+      // After a yield the same grid runs again, every block from the checkpoint it saved.
+      const int c = l.kernel->checkpoints;
+      const double rest = static_cast<double>(c + 1 - passed) / static_cast<double>(c + 1);
+      l.shape.block_ns_at_boost *= rest;
+      l.shape.bytes_per_block *= rest;
+      l.shape.link_ns_per_block *= rest;
+      l.plan = timing_.plan(l.shape, info.blocks, n, domains_[l.domain].capacity, info.overhead_ns);
+      l.rates = TimingModel::rates(l.plan, clock_ratio_);
+    } else {
+      const KernelInfo& planned = fresh_plan(info, n, domains_[l.domain].capacity);
+      l.plan = planned.plan;
+      l.rates = planned.rates;
+    }
+    l.left = 1;
+  } else {
+    // Resumed: re-plan what is left if it lands on a different number of SMs.
+    const double blocks = l.left * l.plan.blocks;
+    int n = TimingModel::sms_wanted(blocks);
+    if (l.cap > 0) n = std::min(n, l.cap);
+    l.held = available.lowest(std::max(n, 1), n);
+    if (n != l.plan.sms) {
+      l.plan = timing_.plan(l.shape, blocks, n, domains_[l.domain].capacity,
+                            l.left * l.plan.overhead_ns);
+      l.left = 1;
+    }
+    l.rates = TimingModel::rates(l.plan, clock_ratio_);
+  }
+  free_ &= ~l.held;
+  l.share = 1;
+  l.since = now;
+  l.phase = Phase::kRunning;
+  add_running(s);
+  domains_[l.domain].members.push_back(s);
+  mark_dirty(l.domain);
+  flag_reschedule(s);
+}
+
+void SimGpu::grow(std::uint32_t s, const SmSet& available) {
+  Launch& l = streams_[s].cur;
+  // Decide before touching the kernel's progress: a kernel that does not grow is left exactly as
+  // it was (its progress is only rewritten when its plan changes).
+  int n = std::min(TimingModel::sms_wanted(fraction_left_now(l) * l.plan.blocks),
+                   l.plan.sms + available.count());
+  if (l.cap > 0) n = std::min(n, l.cap);
+  const int extra = n - l.plan.sms;
+  if (extra <= 0) return;
+  sync(l);
+  const double blocks = l.left * l.plan.blocks;
+  const SmSet more = available.lowest(extra);
+  l.held |= more;
+  free_ &= ~more;
+  l.plan =
+      timing_.plan(l.shape, blocks, n, domains_[l.domain].capacity, l.left * l.plan.overhead_ns);
+  l.left = 1;
+  l.rates = TimingModel::rates(l.plan, clock_ratio_);
+  mark_dirty(l.domain);
+  flag_reschedule(s);
+}
+
+void SimGpu::sync(Launch& l) {
+  const core::Nanos now = engine_.now();
+  if (l.since >= now) return;
+  const auto dt = static_cast<double>(now - l.since);
+  if (l.rates.duration_ns > 0) l.left = std::max(0.0, l.left - dt * l.share / l.rates.duration_ns);
+  integrals_.sm_ns += l.plan.sms * dt;
+  integrals_.compute += l.plan.sms * l.share * l.rates.compute_share * clock_cube_ * dt;
+  integrals_.bytes += l.share * l.rates.demand * dt;
+  l.since = now;
+}
+
+void SimGpu::add_running(std::uint32_t s) {
+  // Launch order; a resumed kernel keeps its original place.
+  const auto order = streams_[s].cur.order;
+  auto it = running_.end();
+  while (it != running_.begin() && streams_[*(it - 1)].cur.order > order) --it;
+  running_.insert(it, s);
+}
+
+void SimGpu::leave_running(std::uint32_t s) {
+  Launch& l = streams_[s].cur;
+  running_.erase(std::find(running_.begin(), running_.end(), s));
+  auto& members = domains_[l.domain].members;
+  const auto it = std::find(members.begin(), members.end(), s);
+  *it = members.back();
+  members.pop_back();
+  mark_dirty(l.domain);
+}
+
+void SimGpu::retire(std::uint32_t s) {
+  Launch& l = streams_[s].cur;
+  leave_running(s);
+  free_ |= l.held;
+  l.held = SmSet{};
+  dispatch_needed_ = true;
+}
+
+void SimGpu::mark_dirty(device::DomainId d) {
+  if (domains_[d].dirty) return;
+  domains_[d].dirty = true;
+  dirty_domains_.push_back(d);
+}
+
+void SimGpu::flag_reschedule(std::uint32_t s) {
+  Launch& l = streams_[s].cur;
+  if (l.reschedule) return;
+  l.reschedule = true;
+  to_reschedule_.push_back(s);
+}
+
+void SimGpu::reschedule(std::uint32_t s) {
+  Launch& l = streams_[s].cur;
+  if (!l.reschedule) return;
+  l.reschedule = false;
+  if (l.phase != Phase::kRunning) return;
+  // With a yield pending the kernel's next event is its checkpoint, not its end.
+  const double left =
+      l.yield_blocks < 0 ? l.left : std::max(0.0, l.left - l.yield_blocks / l.plan.blocks);
+  const core::Nanos when = engine_.now() + remaining_ns(left, l.rates.duration_ns, l.share);
+  if (l.timer != 0) l.timer = engine_.reschedule(l.timer, when);
+  if (l.timer == 0) l.timer = engine_.schedule_at(when, [this, s] { on_kernel_done(s); });
+}
+
+void SimGpu::queue_kernel_event(std::uint32_t s, const workload::Kernel* kernel, core::Nanos start,
+                                core::Nanos end, int sms, bool yielded) {
+  const Stream& st = streams_[s];
+  const Submission& sub = st.queue.front();
+  const device::BlockRange blocks =
+      sub.range.size() > 0 ? sub.range : device::BlockRange{.begin = 0, .end = kernel->blocks};
+  notices_.push_back(Notice{.event = device::KernelEvent{.stream = s,
+                                                         .context = contexts_[st.cur.context].id,
+                                                         .bandwidth_domain = st.cur.domain,
+                                                         .kernel = kernel,
+                                                         .submission_tag = sub.tag,
+                                                         .start = start,
+                                                         .end = end,
+                                                         .sms = sms,
+                                                         .blocks = blocks,
+                                                         .yielded = yielded},
+                            .done = -1});
+}
+
+void SimGpu::on_kernel_done(std::uint32_t s) {
+  Stream& st = streams_[s];
+  Launch& l = st.cur;
+  if (l.yield_blocks >= 0) {
+    on_checkpoint(s);
+    return;
+  }
+  begin_op();
+  l.timer = 0;
+  sync(l);
+  retire(s);
+  push_kernel_event(s, l.kernel, l.start, engine_.now(), l.sms_at_start);
+  st.checkpoints_passed = 0;
+  const bool more = advance(*st.queue.front().sequence, st.cursor);
+  continue_stream(s, !more);
+  end_op();
+}
+
+}  // namespace tessera::sim

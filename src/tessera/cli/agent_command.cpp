@@ -1,0 +1,236 @@
+#include "tessera/cli/agent_command.hpp"
+
+#include <fmt/format.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdlib>
+#include <mutex>
+#include <regex>
+#include <thread>
+
+#include "tessera/core/clock.hpp"
+#include "tessera/core/config.hpp"
+#include "tessera/core/log.hpp"
+#include "tessera/core/try.hpp"
+#include "tessera/hw/topology/sources.hpp"
+#include "tessera/k8s/agent_http.hpp"
+#include "tessera/k8s/agent_push.hpp"
+#include "tessera/k8s/node_agent.hpp"
+
+namespace tessera::cli {
+namespace {
+
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+};
+
+// HOST:PORT, or [IPV6]:PORT.
+core::Result<ListenAddress> parse_listen(const std::string& text) {
+  static const std::regex kAddress(R"(^(\[[0-9a-fA-F:.]+\]|[^:\[\]\s]+):([0-9]{1,5})$)");
+  std::smatch m;
+  if (!std::regex_match(text, m, kAddress) || std::stoi(m[2].str()) > 65535) {
+    return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument,
+                       "--listen '{}': expected HOST:PORT, e.g. 127.0.0.1:9400 (0.0.0.0:9400 to "
+                       "serve every interface)",
+                       text);
+  }
+  std::string host = m[1].str();
+  if (host.front() == '[') host = host.substr(1, host.size() - 2);
+  return ListenAddress{host, std::stoi(m[2].str())};
+}
+
+// The Kubernetes node name: --node, else $NODE_NAME (a DaemonSet's downward API), else the
+// hostname in lowercase (as the kubelet names its node by default).
+std::string node_name(const AgentFlags& f) {
+  if (!f.node.empty()) return f.node;
+  if (const char* env = std::getenv("NODE_NAME"); env != nullptr && *env != '\0') return env;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) return {};
+  std::string name(host);
+  std::ranges::transform(name, name.begin(),
+                         [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return name;
+}
+
+core::Status print_once(const k8s::NodeAgent& agent, const std::string& format) {
+  if (format == "topology") {
+    fmt::print("{}\n", agent.topology_json().dump(2));
+    return {};
+  }
+  TESSERA_ASSIGN_OR_RETURN(const nlohmann::json nrt, agent.node_resource_topology());
+  if (format == "nrt") {
+    fmt::print("{}\n", nrt.dump(2));
+  } else {
+    fmt::print("{}", k8s::to_yaml(nrt));
+  }
+  return {};
+}
+
+void log_tick(const k8s::TickReport& r, const k8s::TopologyPusher* pusher,
+              const std::string& node) {
+  auto& log = core::logger();
+  if (r.refresh_error) log.warn("agent: {}; serving the topology found before", *r.refresh_error);
+  if (r.refresh && r.refresh->changed) {
+    log.info("agent: the topology changed (generation {})", r.refresh->generation);
+    for (const auto& pod : r.refresh->dropped_pods) {
+      log.warn("agent: pod '{}' held components the node no longer has; dropped", pod);
+    }
+  }
+  if (r.push_error) {
+    log.warn("agent: {}; retrying next period", *r.push_error);
+  } else if (r.pushed && pusher != nullptr) {
+    log.info("agent: pushed the topology to {}", pusher->target(node));
+  }
+}
+
+}  // namespace
+
+void add_agent_command(CLI::App& app, AgentFlags& f) {
+  f.command = app.add_subcommand(
+      "agent",
+      "Node agent: discover this node's topology (sockets, NUMA nodes, core groups, GPUs), serve "
+      "it over HTTP as JSON and as a NodeResourceTopology, refresh it periodically, and push it "
+      "to the scheduler extender");
+  auto* c = f.command;
+  c->add_option("--listen", f.listen, "HOST:PORT to serve on (loopback unless told otherwise)")
+      ->capture_default_str();
+  c->add_option("--node", f.node,
+                "Kubernetes node name (default: $NODE_NAME, else the hostname in lowercase)");
+  c->add_option("--refresh", f.refresh, "Rediscover (and push) every this long, e.g. 30s or 5m")
+      ->capture_default_str();
+  c->add_option("--push", f.push_url,
+                "Scheduler extender to push the topology to, e.g. http://127.0.0.1:8888");
+  c->add_option("--push-ca", f.push_ca, "PEM CA bundle to verify an https --push URL with");
+  c->add_option("--topology", f.topology_file,
+                "Serve this topology file (hwloc XML, NCCL XML or tessera JSON) instead of "
+                "discovering the host; re-read every period");
+  c->add_option("--cert", f.cert, "PEM certificate chain: serve HTTPS (with --key)");
+  c->add_option("--key", f.key, "PEM private key of --cert");
+  c->add_flag("--once", f.once, "Print the topology and exit (no server)");
+  c->add_option("--format", f.format, "With --once: topology (JSON), nrt (JSON) or nrt-yaml")
+      ->check(CLI::IsMember({"topology", "nrt", "nrt-yaml"}))
+      ->capture_default_str();
+  c->add_option("--cores-per-group", f.cores_per_group,
+                "Physical cores per CPU core group (FlexTopo's allocation unit)")
+      ->capture_default_str();
+  c->add_option("--topology-manager-policy", f.tm_policy,
+                "The kubelet's --topology-manager-policy, reported in the NodeResourceTopology")
+      ->capture_default_str();
+  c->add_option("--topology-manager-scope", f.tm_scope,
+                "The kubelet's --topology-manager-scope, reported in the NodeResourceTopology")
+      ->capture_default_str();
+}
+
+core::Status run_agent_command(const AgentFlags& f) {
+  k8s::AgentOptions options;
+  options.node_name = node_name(f);
+  TESSERA_ASSIGN_OR_RETURN(options.refresh_period,
+                           core::with_context(core::parse_duration(f.refresh), "--refresh"));
+  options.nrt.topology_manager_policy = f.tm_policy;
+  options.nrt.topology_manager_scope = f.tm_scope;
+  if (f.cores_per_group < 1) {
+    return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument,
+                       "--cores-per-group {}: must be at least 1", f.cores_per_group);
+  }
+  hw::TopologyOptions topo;
+  topo.cores_per_group = f.cores_per_group;
+  k8s::DiscoverFn discover = [file = f.topology_file, topo] {
+    return file.empty() ? hw::discover_host(topo) : hw::load_topology_file(file, topo);
+  };
+
+  core::SystemClock clock;
+  TESSERA_ASSIGN_OR_RETURN(auto agent,
+                           core::with_context(k8s::NodeAgent::create(options, discover, clock),
+                                              fmt::format("node '{}'", options.node_name)));
+  if (f.once) return print_once(*agent, f.format);
+
+  const auto topology = agent->topology();
+  fmt::print(stderr,
+             "tessera agent: node {} ({}): {} sockets, {} NUMA nodes, {} core groups of {} "
+             "cores, {} GPUs\n",
+             options.node_name, topology->source(), topology->sockets().size(),
+             topology->numa_nodes().size(), topology->core_groups().size(), f.cores_per_group,
+             topology->gpus().size());
+  if (topology->gpus().empty()) {
+    fmt::print(stderr,
+               "tessera agent: no GPU found on this node; serving its topology with 0 GPUs\n");
+  }
+
+  std::unique_ptr<k8s::TopologyPusher> pusher;
+  if (!f.push_url.empty()) {
+    k8s::PushOptions push;
+    push.url = f.push_url;
+    push.ca_file = f.push_ca;
+    TESSERA_ASSIGN_OR_RETURN(pusher,
+                             core::with_context(k8s::TopologyPusher::create(push), "--push"));
+  }
+
+  TESSERA_ASSIGN_OR_RETURN(const ListenAddress listen, parse_listen(f.listen));
+  k8s::HttpServerOptions server_options;
+  server_options.host = listen.host;
+  server_options.port = listen.port;
+  server_options.cert_file = f.cert;
+  server_options.key_file = f.key;
+  // The agent's bodies are small: an allocation set of a few hundred pods.
+  server_options.max_body_bytes = std::size_t{1} << 20;
+  TESSERA_ASSIGN_OR_RETURN(auto server, k8s::HttpServer::create(server_options));
+  k8s::NodeAgent& a = *agent;
+  k8s::add_agent_routes(*server, a, [&a] {
+    core::logger().info("agent: allocations changed (generation {})", a.generation());
+  });
+
+  // SIGINT and SIGTERM are taken with sigwait below, so block them before any thread starts
+  // (threads inherit the mask) and no thread is interrupted by them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  TESSERA_TRY(server->start());
+  fmt::print(stderr, "tessera agent: serving on {}://{}:{}{}\n", server->tls() ? "https" : "http",
+             listen.host, server->port(),
+             pusher ? fmt::format(", pushing to {}", pusher->target(options.node_name)) : "");
+
+  std::mutex mu;
+  std::condition_variable wake;
+  bool stop = false;
+  k8s::PushFn push_fn;
+  if (pusher) {
+    push_fn = [&pusher](const std::string& node, const hw::HostTopology& t) {
+      return pusher->push(node, t);
+    };
+  }
+  k8s::AgentLoop loop(a, push_fn, clock);
+  std::thread loop_thread([&] {
+    std::unique_lock lock(mu);
+    while (!stop) {
+      lock.unlock();
+      log_tick(loop.tick(), pusher.get(), options.node_name);
+      const core::Nanos wait = std::max<core::Nanos>(loop.next_wake() - clock.now(), 0);
+      lock.lock();
+      wake.wait_for(lock, std::chrono::nanoseconds(wait), [&] { return stop; });
+    }
+  });
+
+  int signal = 0;
+  sigwait(&signals, &signal);
+  fmt::print(stderr, "tessera agent: {}, stopping\n", signal == SIGINT ? "SIGINT" : "SIGTERM");
+  {
+    std::lock_guard lock(mu);
+    stop = true;
+  }
+  wake.notify_all();
+  loop_thread.join();
+  server->stop();
+  return {};
+}
+
+}  // namespace tessera::cli

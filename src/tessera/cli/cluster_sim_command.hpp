@@ -1,0 +1,32 @@
+#pragma once
+// `tessera cluster-sim SCENARIO.yaml`: the cluster simulator
+// (src/tessera/backends/sim/cluster/sim_cluster.hpp) on a scenario file, with the preemption
+// method, alpha and seed overridable from the command line. Prints the summary table; --json writes
+// the summary, every preemption and utilisation over time.
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::cli {
+
+struct ClusterSimFlags {
+  CLI::App* command = nullptr;
+  std::string scenario_path;
+  std::string method;  // empty: the scenario's
+  std::optional<double> alpha;
+  std::optional<std::uint64_t> seed;
+  std::string duration;  // empty: the scenario's
+  std::string json_path;
+  bool quiet = false;
+};
+
+// Adds `cluster-sim` to `app`; `flags` receives its values and must outlive parsing.
+void add_cluster_sim_command(CLI::App& app, ClusterSimFlags& flags);
+// Runs it (when `*flags.command` is set).
+core::Status run_cluster_sim_command(const ClusterSimFlags& flags);
+
+}  // namespace tessera::cli

@@ -1,0 +1,207 @@
+#include "tessera/cli/extender_command.hpp"
+
+#include <fmt/format.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <charconv>
+#include <csignal>
+#include <filesystem>
+#include <memory>
+
+#include "tessera/cluster/policy/preemption.hpp"
+#include "tessera/core/log.hpp"
+#include "tessera/core/try.hpp"
+#include "tessera/hw/topology/presets.hpp"
+#include "tessera/hw/topology/sources.hpp"
+#include "tessera/k8s/binder.hpp"
+#include "tessera/k8s/extender_service.hpp"
+#include "tessera/k8s/http_server.hpp"
+
+namespace tessera::cli {
+namespace {
+
+core::Status load_topology_dir(k8s::ExtenderService& service, const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return core::failf(core::Domain::kK8s, core::Code::kNotFound,
+                       "--topology-dir {}: not a directory", dir);
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const auto ext = e.path().extension().string();
+    if (e.is_regular_file() && (ext == ".json" || ext == ".xml")) files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) {
+    return core::failf(core::Domain::kK8s, core::Code::kNotFound,
+                       "--topology-dir {}: no NODE.json or NODE.xml files", dir);
+  }
+  for (const auto& f : files) {
+    TESSERA_ASSIGN_OR_RETURN(auto t, hw::load_topology_file(f.string()));
+    const std::string node = f.stem().string();
+    TESSERA_TRY(service.put_topology(node, std::make_shared<const hw::HostTopology>(std::move(t))));
+    core::logger().info("node {}: topology from {}", node, f.string());
+  }
+  return {};
+}
+
+core::Status load_preset(k8s::ExtenderService& service, const std::string& preset, int nodes) {
+  if (nodes <= 0) {
+    return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
+                      "--preset needs --nodes N (N >= 1)");
+  }
+  for (int i = 0; i < nodes; ++i) {
+    const std::string node = fmt::format("node{:03}", i);
+    TESSERA_ASSIGN_OR_RETURN(auto t, hw::preset(preset, node));
+    TESSERA_TRY(service.put_topology(node, std::make_shared<const hw::HostTopology>(std::move(t))));
+  }
+  core::logger().info("{} nodes node000.. from preset {}", nodes, preset);
+  return {};
+}
+
+core::Result<std::shared_ptr<k8s::Binder>> make_binder(const ExtenderFlags& f) {
+  if (f.in_cluster && !f.apiserver.empty()) {
+    return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
+                      "give either --in-cluster or --apiserver, not both");
+  }
+  if (f.in_cluster) {
+    TESSERA_ASSIGN_OR_RETURN(auto c, k8s::in_cluster_config());
+    TESSERA_ASSIGN_OR_RETURN(auto b, k8s::ApiServerBinder::create(std::move(c)));
+    return std::shared_ptr<k8s::Binder>(std::move(b));
+  }
+  if (!f.apiserver.empty()) {
+    k8s::ApiServerConfig c;
+    c.url = f.apiserver;
+    c.token_file = f.token_file;
+    c.ca_file = f.ca_file;
+    TESSERA_ASSIGN_OR_RETURN(auto b, k8s::ApiServerBinder::create(std::move(c)));
+    return std::shared_ptr<k8s::Binder>(std::move(b));
+  }
+  return std::shared_ptr<k8s::Binder>(std::make_shared<k8s::RecordOnlyBinder>());
+}
+
+}  // namespace
+
+core::Status parse_listen(const std::string& text, std::string& host, int& port) {
+  auto bad = [&] {
+    return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument,
+                       "--listen '{}': expected HOST:PORT, [IPv6]:PORT or :PORT (port 0-65535)",
+                       text);
+  };
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos) return bad();
+  host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty()) host = "127.0.0.1";
+  const std::string p = text.substr(colon + 1);
+  const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), port);
+  if (p.empty() || ec != std::errc{} || end != p.data() + p.size() || port < 0 || port > 65535) {
+    return bad();
+  }
+  return {};
+}
+
+void add_extender_command(CLI::App& app, ExtenderFlags& f) {
+  f.command = app.add_subcommand(
+      "extender",
+      "Serve kube-scheduler's extender verbs (filter, prioritize, preempt, bind) with tessera's "
+      "topology-aware placement and preemption; node topologies come from `tessera agent`");
+  auto* c = f.command;
+  c->add_option("--listen", f.listen, "HOST:PORT to serve on (loopback unless told otherwise)")
+      ->capture_default_str();
+  c->add_option("--cert", f.cert, "PEM certificate chain: serve HTTPS (needs --key)");
+  c->add_option("--key", f.key, "PEM private key of --cert");
+  c->add_option("--url-prefix", f.url_prefix,
+                "Path before the verbs, the path of urlPrefix in the scheduler config "
+                "(e.g. /tessera)");
+  c->add_option("--method", f.method, "Preemption search: incremental, exhaustive or default-k8s")
+      ->capture_default_str();
+  c->add_option("--alpha", f.alpha,
+                "Weight of the priority term in S(C) (0-1); default: the cluster level's");
+  c->add_option("--max-victims", f.max_victims, "Largest victim set searched; default: 4");
+  c->add_option("--topology-dir", f.topology_dir,
+                "Load NODE.json / NODE.xml topology files (tessera JSON, hwloc or NCCL XML) at "
+                "start");
+  c->add_option("--preset", f.preset, "Generate --nodes nodes of this preset (tests, demos)");
+  c->add_option("--nodes", f.nodes, "How many nodes --preset makes");
+  c->add_option("--apiserver", f.apiserver,
+                "API server URL to create Bindings at (else bindings are only recorded)");
+  c->add_option("--token-file", f.token_file, "Bearer token file for --apiserver");
+  c->add_option("--ca-file", f.ca_file, "CA bundle that signs --apiserver's certificate");
+  c->add_flag("--in-cluster", f.in_cluster,
+              "Bind through the API server of the cluster this pod runs in (service account)");
+  c->add_option("--max-body", f.max_body, "Largest request body in bytes")->capture_default_str();
+  c->add_option("--timeout", f.timeout_s, "Read and write timeout per request, seconds")
+      ->capture_default_str();
+}
+
+core::Status run_extender_command(const ExtenderFlags& f) {
+  k8s::ExtenderConfig config;
+  TESSERA_ASSIGN_OR_RETURN(config.method, cluster::parse_preemption_method(f.method));
+  if (f.alpha >= 0) {
+    if (f.alpha > 1) {
+      return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument,
+                         "--alpha {}: must be within 0-1", f.alpha);
+    }
+    config.preemption.alpha = f.alpha;
+  }
+  if (f.max_victims < 0) {
+    return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
+                      "--max-victims must be at least 1");
+  }
+  if (f.max_victims > 0) config.preemption.max_victims = f.max_victims;
+  config.url_prefix = f.url_prefix;
+  if (!f.topology_dir.empty() && !f.preset.empty()) {
+    return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
+                      "give --topology-dir or --preset, not both");
+  }
+  if (f.max_body <= 0) {
+    return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
+                      "--max-body must be positive");
+  }
+  if (!(f.timeout_s > 0)) {
+    return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
+                      "--timeout must be positive");
+  }
+  TESSERA_ASSIGN_OR_RETURN(auto binder, make_binder(f));
+  k8s::ExtenderService service(config, binder);
+  if (!f.topology_dir.empty()) TESSERA_TRY(load_topology_dir(service, f.topology_dir));
+  if (!f.preset.empty()) TESSERA_TRY(load_preset(service, f.preset, f.nodes));
+
+  k8s::HttpServerOptions options;
+  TESSERA_TRY(parse_listen(f.listen, options.host, options.port));
+  options.cert_file = f.cert;
+  options.key_file = f.key;
+  options.max_body_bytes = static_cast<std::size_t>(f.max_body);
+  options.read_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(f.timeout_s * 1000));
+  options.write_timeout = options.read_timeout;
+  TESSERA_ASSIGN_OR_RETURN(auto server, k8s::HttpServer::create(options));
+  service.register_routes(*server);
+
+  // SIGINT/SIGTERM are blocked before the server's threads start (they inherit the mask) and
+  // taken here, so a stop is an orderly one.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  TESSERA_TRY(server->start());
+  core::logger().info(
+      "tessera extender on {}://{}:{}{} ({} nodes, preemption {}, alpha {}, binder {})",
+      server->tls() ? "https" : "http", options.host, server->port(), f.url_prefix,
+      service.node_count(), cluster::to_string(config.method), config.preemption.alpha,
+      binder->describe());
+  fmt::print("tessera extender listening on {}://{}:{}{}\n", server->tls() ? "https" : "http",
+             options.host, server->port(), f.url_prefix);
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  core::logger().info("signal {}: stopping", sig);
+  server->stop();
+  return {};
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,389 @@
+#include "tessera/cli/mig_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "tessera/backends/nvml/nvml_mig_device.hpp"
+#include "tessera/backends/sim/engine.hpp"
+#include "tessera/backends/sim/mig/sim_mig.hpp"
+#include "tessera/cli/output.hpp"
+#include "tessera/cli/progress.hpp"
+#include "tessera/core/try.hpp"
+#include "tessera/experiment/mig_studies.hpp"
+#include "tessera/experiment/run.hpp"
+#include "tessera/hw/gpu_spec.hpp"
+#include "tessera/mig/policy/layout_space.hpp"
+#include "tessera/mig/policy/scheduler.hpp"
+#include "tessera/mig/runtime/jobs_file.hpp"
+#include "tessera/mig/runtime/run_report.hpp"
+
+namespace tessera::cli {
+
+namespace {
+
+using core::Result;
+using mig::MemoryBreakdown;
+using nlohmann::json;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// ---- tessera mig layouts -------------------------------------------------------------------
+
+core::Status run_layouts(const MigFlags& f) {
+  TESSERA_ASSIGN_OR_RETURN(const hw::MigGeometry g,
+                           core::with_context(hw::find_mig_geometry(f.gpu), "--gpu"));
+  TESSERA_ASSIGN_OR_RETURN(
+      const mig::LayoutSpace space,
+      core::with_context(mig::LayoutSpace::build(g, f.profiles), "--profiles"));
+  const auto full = space.full_states();
+  const std::int64_t fcr_empty = space.fcr(space.empty_state());
+  if (f.json_path != "-") {
+    fmt::print("MIG layouts of {}, profiles {}\n", g.gpu, fmt::join(space.profile_ids(), ", "));
+    fmt::print("{:>6}  {:>6}  {:<4}  {}\n", "state", "fcr", "full", "layout");
+    for (mig::StateId s = 0; s < space.size(); ++s) {
+      fmt::print("{:>6}  {:>6}  {:<4}  {}\n", s, space.fcr(s), space.is_full(s) ? "yes" : "",
+                 mig::describe(g, space.layout(s)));
+    }
+    fmt::print(
+        "{} states, {} fully configured layouts, fcr(empty) = {}\n"
+        "fcr(s): how many fully configured layouts (no instance can be added) are still "
+        "reachable from s by creating instances\n",
+        space.size(), full.size(), fcr_empty);
+  }
+  if (f.json_path.empty()) return {};
+  json states = json::array();
+  for (mig::StateId s = 0; s < space.size(); ++s) {
+    states.push_back({{"id", s},
+                      {"layout", mig::describe(g, space.layout(s))},
+                      {"fcr", space.fcr(s)},
+                      {"full", space.is_full(s)}});
+  }
+  const json out = {
+      {"gpu", g.gpu},
+      {"profiles", space.profile_ids()},
+      {"states", std::move(states)},
+      {"summary",
+       {{"states", space.size()}, {"full_layouts", full.size()}, {"fcr_empty", fcr_empty}}}};
+  return write_text(f.json_path, out.dump(2));
+}
+
+// ---- the job file and the run on the simulated GPU -----------------------------------------
+
+struct Loaded {
+  mig::JobsFile jobs;
+  mig::Scheme scheme = mig::Scheme::kB;
+  hw::GpuSpec spec;
+  hw::MigGeometry geometry;
+};
+
+Result<Loaded> load(const MigFlags& f) {
+  Loaded out;
+  TESSERA_ASSIGN_OR_RETURN(out.jobs, mig::load_jobs_file(f.jobs_path));
+  if (!f.gpu.empty()) out.jobs.gpu = f.gpu;
+  const std::string scheme = f.scheme.empty() ? out.jobs.scheme : f.scheme;
+  TESSERA_ASSIGN_OR_RETURN(
+      out.scheme,
+      core::with_context(mig::parse_scheme(scheme), f.scheme.empty() ? f.jobs_path : "--scheme"));
+  const std::string where = f.gpu.empty() ? f.jobs_path + ": gpu" : "--gpu";
+  TESSERA_ASSIGN_OR_RETURN(out.spec, core::with_context(hw::find_gpu(out.jobs.gpu), where));
+  TESSERA_ASSIGN_OR_RETURN(out.geometry,
+                           core::with_context(hw::find_mig_geometry(out.jobs.gpu), where));
+  return out;
+}
+
+// The manager's options for the scheme; static runs the best fully configured layout for the
+// jobs, as the simulator finds it.
+Result<mig::ManagerOptions> manager_options(const Loaded& l, std::string* static_layout) {
+  mig::ManagerOptions o;
+  o.scheme = l.scheme;
+  if (l.scheme == mig::Scheme::kStatic) {
+    TESSERA_ASSIGN_OR_RETURN(const experiment::BestStatic best,
+                             experiment::find_best_static(l.jobs));
+    o.static_layout = best.layout;
+    *static_layout = fmt::format(
+        "{} (the best for these jobs of the {} sets of profiles that make a fully configured "
+        "layout, simulated)",
+        best.description, best.tried);
+  }
+  return o;
+}
+
+std::string placement_name(const hw::MigGeometry& g, int profile_id, int start) {
+  const hw::MigProfile* p = g.find(profile_id);
+  return fmt::format("{}@{}", p ? p->name : fmt::format("profile {}", profile_id), start);
+}
+
+std::string placement_name(const hw::MigGeometry& g, const mig::Placement& p) {
+  return placement_name(g, p.profile_id, p.start);
+}
+
+// The run's reconfigurations and attempts in time order. At equal times: what ended (freeing
+// its instance), then the reconfigurations, then the starts they made room for.
+struct Event {
+  core::Nanos at;
+  int order;
+  std::string text;
+};
+
+std::vector<Event> timeline(const mig::MigRunResult& r, const hw::MigGeometry& g) {
+  std::vector<Event> out;
+  for (const auto& e : r.reconfigurations) {
+    std::string text =
+        fmt::format("{:<13} {}", mig::to_string(e.kind), placement_name(g, e.created));
+    if (!e.destroyed.empty()) {
+      std::vector<std::string> names;
+      for (const auto& d : e.destroyed) names.push_back(placement_name(g, d));
+      text += fmt::format(" (destroying {})", fmt::join(names, ", "));
+    }
+    text += " for " + e.for_job;
+    if (!e.error.empty()) text += " — refused, not created: " + e.error;
+    out.push_back({e.at, 2, std::move(text)});
+  }
+  for (const auto& j : r.jobs) {
+    for (const auto& a : j.attempts) {
+      const std::string where = placement_name(g, a.profile_id, a.start);
+      out.push_back({a.started, 3, fmt::format("{:<13} {} on {}", "start", j.name, where)});
+      std::string end;
+      if (a.early_restart) {
+        end = fmt::format(
+            "{:<13} {} on {} after {} iterations: predicted peak {:.2f} GiB does "
+            "not fit",
+            "early restart", j.name, where, a.iterations_done,
+            static_cast<double>(a.predicted_peak_bytes) / kGiB);
+      } else {
+        end = fmt::format("{:<13} {} on {} after {} iterations", device::to_string(a.exit), j.name,
+                          where, a.iterations_done);
+      }
+      out.push_back({a.ended, 0, std::move(end)});
+    }
+    if (!j.completed) {
+      out.push_back({j.finished, 1, fmt::format("{:<13} {}: {}", "give up", j.name, j.reason)});
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Event& a, const Event& b) {
+    return a.at != b.at ? a.at < b.at : a.order < b.order;
+  });
+  return out;
+}
+
+json timeline_json(const std::vector<Event>& events) {
+  json out = json::array();
+  for (const auto& e : events) {
+    out.push_back({{"at_s", experiment::round6(core::to_seconds(e.at))}, {"event", e.text}});
+  }
+  return out;
+}
+
+std::string job_line(const workload::BatchJob& job, const mig::MigRunResult& r,
+                     const hw::MigGeometry& g) {
+  std::string starts = "-";
+  for (const auto& outcome : r.jobs) {
+    if (outcome.name == job.name && !outcome.attempts.empty()) {
+      starts =
+          placement_name(g, outcome.attempts.front().profile_id, outcome.attempts.front().start);
+    }
+  }
+  const std::string estimate =
+      job.estimated_peak_bytes > 0 ? mig::format_gib(job.estimated_peak_bytes) : "unknown";
+  return fmt::format("{:<20} {:<10} {:>10}  {:<12} {}", job.name, workload::to_string(job.kind),
+                     estimate, starts, job.description);
+}
+
+Result<mig::MigRunResult> simulate(const Loaded& l, const mig::ManagerOptions& options,
+                                   const mig::ProgressFn& progress) {
+  sim::Engine engine;
+  TESSERA_ASSIGN_OR_RETURN(
+      auto device,
+      sim::SimMig::create(engine, l.spec, experiment::study_device_options(l.jobs.seed)));
+  return mig::run_jobs(*device, l.jobs.jobs, options, progress);
+}
+
+// An NVML failure with what to do instead where no GPU is at hand.
+core::Error without_nvml(const core::Error& e) {
+  return core::Error(e.domain(), e.code(),
+                     fmt::format("--backend nvml: {}; `--backend sim` runs the same jobs on "
+                                 "tessera's simulated MIG GPU",
+                                 e.message()));
+}
+
+Result<mig::MigRunResult> run_on_nvml(const Loaded& l, unsigned index,
+                                      const mig::ManagerOptions& options,
+                                      const mig::ProgressFn& progress) {
+  auto library = cuda::NvmlLibrary::open();
+  if (!library) return std::unexpected(without_nvml(library.error()));
+  auto device =
+      cuda::NvmlMigDevice::open(std::shared_ptr<cuda::NvmlLibrary>(std::move(*library)), index);
+  if (!device) return std::unexpected(without_nvml(device.error()));
+  if ((*device)->geometry().gpu != l.spec.name) {
+    return core::failf(core::Domain::kMig, core::Code::kInvalidArgument,
+                       "the job file is for {}, but NVML device {} is {}; set `gpu:` in the file "
+                       "or --gpu",
+                       l.spec.name, index, (*device)->geometry().gpu);
+  }
+  return mig::run_jobs(**device, l.jobs.jobs, options, progress);
+}
+
+// ---- tessera mig plan ----------------------------------------------------------------------
+
+core::Status run_plan(const MigFlags& f) {
+  TESSERA_ASSIGN_OR_RETURN(const Loaded l, load(f));
+  std::string static_layout;
+  TESSERA_ASSIGN_OR_RETURN(const mig::ManagerOptions options, manager_options(l, &static_layout));
+  TESSERA_ASSIGN_OR_RETURN(const mig::MigRunResult r, simulate(l, options, {}));
+  const auto events = timeline(r, l.geometry);
+
+  if (f.json_path != "-") {
+    fmt::print("Plan for {}: {} jobs on {}, scheme {} (simulated; no GPU is touched)\n",
+               f.jobs_path, l.jobs.jobs.size(), l.spec.name, mig::to_string(l.scheme));
+    if (!static_layout.empty()) fmt::print("static layout: {}\n", static_layout);
+    fmt::print("\n{:<20} {:<10} {:>10}  {:<12} {}\n", "job", "kind", "estimate", "starts on",
+               "what");
+    for (const auto& job : l.jobs.jobs) {
+      fmt::print("{}\n", job_line(*job, r, l.geometry));
+      if (auto b = l.jobs.breakdowns.find(job->name); b != l.jobs.breakdowns.end()) {
+        fmt::print("{:<20} estimate: {}\n", "", b->second.describe());
+      }
+    }
+    fmt::print("\nThe run as the simulator predicts it:\n{:>10}  {}\n", "time s", "event");
+    for (const auto& e : events) {
+      fmt::print("{:>10.3f}  {}\n", core::to_seconds(e.at), e.text);
+    }
+    fmt::print(
+        "\n{}/{} jobs completed; restarts: {} out of memory, {} early; makespan {:.1f} s; "
+        "energy {:.1f} kJ; {:.1f} jobs/h\n",
+        r.completed(), r.jobs.size(), r.oom_restarts, r.early_restarts,
+        core::to_seconds(r.makespan), r.energy_joules / 1e3, r.jobs_per_hour());
+  }
+  if (f.json_path.empty()) return {};
+  json jobs = json::array();
+  for (const auto& job : l.jobs.jobs) {
+    json j = {{"name", job->name},
+              {"kind", workload::to_string(job->kind)},
+              {"description", job->description},
+              {"estimate_gib",
+               experiment::round6(static_cast<double>(job->estimated_peak_bytes) / kGiB)}};
+    if (auto b = l.jobs.breakdowns.find(job->name); b != l.jobs.breakdowns.end()) {
+      const MemoryBreakdown& m = b->second;
+      json parts = json::object();
+      for (const auto& [name, bytes] :
+           {std::pair{"weights", m.weights}, std::pair{"gradients", m.gradients},
+            std::pair{"optimizer_state", m.optimizer_state},
+            std::pair{"activations", m.activations}, std::pair{"kv_cache", m.kv_cache},
+            std::pair{"workspace", m.workspace},
+            std::pair{"framework_context", m.framework_context}}) {
+        parts[name] = experiment::round6(static_cast<double>(bytes) / kGiB);
+      }
+      j["estimate_breakdown_gib"] = std::move(parts);
+    }
+    jobs.push_back(std::move(j));
+  }
+  const json out = {
+      {"jobs_file", f.jobs_path},          {"scheme", mig::to_string(l.scheme)},
+      {"static_layout", static_layout},    {"jobs", std::move(jobs)},
+      {"timeline", timeline_json(events)}, {"predicted", mig::run_report_json(r, l.geometry)}};
+  return write_text(f.json_path, out.dump(2));
+}
+
+// ---- tessera mig run -----------------------------------------------------------------------
+
+core::Status run_run(const MigFlags& f) {
+  if (f.dry_run) return run_plan(f);
+  TESSERA_ASSIGN_OR_RETURN(const Loaded l, load(f));
+  std::string static_layout;
+  TESSERA_ASSIGN_OR_RETURN(const mig::ManagerOptions options, manager_options(l, &static_layout));
+
+  ProgressLine progress(!f.quiet);
+  const auto on_progress = [&progress](const mig::Progress& p) {
+    progress.update("jobs finished", p.finished, p.total, p.now);
+  };
+  Result<mig::MigRunResult> result = f.backend == "sim"
+                                         ? simulate(l, options, on_progress)
+                                         : run_on_nvml(l, f.nvml_device, options, on_progress);
+  progress.finish();
+  if (!result) return std::unexpected(result.error());
+  const hw::MigGeometry& geometry = l.geometry;
+
+  if (f.json_path != "-") {
+    fmt::print("{}: {} jobs on {} ({}), scheme {}\n", f.jobs_path, l.jobs.jobs.size(), l.spec.name,
+               f.backend == "sim" ? "simulator" : "NVML", mig::to_string(l.scheme));
+    if (!static_layout.empty()) fmt::print("static layout: {}\n", static_layout);
+    fmt::print("{}", mig::run_report_table(*result, geometry));
+  }
+  if (f.json_path.empty()) return {};
+  json out = mig::run_report_json(*result, geometry);
+  out["backend"] = f.backend;
+  out["jobs_file"] = f.jobs_path;
+  return write_text(f.json_path, out.dump(2));
+}
+
+}  // namespace
+
+void add_mig_command(CLI::App& app, MigFlags& f) {
+  f.command = app.add_subcommand(
+      "mig",
+      "The MIG level (MIGM): list a GPU's MIG layouts, plan a job file, or run it on a simulated "
+      "or real MIG GPU");
+  f.command->require_subcommand(1);
+
+  f.layouts = f.command->add_subcommand(
+      "layouts",
+      "List every valid MIG layout of a GPU (a set of placed GPU instances) with its "
+      "reachability score fcr: how many fully configured layouts can still be reached from it");
+  f.layouts->add_option("--gpu", f.gpu, "MIG-capable GPU, e.g. a100-40gb, H100-SXM5-80GB")
+      ->required();
+  f.layouts
+      ->add_option("--profiles", f.profiles,
+                   "Only these GPU-instance profile IDs, e.g. 19,14,9,5,0 (default: every "
+                   "profile without media extensions)")
+      ->delimiter(',');
+  f.layouts->add_option("--json", f.json_path,
+                        "Write the states as JSON to this file ('-' for stdout)");
+
+  f.plan = f.command->add_subcommand(
+      "plan",
+      "Show what a job file would do, without touching a GPU: each job's memory estimate and the "
+      "slice it starts on, then the run as the simulated MIG GPU predicts it (reconfigurations "
+      "by place, fusion, fission or reuse; attempts and restarts; makespan; energy)");
+  f.plan->add_option("JOBS", f.jobs_path, "Job file (JOBS.yaml; docs/mig.md)")->required();
+  f.plan->add_option("--scheme", f.scheme,
+                     "A (sort by memory, uniform slices), B (first come first served, "
+                     "reconfigure on demand), sequential or static (the best fixed layout); "
+                     "default: the job file's");
+  f.plan->add_option("--gpu", f.gpu, "Override the job file's GPU, e.g. a100-80gb");
+  f.plan->add_option("--json", f.json_path, "Write the plan as JSON to this file ('-' for stdout)");
+
+  f.run = f.command->add_subcommand(
+      "run",
+      "Run a job file to the end on a simulated MIG GPU (--backend sim) or a real one through "
+      "NVML (--backend nvml): every job completes or is reported with the reason it cannot run");
+  f.run->add_option("JOBS", f.jobs_path, "Job file (JOBS.yaml; docs/mig.md)")->required();
+  f.run->add_option("--backend", f.backend, "sim (tessera's simulated MIG GPU) or nvml")
+      ->check(CLI::IsMember({"sim", "nvml"}))
+      ->capture_default_str();
+  f.run->add_option("--scheme", f.scheme,
+                    "A, B, sequential or static (the best fixed layout for the jobs, found on the "
+                    "simulator); default: the job file's");
+  f.run->add_option("--gpu", f.gpu, "Override the job file's GPU");
+  f.run->add_flag("--dry-run", f.dry_run,
+                  "Print the plan (as `tessera mig plan`) and touch nothing");
+  f.run->add_option("--nvml-device", f.nvml_device, "NVML device index (--backend nvml)")
+      ->capture_default_str();
+  f.run->add_option("--json", f.json_path,
+                    "Write the result as JSON to this file ('-' for stdout)");
+  f.run->add_flag("-q,--quiet", f.quiet, "No progress line");
+}
+
+core::Status run_mig_command(const MigFlags& f) {
+  if (*f.layouts) return run_layouts(f);
+  if (*f.plan) return run_plan(f);
+  if (*f.run) return run_run(f);
+  // CLI11 requires one of them, so this is reached only if a subcommand is added and not here.
+  return core::fail(core::Domain::kMig, core::Code::kInvalidArgument,
+                    "name a mig command: layouts, plan or run");
+}
+
+}  // namespace tessera::cli

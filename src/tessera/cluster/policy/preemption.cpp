@@ -1,0 +1,556 @@
+#include "tessera/cluster/policy/preemption.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace tessera::cluster {
+
+// The default alpha, 0.1, from the scales of the two terms. P is in (0, 1], so two candidates'
+// P differ by less than 1; T takes 1, 1/1.2 = 0.833 and 1/3.2 = 0.3125, so neighbouring affinity
+// levels differ by at least dT = 1 - 1/1.2 = 0.167. Topology decides between levels whatever the
+// victims' priorities when
+//     alpha * 1 < (1 - alpha) * dT   <=>   alpha < dT / (1 + dT) = 1/7 = 0.143,
+// and priority decides within a level for any alpha > 0 (T is then equal). 0.1 sits inside with
+// room: it keeps topology first for any within-socket penalty above 1.125x (dT > 0.111), which
+// covers FlexTopo's 1.2x (§2.2) and for_penalties(1.2, 2.0) for its A100 servers. alpha = 1 ranks
+// by priority alone, alpha = 0 by topology alone.
+namespace {
+
+std::size_t at(int i) {
+  return static_cast<std::size_t>(i);
+}
+
+// k8s's pkg/scheduler/framework/preemption sums priorities as int64(math.MaxInt32) + p + 1 per
+// victim, so sums of negative priorities still compare by count.
+constexpr std::int64_t kK8sPriorityOffset =
+    std::int64_t{std::numeric_limits<std::int32_t>::max()} + 1;
+
+void add(NumaFree& sum, const NumaFree& f) {
+  sum.gpus += f.gpus;
+  sum.core_groups += f.core_groups;
+  sum.cores += f.cores;
+  sum.memory_bytes += f.memory_bytes;
+}
+
+// Calls f(idx) for every k-subset of [0, n) in lexicographic order; idx is reused.
+template <typename F>
+void for_each_combination(int n, int k, std::vector<int>& idx, F&& f) {
+  if (k > n || k < 0) return;
+  idx.resize(at(k));
+  std::iota(idx.begin(), idx.end(), 0);
+  while (true) {
+    f(std::span<const int>(idx));
+    int i = k - 1;
+    while (i >= 0 && idx[at(i)] == n - k + i) --i;
+    if (i < 0) return;
+    ++idx[at(i)];
+    for (int j = i + 1; j < k; ++j) idx[at(j)] = idx[at(j - 1)] + 1;
+  }
+}
+
+// A lower-priority pod on the node searched: its entries in the node's holdings().
+struct Victim {
+  int pod = -1;
+  std::uint32_t first = 0;
+  std::uint32_t last = 0;
+};
+
+// One node's victims: Buffers::victims[first, first + count).
+struct NodeVictims {
+  int node = -1;
+  std::size_t first = 0;
+  int count = 0;
+  // Whether evicting all of them gives the preemptor a place: -1 not yet known, 0 no, 1 yes.
+  int drainable = -1;
+  // When it does: the affinity it gets then, the best any subset of them can give.
+  Affinity drained = Affinity::kCrossSocket;
+};
+
+// Buffers a search fills; one set per thread, kept between decisions so a decision on a large
+// cluster does not allocate (and fault in) them again.
+struct Buffers {
+  std::vector<Victim> victims;
+  std::vector<NumaFree> scratch;
+  std::vector<int> all, idx;
+  std::vector<std::int32_t> priorities;
+  std::vector<NodeVictims> reachable;
+  std::vector<int> order, trial;  // default-k8s's reprieve
+  std::vector<char> gone;
+};
+
+// The work of one preemption decision: the victims of every node searched, and the evaluation of
+// victim sets against the preemptor's request.
+class Search {
+ public:
+  Search(const ClusterState& state, const Pod& preemptor, const PreemptionConfig& config)
+      : state_(state), pod_(preemptor), config_(config), b_(buffers()) {
+    p_min_ =
+        std::min(preemptor.priority, state.lowest_bound_priority().value_or(preemptor.priority));
+    b_.victims.clear();
+    b_.reachable.clear();
+  }
+
+  // Why the request cannot be searched; empty when it can.
+  std::string check() const {
+    if (auto st = validate(pod_); !st) return st.error().message();
+    if (!std::isfinite(config_.alpha) || config_.alpha < 0 || config_.alpha > 1) {
+      return fmt::format("alpha {} is outside [0, 1]", config_.alpha);
+    }
+    for (const double t : {config_.topology.same_numa, config_.topology.same_socket,
+                           config_.topology.cross_socket}) {
+      if (!std::isfinite(t) || t < 0) {
+        return fmt::format("topology score {} is not a finite number >= 0", t);
+      }
+    }
+    if (config_.max_victims < 0) {
+      return fmt::format("max_victims {} is negative", config_.max_victims);
+    }
+    for (int i : config_.nodes) {
+      if (i < 0 || at(i) >= state_.nodes().size()) {
+        return fmt::format("node {} does not exist ({} nodes)", i, state_.nodes().size());
+      }
+    }
+    return {};
+  }
+
+  std::vector<int> nodes() const {
+    if (!config_.nodes.empty()) return config_.nodes;
+    std::vector<int> all(state_.nodes().size());
+    std::iota(all.begin(), all.end(), 0);
+    return all;
+  }
+
+  // Node `i`'s victims: lower priority than the preemptor, ascending pod index.
+  NodeVictims collect(int i) {
+    ++nodes_examined_;
+    const std::vector<Holding>& hs = state_.node(i).holdings();
+    NodeVictims v;
+    v.node = i;
+    v.first = b_.victims.size();
+    for (std::size_t k = 0; k < hs.size();) {
+      std::size_t j = k + 1;
+      while (j < hs.size() && hs[j].pod == hs[k].pod) ++j;
+      if (state_.priority(hs[k].pod) < pod_.priority) {
+        b_.victims.push_back(
+            Victim{hs[k].pod, static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(j)});
+      }
+      k = j;
+    }
+    const auto begin = b_.victims.begin() + static_cast<std::ptrdiff_t>(v.first);
+    const auto by_pod = [](const Victim& a, const Victim& b) { return a.pod < b.pod; };
+    // Pods are taken in bind order, which is index order; sort only if a caller did otherwise.
+    if (!std::is_sorted(begin, b_.victims.end(), by_pod)) {
+      std::sort(begin, b_.victims.end(), by_pod);
+    }
+    v.count = static_cast<int>(b_.victims.size() - v.first);
+    return v;
+  }
+
+  // Whether evicting every victim on v's node leaves the preemptor a place (an acceptable one, or
+  // for `topology_blind` searches any one): the paper's "draining all victims" filter. A node that
+  // fails it has no candidate, as more victims never leave less free. Evaluated once per node.
+  bool drainable(NodeVictims& v, bool topology_blind) {
+    if (v.drainable < 0) {
+      b_.all.resize(at(v.count));
+      std::iota(b_.all.begin(), b_.all.end(), 0);
+      const auto drained = evaluate(v, b_.all);
+      v.drainable = drained && (topology_blind || acceptable(pod_, *drained)) ? 1 : 0;
+      if (drained) v.drained = *drained;
+    }
+    return v.drainable == 1;
+  }
+
+  // collect() and drainable(): the node's victims, or nullopt when draining them all is not enough.
+  std::optional<NodeVictims> prepare(int i, bool topology_blind) {
+    NodeVictims v = collect(i);
+    if (!drainable(v, topology_blind)) {
+      b_.victims.resize(v.first);
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  // The most S(C) any set of `k` of v's victims can reach: the k lowest priorities with topology
+  // score `t` (the best there is, or the drained node's). A set whose bound cannot beat the best
+  // candidate so far need not be evaluated.
+  double level_bound(const NodeVictims& v, int k, double t) {
+    b_.priorities.clear();
+    for (int j = 0; j < v.count; ++j) b_.priorities.push_back(state_.priority(victim_pod(v, j)));
+    std::partial_sort(b_.priorities.begin(), b_.priorities.begin() + k, b_.priorities.end());
+    std::int64_t shifted = 0;
+    for (int j = 0; j < k; ++j) shifted += std::int64_t{b_.priorities[at(j)]} - p_min_ + 1;
+    return s_of(shifted, t);
+  }
+  double set_bound(const NodeVictims& v, std::span<const int> set, double t) const {
+    return s_of(shifted_sum(v, set), t);
+  }
+  // The topology score bounds use for v: the drained node's once known, else the best there is.
+  double bound_topology(const NodeVictims& v) const {
+    return v.drainable == 1 ? config_.topology.of(v.drained) : best_topology();
+  }
+
+  // The best affinity the preemptor gets on v's node with the victims at `set` (positions among
+  // v's victims) gone.
+  std::optional<Affinity> evaluate(const NodeVictims& v, std::span<const int> set) {
+    ++sets_evaluated_;
+    const NodeState& n = state_.node(v.node);
+    if (set.empty()) return best_affinity(n.topology(), n.free_per_numa(), pod_.request);
+    const std::vector<Holding>& hs = n.holdings();
+    b_.scratch.assign(n.free_per_numa().begin(), n.free_per_numa().end());
+    for (int k : set) {
+      const Victim& victim = b_.victims[v.first + at(k)];
+      for (std::uint32_t h = victim.first; h < victim.last; ++h) {
+        add(b_.scratch[at(hs[h].numa)], hs[h].amount);
+      }
+    }
+    return best_affinity(n.topology(), b_.scratch, pod_.request);
+  }
+
+  int victim_pod(const NodeVictims& v, int k) const { return b_.victims[v.first + at(k)].pod; }
+
+  // S(C) of the victims at `set` on v's node, the preemptor getting `affinity`.
+  double score(const NodeVictims& v, std::span<const int> set, Affinity affinity) const {
+    return s_of(shifted_sum(v, set), config_.topology.of(affinity));
+  }
+
+  PreemptionCandidate candidate(const NodeVictims& v, std::span<const int> set, Affinity affinity,
+                                bool scored) const {
+    PreemptionCandidate c;
+    c.node = v.node;
+    c.affinity = affinity;
+    for (int k : set) {
+      const int p = victim_pod(v, k);
+      c.victims.push_back(p);
+      c.priority_sum += state_.pod(p).pod.priority;
+    }
+    if (scored) c.score = score(v, set, affinity);
+    return c;
+  }
+
+  // The kDefaultK8s victims on v's node: all of them gone, then each reprieved, most important
+  // first (higher priority, then earlier start), while the preemptor still fits by counts.
+  // Called on a node that passed drainable(v, true).
+  std::optional<PreemptionCandidate> k8s_victims(const NodeVictims& v) {
+    std::vector<int>& order = b_.order;
+    order.resize(at(v.count));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      const Pod& pa = state_.pod(victim_pod(v, a)).pod;
+      const Pod& pb = state_.pod(victim_pod(v, b)).pod;
+      if (pa.priority != pb.priority) return pa.priority > pb.priority;
+      return pa.start_seq < pb.start_seq;
+    });
+    std::vector<char>& gone = b_.gone;
+    gone.assign(at(v.count), 1);
+    std::vector<int>& trial = b_.trial;
+    Affinity fits = v.drained;  // where the preemptor goes with the victims still gone
+    for (int k : order) {
+      gone[at(k)] = 0;
+      trial.clear();
+      for (int j = 0; j < v.count; ++j) {
+        if (gone[at(j)]) trial.push_back(j);
+      }
+      if (const auto a = evaluate(v, trial)) {
+        fits = *a;
+      } else {
+        gone[at(k)] = 1;
+      }
+    }
+    trial.clear();
+    for (int j = 0; j < v.count; ++j) {
+      if (gone[at(j)]) trial.push_back(j);
+    }
+    return candidate(v, trial, fits, false);
+  }
+
+  const Pod& pod() const { return pod_; }
+  const PreemptionConfig& config() const { return config_; }
+  std::int64_t nodes_examined() const { return nodes_examined_; }
+  std::int64_t sets_evaluated() const { return sets_evaluated_; }
+  std::vector<int>& idx() { return b_.idx; }
+  std::vector<NodeVictims>& reachable() { return b_.reachable; }
+
+ private:
+  std::int64_t shifted_sum(const NodeVictims& v, std::span<const int> set) const {
+    std::int64_t shifted = 0;
+    for (int k : set) shifted += std::int64_t{state_.priority(victim_pod(v, k))} - p_min_ + 1;
+    return shifted;
+  }
+  // S from the shifted priority sum and T. Monotone in T in floating point too, so a bound built
+  // with the best T is never below the S it bounds.
+  double s_of(std::int64_t shifted, double t) const {
+    // P of no victims is 1, the most any set gets: evicting nothing costs nothing.
+    const double p = shifted == 0 ? 1.0 : 1.0 / static_cast<double>(shifted);
+    return config_.alpha * p + (1 - config_.alpha) * t;
+  }
+  double best_topology() const {
+    const TopologyScores& t = config_.topology;
+    return std::max({t.same_numa, t.same_socket, t.cross_socket});
+  }
+
+  static Buffers& buffers() {
+    static thread_local Buffers b;
+    return b;
+  }
+
+  const ClusterState& state_;
+  const Pod& pod_;
+  const PreemptionConfig& config_;
+  Buffers& b_;
+  std::int32_t p_min_ = 0;
+  std::int64_t nodes_examined_ = 0;
+  std::int64_t sets_evaluated_ = 0;
+};
+
+// Whether a beats b for FlexTopo's searches: meets the preemptor's requirement (decides only for
+// best-effort pods; guaranteed ones meet it always), then S(C), then (exhaustive) fewer victims.
+// Equal ones keep the one found first: the lower node index, then the lower victims.
+bool better(const Pod& pod, Affinity a, double score_a, std::size_t size_a, Affinity b,
+            double score_b, std::size_t size_b, bool fewer_victims) {
+  const bool ma = satisfies(a, pod.topology);
+  const bool mb = satisfies(b, pod.topology);
+  if (ma != mb) return ma;
+  if (score_a != score_b) return score_a > score_b;
+  if (fewer_victims) return size_a < size_b;
+  return false;
+}
+
+bool better(const Pod& pod, const PreemptionCandidate& a, const PreemptionCandidate& b,
+            bool fewer_victims) {
+  return better(pod, a.affinity, a.score, a.victims.size(), b.affinity, b.score, b.victims.size(),
+                fewer_victims);
+}
+
+// kube-scheduler's pickOneNodeForPreemption, less PDBs: lowest highest-victim priority, lowest
+// offset priority sum, fewest victims, latest earliest-start among the highest-priority victims.
+struct K8sKey {
+  std::int32_t highest = std::numeric_limits<std::int32_t>::min();
+  std::int64_t sum = 0;
+  std::size_t count = 0;
+  std::int64_t earliest_start_of_highest = std::numeric_limits<std::int64_t>::max();
+};
+
+K8sKey k8s_key(const ClusterState& state, const PreemptionCandidate& c) {
+  K8sKey k;
+  k.count = c.victims.size();
+  for (int p : c.victims) {
+    const Pod& v = state.pod(p).pod;
+    k.sum += kK8sPriorityOffset + v.priority;
+    if (v.priority > k.highest) {
+      k.highest = v.priority;
+      k.earliest_start_of_highest = v.start_seq;
+    } else if (v.priority == k.highest) {
+      k.earliest_start_of_highest = std::min(k.earliest_start_of_highest, v.start_seq);
+    }
+  }
+  return k;
+}
+
+bool k8s_better(const K8sKey& a, const K8sKey& b) {
+  if (a.count == 0 || b.count == 0) return a.count == 0 && b.count != 0;
+  if (a.highest != b.highest) return a.highest < b.highest;
+  if (a.sum != b.sum) return a.sum < b.sum;
+  if (a.count != b.count) return a.count < b.count;
+  return a.earliest_start_of_highest > b.earliest_start_of_highest;
+}
+
+std::string no_candidate_reason(const Search& s, PreemptionMethod m, std::int64_t pruned) {
+  const Pod& pod = s.pod();
+  const std::string where =
+      m == PreemptionMethod::kDefaultK8s || pod.qos == Qos::kBestEffort
+          ? std::string("room")
+          : fmt::format("room within one {}",
+                        pod.topology == TopologyRequirement::kNuma ? "NUMA node" : "socket");
+  std::string text = fmt::format(
+      "no node where evicting pods of priority below {} makes {} for pod '{}' ({} GPUs, {} CPU "
+      "cores, {} bytes): {} nodes examined, {} of them out of reach even with all their "
+      "lower-priority pods evicted",
+      pod.priority, where, pod.name, pod.request.gpus, pod.request.cpus, pod.request.memory_bytes,
+      s.nodes_examined(), pruned);
+  if (m != PreemptionMethod::kDefaultK8s && pruned < s.nodes_examined()) {
+    text +=
+        fmt::format("; the others need more than max_victims = {} victims", s.config().max_victims);
+  }
+  return text;
+}
+
+PreemptionDecision run_flextopo(Search& s, PreemptionMethod method) {
+  PreemptionDecision d;
+  std::vector<NodeVictims>& nodes = s.reachable();
+  const bool exhaustive = method == PreemptionMethod::kExhaustive;
+  const Pod& pod = s.pod();
+  std::optional<PreemptionCandidate> best;
+  // Whether a set of `size` victims with S at most `bound` could still replace the best: exact
+  // pruning (branch and bound), so the choice is the one a full search makes.
+  const auto can_beat = [&](double bound, std::size_t size) {
+    if (!s.config().prune || !best || !satisfies(best->affinity, pod.topology)) return true;
+    if (bound != best->score) return bound > best->score;
+    return exhaustive && size < best->victims.size();
+  };
+  const auto consider = [&](NodeVictims& v, std::span<const int> set) {
+    if (!can_beat(s.set_bound(v, set, s.bound_topology(v)), set.size())) return;
+    if (!set.empty() && !s.drainable(v, false)) return;
+    const auto affinity = s.evaluate(v, set);
+    if (!affinity || !acceptable(pod, *affinity)) return;
+    // The candidate is built (allocating its victim list) only when it wins.
+    const double score = s.score(v, set, *affinity);
+    if (!best || better(pod, *affinity, score, set.size(), best->affinity, best->score,
+                        best->victims.size(), exhaustive)) {
+      best = s.candidate(v, set, *affinity, true);
+    }
+  };
+  const auto level = [&](NodeVictims& v, int k) {
+    if (k > v.count || v.drainable == 0) return;
+    if (k > 0) {
+      // First with the best topology score there is; if that could win, drain the node (once)
+      // and bound again with what the node can give at best.
+      if (!can_beat(s.level_bound(v, k, s.bound_topology(v)), at(k))) return;
+      if (!s.drainable(v, false)) return;
+      if (!can_beat(s.level_bound(v, k, s.bound_topology(v)), at(k))) return;
+    }
+    for_each_combination(v.count, k, s.idx(), [&](std::span<const int> set) { consider(v, set); });
+  };
+  // Size 0 (the node as it is) and, where that fails, the drain while collecting each node's
+  // victims, with its data in cache: a second pass over thousands of nodes to drain them for the
+  // bounds would read it all from memory again.
+  for (int i : s.nodes()) {
+    nodes.push_back(s.collect(i));
+    NodeVictims& v = nodes.back();
+    level(v, 0);
+    // (Incremental: no point once a node fits as it is; the search ends at size 0.)
+    if ((exhaustive || !best) && v.count > 0 && s.config().max_victims > 0) {
+      s.drainable(v, false);
+    }
+  }
+  if (exhaustive) {
+    for (NodeVictims& v : nodes) {
+      for (int k = 1; k <= s.config().max_victims; ++k) level(v, k);
+    }
+  } else {
+    // Incremental Minimal Preemption: every node at size k before any at k + 1.
+    for (int k = 1; k <= s.config().max_victims && !best; ++k) {
+      for (NodeVictims& v : nodes) level(v, k);
+    }
+  }
+  d.chosen = std::move(best);
+  d.nodes_examined = s.nodes_examined();
+  d.sets_evaluated = s.sets_evaluated();
+  if (!d.chosen) {
+    // Out of reach: draining all victims is not enough (a node with none: as it is).
+    const auto out = std::count_if(nodes.begin(), nodes.end(), [](const NodeVictims& v) {
+      return v.drainable == 0 || v.count == 0;
+    });
+    d.reason = no_candidate_reason(s, method, static_cast<std::int64_t>(out));
+  }
+  return d;
+}
+
+PreemptionDecision run_k8s(const ClusterState& state, Search& s) {
+  PreemptionDecision d;
+  std::optional<PreemptionCandidate> best;
+  std::optional<K8sKey> best_key;
+  std::int64_t pruned = 0;
+  for (int i : s.nodes()) {
+    const auto v = s.prepare(i, true);
+    if (!v) {
+      ++pruned;
+      continue;
+    }
+    auto c = s.k8s_victims(*v);
+    if (!c) continue;
+    const K8sKey key = k8s_key(state, *c);
+    if (!best || k8s_better(key, *best_key)) {
+      best = std::move(c);
+      best_key = key;
+    }
+  }
+  d.chosen = std::move(best);
+  d.nodes_examined = s.nodes_examined();
+  d.sets_evaluated = s.sets_evaluated();
+  if (!d.chosen) d.reason = no_candidate_reason(s, PreemptionMethod::kDefaultK8s, pruned);
+  return d;
+}
+
+}  // namespace
+
+std::string_view to_string(PreemptionMethod m) {
+  switch (m) {
+    case PreemptionMethod::kIncremental: return "incremental";
+    case PreemptionMethod::kExhaustive: return "exhaustive";
+    case PreemptionMethod::kDefaultK8s: return "default-k8s";
+  }
+  return "?";
+}
+
+core::Result<PreemptionMethod> parse_preemption_method(std::string_view s) {
+  if (s == "incremental") return PreemptionMethod::kIncremental;
+  if (s == "exhaustive") return PreemptionMethod::kExhaustive;
+  if (s == "default-k8s") return PreemptionMethod::kDefaultK8s;
+  return core::failf(core::Domain::kCluster, core::Code::kInvalidArgument,
+                     "preemption method '{}': expected incremental, exhaustive or default-k8s", s);
+}
+
+double TopologyScores::of(Affinity a) const {
+  switch (a) {
+    case Affinity::kSameNuma: return same_numa;
+    case Affinity::kSameSocket: return same_socket;
+    case Affinity::kCrossSocket: return cross_socket;
+  }
+  return 0;
+}
+
+TopologyScores for_penalties(double socket, double cross) {
+  TopologyScores t;
+  t.same_numa = 1.0;
+  t.same_socket = 1.0 / socket;
+  t.cross_socket = 1.0 / cross;
+  return t;
+}
+
+PreemptionDecision preempt(const ClusterState& state, const Pod& preemptor, PreemptionMethod method,
+                           const PreemptionConfig& config) {
+  Search s(state, preemptor, config);
+  if (std::string why = s.check(); !why.empty()) {
+    PreemptionDecision d;
+    d.reason = std::move(why);
+    return d;
+  }
+  if (method == PreemptionMethod::kDefaultK8s) return run_k8s(state, s);
+  return run_flextopo(s, method);
+}
+
+std::vector<PreemptionCandidate> node_candidates(const ClusterState& state, const Pod& preemptor,
+                                                 int node, PreemptionMethod method,
+                                                 const PreemptionConfig& config) {
+  PreemptionConfig one = config;
+  one.nodes = {node};
+  Search s(state, preemptor, one);
+  if (!s.check().empty()) return {};
+  const bool k8s = method == PreemptionMethod::kDefaultK8s;
+  const auto v = s.prepare(node, k8s);
+  if (!v) return {};
+  std::vector<PreemptionCandidate> out;
+  if (k8s) {
+    if (auto c = s.k8s_victims(*v)) out.push_back(std::move(*c));
+    return out;
+  }
+  const bool exhaustive = method == PreemptionMethod::kExhaustive;
+  for (int k = 0; k <= std::min(v->count, config.max_victims); ++k) {
+    for_each_combination(v->count, k, s.idx(), [&](std::span<const int> set) {
+      const auto affinity = s.evaluate(*v, set);
+      if (affinity && acceptable(preemptor, *affinity)) {
+        out.push_back(s.candidate(*v, set, *affinity, true));
+      }
+    });
+    if (!exhaustive && !out.empty()) break;
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const PreemptionCandidate& a, const PreemptionCandidate& b) {
+                     return better(preemptor, a, b, exhaustive);
+                   });
+  return out;
+}
+
+}  // namespace tessera::cluster

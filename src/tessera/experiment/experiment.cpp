@@ -1,0 +1,197 @@
+#include "tessera/experiment/experiment.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "tessera/core/try.hpp"
+#include "tessera/experiment/mig_studies.hpp"
+#include "tessera/experiment/scenario_files.hpp"
+#include "tessera/gpu/registry.hpp"
+
+namespace tessera::experiment {
+
+namespace {
+
+using core::Result;
+
+std::string micros(core::Nanos ns) {
+  return fmt::format("{:g} us", static_cast<double>(ns) / 1e3);
+}
+
+struct AssumptionKey {
+  std::string_view key;
+  std::string (*value)(const scenario::Scenario&);
+};
+
+// The model assumptions a result can rest on; each is documented where it is declared
+// (src/tessera/gpu/sharing_mode.hpp ModeOptions, src/tessera/backends/sim/gpu/sim_gpu_options.hpp
+// SimGpuOptions).
+constexpr AssumptionKey kAssumptions[] = {
+    {"mode.time_slice",
+     [](const scenario::Scenario& s) { return micros(s.mode_options.time_slice); }},
+    {"mode.context_switch",
+     [](const scenario::Scenario& s) { return micros(s.mode_options.context_switch); }},
+    {"mode.mps_active_thread_percentage",
+     [](const scenario::Scenario& s) {
+       return fmt::format("{:g}%", s.mode_options.mps_active_thread_percentage);
+     }},
+    {"mode.atom_duration",
+     [](const scenario::Scenario& s) { return micros(s.mode_options.atom_duration); }},
+    {"mode.right_sizing",
+     [](const scenario::Scenario& s) {
+       return std::string(s.mode_options.right_sizing ? "on" : "off");
+     }},
+    {"mode.dvfs",
+     [](const scenario::Scenario& s) { return std::string(s.mode_options.dvfs ? "on" : "off"); }},
+    {"mode.latency_slip",
+     [](const scenario::Scenario& s) { return fmt::format("{:g}", s.mode_options.latency_slip); }},
+    {"mode.remap_cost",
+     [](const scenario::Scenario& s) { return micros(s.mode_options.remap_cost); }},
+    {"sim.achievable_compute_fraction",
+     [](const scenario::Scenario& s) {
+       return fmt::format("{:g}", s.sim_options.achievable_compute_fraction);
+     }},
+    {"sim.achievable_bandwidth_fraction",
+     [](const scenario::Scenario& s) {
+       return fmt::format("{:g}", s.sim_options.achievable_bandwidth_fraction);
+     }},
+    {"sim.sm_bandwidth_multiple",
+     [](const scenario::Scenario& s) {
+       return fmt::format("{:g}", s.sim_options.sm_bandwidth_multiple);
+     }},
+    {"sim.launch_overhead",
+     [](const scenario::Scenario& s) { return micros(s.sim_options.launch_overhead); }},
+    {"sim.atom_launch_overhead",
+     [](const scenario::Scenario& s) { return micros(s.sim_options.atom_launch_overhead); }},
+    {"sim.yield_save_cost",
+     [](const scenario::Scenario& s) { return micros(s.sim_options.yield_save_cost); }},
+    {"sim.compute_power_weight",
+     [](const scenario::Scenario& s) {
+       return fmt::format("{:g}", s.sim_options.compute_power_weight);
+     }},
+};
+
+std::string assumption_keys() {
+  std::string out;
+  for (const auto& a : kAssumptions) out += (out.empty() ? "" : ", ") + std::string(a.key);
+  return out;
+}
+
+core::Error invalid(std::string message) {
+  return core::Error(core::Domain::kScenario, core::Code::kInvalidArgument, std::move(message));
+}
+
+bool has_tenant(const scenario::Scenario& s, const std::string& name) {
+  return std::any_of(s.tenants.begin(), s.tenants.end(),
+                     [&](const scenario::TenantSpec& t) { return t.name == name; });
+}
+
+// The rows a run of `e` on `s` reports.
+const std::vector<std::string>& rows_of(const Experiment& e, const scenario::Scenario& s) {
+  return e.rows.empty() ? s.modes : e.rows;
+}
+
+bool has_row(const Experiment& e, const scenario::Scenario& s, const std::string& row) {
+  const auto& rows = rows_of(e, s);
+  return std::find(rows.begin(), rows.end(), row) != rows.end();
+}
+
+bool needs_exclusive(const Metric& m) {
+  return m.quantity == Quantity::kNormalizedThroughput || m.quantity == Quantity::kE2eP99VsAlone ||
+         m.quantity == Quantity::kAggregateNormalizedThroughput ||
+         m.quantity == Quantity::kTrainingNormalizedThroughput;
+}
+
+core::Status validate_metric(const Experiment& e, const scenario::Scenario& s, const Metric& m) {
+  if (!m.tenant.empty() && !has_tenant(s, m.tenant)) {
+    return std::unexpected(
+        invalid(fmt::format("experiment '{}': '{}' names tenant '{}', which "
+                            "scenario '{}' does not have",
+                            e.name, label(m), m.tenant, s.name)));
+  }
+  if (needs_exclusive(m) && !has_row(e, s, "exclusive")) {
+    return std::unexpected(invalid(fmt::format(
+        "experiment '{}': '{}' is relative to each tenant alone, so scenario '{}' must run the "
+        "exclusive mode",
+        e.name, label(m), s.name)));
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string experiment_names() {
+  std::string out;
+  for (const auto& e : experiments()) out += (out.empty() ? "" : ", ") + e.name;
+  for (const auto& e : mig_experiments()) out += ", " + e.name;
+  return out;
+}
+
+Result<const Experiment*> find_experiment(std::string_view name) {
+  for (const auto& e : experiments()) {
+    if (e.name == name) return &e;
+  }
+  return core::failf(core::Domain::kScenario, core::Code::kNotFound,
+                     "unknown experiment '{}'; known experiments: {} (tessera experiment --list)",
+                     name, experiment_names());
+}
+
+Result<std::string_view> scenario_text(std::string_view file) {
+  for (const auto& f : embedded_scenarios()) {
+    if (f.file == file) return f.text;
+  }
+  return core::failf(core::Domain::kScenario, core::Code::kNotFound,
+                     "examples/experiments/{} is not built in; add it to "
+                     "TESSERA_EXPERIMENT_SCENARIOS in src/tessera/experiment/CMakeLists.txt",
+                     file);
+}
+
+std::string_view scenarios_dir() {
+  return TESSERA_EXPERIMENTS_DIR;
+}
+
+Result<scenario::Scenario> load_config(const Config& config) {
+  TESSERA_ASSIGN_OR_RETURN(const std::string_view text, scenario_text(config.scenario_file));
+  // parse_scenario rejects a mode that is not registered, naming it and the known ones.
+  return scenario::parse_scenario(text,
+                                  "examples/experiments/" + config.scenario_file + " (built in)",
+                                  std::string(scenarios_dir()));
+}
+
+Result<std::string> assumption_value(const scenario::Scenario& s, std::string_view key) {
+  for (const auto& a : kAssumptions) {
+    if (a.key == key) return a.value(s);
+  }
+  return core::failf(core::Domain::kScenario, core::Code::kNotFound,
+                     "unknown model assumption '{}'; known: {}", key, assumption_keys());
+}
+
+core::Status validate(const Experiment& e, const scenario::Scenario& s) {
+  for (const auto& m : e.columns) TESSERA_TRY(validate_metric(e, s, m));
+  for (const auto& c : e.claims) {
+    TESSERA_TRY(validate_metric(e, s, c.metric));
+    if (c.baselines.empty()) {
+      return std::unexpected(invalid(
+          fmt::format("experiment '{}': claim '{}' names no baseline", e.name, c.statement)));
+    }
+    std::vector<std::string> modes = c.baselines;
+    modes.push_back(c.subject);
+    for (const auto& m : modes) {
+      if (!has_row(e, s, m)) {
+        return std::unexpected(invalid(fmt::format(
+            "experiment '{}': claim '{}' compares mode '{}', which a run of scenario '{}' does "
+            "not report (it reports: {})",
+            e.name, c.statement, m, s.name, fmt::join(rows_of(e, s), ", "))));
+      }
+    }
+  }
+  for (const auto& key : e.assumptions) {
+    TESSERA_TRY(
+        core::with_context(assumption_value(s, key), fmt::format("experiment '{}'", e.name)));
+  }
+  return {};
+}
+
+}  // namespace tessera::experiment

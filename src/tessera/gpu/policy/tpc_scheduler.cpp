@@ -1,0 +1,348 @@
+#include "tessera/gpu/policy/tpc_scheduler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "tessera/core/try.hpp"
+#include "tessera/gpu/policy/tpc_shares.hpp"
+
+namespace tessera::gpu {
+
+using core::Code;
+using core::Domain;
+
+namespace {
+
+core::Result<std::vector<int>> allocate_by_share(const hw::GpuSpec& spec,
+                                                 std::span<const TenantInfo> tenants) {
+  std::vector<int> owner(static_cast<std::size_t>(spec.tpcs), kNoTenant);
+  double sum = 0;
+  int next = 0;
+  for (std::size_t i = 0; i < tenants.size(); ++i) {
+    const auto& t = tenants[i];
+    TESSERA_TRY(check_sm_share("lithos", t, "a tenant that owns no TPCs and only borrows"));
+    if (t.sm_share == 0) continue;
+    sum += t.sm_share;
+    if (sum > 1 + kShareTolerance) {
+      return core::failf(Domain::kGpu, Code::kInvalidArgument,
+                         "lithos: tenant '{}' over-subscribes the GPU: SM shares add up to {}, "
+                         "more than 1; lower the shares",
+                         t.name, sum);
+    }
+    const int n = static_cast<int>(std::floor(t.sm_share * spec.tpcs + kShareTolerance));
+    if (n < 1) {
+      return core::failf(Domain::kGpu, Code::kInvalidArgument,
+                         "lithos: tenant '{}' would own less than one of {}'s {} TPCs with SM "
+                         "share {}; give it a share of at least {:.4f}, or 0 to only borrow",
+                         t.name, spec.name, spec.tpcs, t.sm_share, 1.0 / spec.tpcs);
+    }
+    for (int k = 0; k < n && next < spec.tpcs; ++k)
+      owner[static_cast<std::size_t>(next++)] = static_cast<int>(i);
+  }
+  return owner;
+}
+
+}  // namespace
+
+device::SmMask sms_of(const hw::GpuSpec& spec, const TpcSet& tpcs) {
+  device::SmMask mask;
+  for (int t = 0; t < spec.tpcs && t < kMaxTpcs; ++t) {
+    if (!tpcs.test(static_cast<std::size_t>(t))) continue;
+    for (int s = t * spec.sms_per_tpc; s < (t + 1) * spec.sms_per_tpc; ++s) mask.set(s);
+  }
+  return mask;
+}
+
+core::Result<std::vector<int>> allocate_tpcs(const hw::GpuSpec& spec,
+                                             std::span<const TenantInfo> tenants) {
+  TESSERA_TRY(check_tpc_spec("lithos", spec));
+  if (tenants.empty()) {
+    return core::fail(Domain::kGpu, Code::kInvalidArgument,
+                      "lithos: no tenants to allocate TPCs to; attach at least one tenant");
+  }
+  const bool shares = std::any_of(tenants.begin(), tenants.end(),
+                                  [](const TenantInfo& t) { return t.sm_share != 0; });
+  if (shares) return allocate_by_share(spec, tenants);
+
+  const bool any_critical = std::any_of(tenants.begin(), tenants.end(),
+                                        [](const TenantInfo& t) { return t.latency_critical; });
+  int top = tenants.front().priority;
+  for (const auto& t : tenants) top = std::max(top, t.priority);
+  std::vector<std::size_t> owners;
+  for (std::size_t i = 0; i < tenants.size(); ++i) {
+    const bool owns = any_critical ? tenants[i].latency_critical : tenants[i].priority == top;
+    if (owns) owners.push_back(i);
+  }
+  const int n = static_cast<int>(owners.size());
+  if (n > spec.tpcs) {
+    return core::failf(Domain::kGpu, Code::kInvalidArgument,
+                       "lithos: {} {} tenants cannot each own one of {}'s {} TPCs; give some of "
+                       "them sm_share 0 and the others explicit shares",
+                       n, any_critical ? "latency-critical" : "top-priority", spec.name, spec.tpcs);
+  }
+  std::vector<int> owner(static_cast<std::size_t>(spec.tpcs), kNoTenant);
+  int next = 0;
+  for (int k = 0; k < n; ++k) {
+    const int count = spec.tpcs / n + (k < spec.tpcs % n ? 1 : 0);
+    for (int j = 0; j < count; ++j) {
+      owner[static_cast<std::size_t>(next++)] =
+          static_cast<int>(owners[static_cast<std::size_t>(k)]);
+    }
+  }
+  return owner;
+}
+
+core::Result<TpcScheduler> TpcScheduler::make(const hw::GpuSpec& spec,
+                                              std::span<const TenantInfo> tenants,
+                                              core::Nanos atom_target) {
+  if (atom_target <= 0) {
+    return core::failf(Domain::kGpu, Code::kInvalidArgument,
+                       "lithos: atom duration must be positive, got {} ns; set atom_duration to "
+                       "the longest a high-priority kernel may wait for a borrowed TPC",
+                       atom_target);
+  }
+  auto owner = allocate_tpcs(spec, tenants);
+  if (!owner) return std::unexpected(owner.error());
+  TpcScheduler s;
+  s.spec_ = spec;
+  s.atom_target_ = atom_target;
+  s.owner_ = std::move(*owner);
+  s.owned_.assign(tenants.size(), TpcSet{});
+  s.owned_count_.assign(tenants.size(), 0);
+  for (std::size_t j = 0; j < s.owner_.size(); ++j) {
+    if (s.owner_[j] == kNoTenant) continue;
+    const auto t = static_cast<std::size_t>(s.owner_[j]);
+    s.owned_[t].set(j);
+    ++s.owned_count_[t];
+  }
+  for (std::size_t i = 0; i < tenants.size(); ++i) s.order_.push_back(i);
+  std::stable_sort(s.order_.begin(), s.order_.end(), [&](std::size_t a, std::size_t b) {
+    if (tenants[a].priority != tenants[b].priority) {
+      return tenants[a].priority > tenants[b].priority;
+    }
+    return tenants[a].latency_critical && !tenants[b].latency_critical;
+  });
+  for (const auto& t : tenants) {
+    s.importance_.push_back(2 * std::int64_t{t.priority} + (t.latency_critical ? 1 : 0));
+  }
+  s.plans_.resize(tenants.size());
+  s.need_at_.resize(tenants.size());
+  s.finite_.reserve(s.owner_.size());
+  s.reclaim_.reserve(s.owner_.size());
+  s.chosen_.reserve(s.owner_.size());
+  s.finite_all_.reserve(s.owner_.size());
+  return s;
+}
+
+void TpcScheduler::take_own(std::size_t t, std::span<const TpcState> tpcs, int want) {
+  Plan& plan = plans_[t];
+  const int take = std::min(want, owned_count_[t]);
+  plan.want_more = want - take;
+  if (take == 0) return;
+  reclaim_.clear();
+  for (int j = 0; j < static_cast<int>(owner_.size()) && plan.own_count < take; ++j) {
+    if (!owned_[t].test(static_cast<std::size_t>(j))) continue;
+    const int runner = tpcs[static_cast<std::size_t>(j)].runner;
+    if (runner == kNoTenant) {
+      plan.own.set(static_cast<std::size_t>(j));
+      ++plan.own_count;
+      --free_left_;
+    } else {
+      reclaim_.push_back(j);
+    }
+  }
+  const auto missing = static_cast<std::size_t>(take - plan.own_count);
+  if (missing == 0) return;
+  if (missing < reclaim_.size()) {
+    // Take back the TPCs whose borrowed atoms are predicted to end first (unknown ends last).
+    const auto end_of = [&](int j) {
+      const core::Nanos e = tpcs[static_cast<std::size_t>(j)].busy_until;
+      return e == kUnknownEnd ? core::kNever : e;
+    };
+    std::partial_sort(
+        reclaim_.begin(), reclaim_.begin() + static_cast<std::ptrdiff_t>(missing), reclaim_.end(),
+        [&](int a, int b) { return end_of(a) != end_of(b) ? end_of(a) < end_of(b) : a < b; });
+  }
+  for (std::size_t i = 0; i < missing && i < reclaim_.size(); ++i) {
+    plan.own.set(static_cast<std::size_t>(reclaim_[i]));
+    ++plan.own_count;
+    ++plan.reclaimed;
+  }
+}
+
+Atom TpcScheduler::plan_atom(const TenantState& state, int tpc_count, bool borrowing,
+                             const LatencyPredictor& predictor, core::Nanos target) const {
+  const workload::Kernel& k = *state.ready;
+  if (!borrowing) {
+    const device::BlockRange rest{.begin = state.next_block, .end = k.blocks};
+    return Atom{.range = rest,
+                .reason = AtomReason::kOwnTpcs,
+                .predicted = predictor.predict(k, rest.size(), tpc_count)};
+  }
+  Atom atom =
+      next_atom(spec_, AtomRequest{.kernel = &k,
+                                   .next_block = state.next_block,
+                                   .tpcs = tpc_count,
+                                   .whole_latency = predictor.predict(k, k.blocks, tpc_count),
+                                   .target = target});
+  if (atom.reason == AtomReason::kNotSplittable) {
+    atom.predicted = predictor.predict(k, atom.range.size(), tpc_count);
+  }
+  return atom;
+}
+
+void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const TenantState> tenants,
+                          core::Nanos now, const LatencyPredictor& predictor,
+                          std::vector<TpcLaunch>& out) {
+  out.clear();
+  const int total = static_cast<int>(owner_.size());
+  if (tpcs.size() < owner_.size() || tenants.size() != plans_.size()) return;
+  // Per tenant: when it needs its own TPCs back. No work: never; ready: now (it takes them in
+  // pass 1); a piece in flight: the earliest timer of the TPCs it runs on (unknown, or none
+  // left: now, so nothing it owns is lent).
+  for (std::size_t t = 0; t < tenants.size(); ++t) {
+    plans_[t] = Plan{};
+    need_at_[t] = !tenants[t].has_work ? core::kNever : now;
+  }
+  free_left_ = 0;
+  unowned_busy_ = 0;
+  for (int j = 0; j < total; ++j) {
+    const auto& s = tpcs[static_cast<std::size_t>(j)];
+    if (s.runner == kNoTenant) {
+      ++free_left_;
+      continue;
+    }
+    if (owner_[static_cast<std::size_t>(j)] == kNoTenant) ++unowned_busy_;
+    const auto r = static_cast<std::size_t>(s.runner);
+    if (!tenants[r].has_work || tenants[r].ready != nullptr) continue;
+    const core::Nanos end = s.busy_until == kUnknownEnd ? now : s.busy_until;
+    // need_at_[r] has no value until the first such TPC sets it; later ones can only bring it
+    // earlier.
+    need_at_[r] = plans_[r].seen ? std::min(need_at_[r], end) : end;
+    plans_[r].seen = true;
+  }
+
+  // Pass 1: every ready tenant takes its own TPCs (up to its right-sized need).
+  taken_.reset();
+  for (std::size_t t : order_) {
+    const TenantState& st = tenants[t];
+    if (st.ready == nullptr) continue;
+    const int want = st.tpc_need > 0 ? std::min(st.tpc_need, total) : total;
+    take_own(t, tpcs, want);
+    Plan& plan = plans_[t];
+    taken_ |= plan.own;
+    if (plan.want_more == 0 && plan.own_count > 0) {
+      plan.atom = plan_atom(st, plan.own_count, false, predictor, atom_target_);
+      plan.launch = true;
+      // Right-sizing left some of its TPCs unused: they may be lent until this piece ends.
+      need_at_[t] = plan.atom.predicted ? now + *plan.atom.predicted : now;
+    }
+  }
+
+  // Pass 2: tenants that would use more borrow idle TPCs, most important first. Unowned TPCs go
+  // by priority: a tenant may take one back from a less important tenant's launch (waiting for
+  // at most that atom), as an owner does with its own.
+  for (std::size_t t : order_) {
+    const TenantState& st = tenants[t];
+    Plan& plan = plans_[t];
+    if (st.ready == nullptr || plan.launch) continue;
+    if (free_left_ == 0 && unowned_busy_ == 0 && plan.own_count == 0) continue;
+    chosen_.clear();
+    finite_.clear();
+    reclaim_.clear();
+    for (int j = 0; j < total && (free_left_ > 0 || unowned_busy_ > 0) &&
+                    static_cast<int>(chosen_.size()) < plan.want_more;
+         ++j) {
+      const auto idx = static_cast<std::size_t>(j);
+      if (taken_.test(idx)) continue;
+      const int o = owner_[idx];
+      const int runner = tpcs[idx].runner;
+      if (runner != kNoTenant) {
+        if (o == kNoTenant && importance_[static_cast<std::size_t>(runner)] < importance_[t]) {
+          reclaim_.push_back(j);
+        }
+        continue;
+      }
+      const core::Nanos deadline =
+          o == kNoTenant ? core::kNever : need_at_[static_cast<std::size_t>(o)];
+      if (deadline <= now) continue;
+      if (deadline == core::kNever) {
+        chosen_.push_back(Candidate{.tpc = j, .deadline = deadline});
+      } else {
+        finite_.push_back(Candidate{.tpc = j, .deadline = deadline});
+      }
+    }
+    // Free TPCs before taken-back ones, which make the launch wait.
+    int taken_back = 0;
+    for (int j : reclaim_) {
+      if (static_cast<int>(chosen_.size() + finite_.size()) >= plan.want_more) break;
+      chosen_.push_back(Candidate{.tpc = j, .deadline = core::kNever});
+      ++taken_back;
+    }
+    // TPCs of idle owners (chosen_) first, then those whose owners need them back latest.
+    const auto need = static_cast<std::size_t>(plan.want_more) - chosen_.size();
+    if (finite_.size() > need) {
+      std::partial_sort(finite_.begin(), finite_.begin() + static_cast<std::ptrdiff_t>(need),
+                        finite_.end(), [](const Candidate& a, const Candidate& b) {
+                          return a.deadline != b.deadline ? a.deadline > b.deadline : a.tpc < b.tpc;
+                        });
+      finite_.resize(need);
+    }
+    // The atom's length depends on how many TPCs it gets. Either drop TPCs needed back before
+    // it would end until it fits every deadline left (each round drops at least one TPC, and
+    // TPCs of idle owners are never dropped), or keep them all and cut the atom to end before
+    // the first deadline (at least one wave must fit): whichever hands out more blocks.
+    finite_all_.assign(finite_.begin(), finite_.end());
+    while (!chosen_.empty() || !finite_.empty()) {
+      const int count = plan.own_count + static_cast<int>(chosen_.size() + finite_.size());
+      plan.atom = plan_atom(st, count, true, predictor, atom_target_);
+      const core::Nanos end = plan.atom.predicted ? now + *plan.atom.predicted : core::kNever;
+      if (std::erase_if(finite_, [end](const Candidate& c) { return c.deadline < end; }) == 0) {
+        break;
+      }
+    }
+    if (finite_.size() < finite_all_.size()) {
+      core::Nanos first = core::kNever;
+      for (const auto& c : finite_all_) first = std::min(first, c.deadline);
+      const int count = plan.own_count + static_cast<int>(chosen_.size() + finite_all_.size());
+      const Atom cut = plan_atom(st, count, true, predictor, std::min(atom_target_, first - now));
+      const bool fits = cut.predicted && now + *cut.predicted <= first;
+      const bool a_empty = chosen_.empty() && finite_.empty();
+      if (fits && (a_empty || cut.range.size() > plan.atom.range.size())) {
+        finite_.assign(finite_all_.begin(), finite_all_.end());
+        plan.atom = cut;
+      }
+    }
+    const int borrowed = static_cast<int>(chosen_.size() + finite_.size());
+    if (borrowed == 0) {
+      if (plan.own_count == 0) continue;
+      plan.atom = plan_atom(st, plan.own_count, false, predictor, atom_target_);
+    }
+    for (const auto* list : {&chosen_, &finite_}) {
+      for (const auto& c : *list) {
+        plan.own.set(static_cast<std::size_t>(c.tpc));
+        taken_.set(static_cast<std::size_t>(c.tpc));
+      }
+    }
+    free_left_ -= borrowed - taken_back;
+    unowned_busy_ -= taken_back;
+    plan.borrowed = borrowed;
+    plan.reclaimed += taken_back;
+    plan.launch = true;
+    need_at_[t] = plan.atom.predicted ? now + *plan.atom.predicted : now;
+  }
+
+  for (std::size_t t : order_) {
+    const Plan& plan = plans_[t];
+    if (!plan.launch) continue;
+    out.push_back(TpcLaunch{.tenant = t,
+                            .tpcs = plan.own,
+                            .tpc_count = plan.own_count + plan.borrowed,
+                            .borrowed = plan.borrowed,
+                            .reclaimed = plan.reclaimed,
+                            .atom = plan.atom});
+  }
+}
+
+}  // namespace tessera::gpu

@@ -1,0 +1,542 @@
+// HostTopology from hwloc: the live machine (discover_host) or an `lstopo --of xml` export
+// (parse_hwloc_xml), both through libhwloc itself so the XML is read exactly as hwloc writes it.
+//
+// Mapping (hwloc object -> FlexTopo vertex):
+//   Package                -> socket (none: one socket for the machine)
+//   NUMANode with CPUs     -> NUMA node, in the socket of its Package ancestor (memory-only nodes,
+//                             e.g. GPU memory or CXL exposed as NUMA nodes, are not CPU NUMA nodes)
+//   Core (or a PU without one: reduced exports such as the DGX-2 file)
+//                          -> a core, grouped in order into core groups of one NUMA node
+//   PCIDev 10de:0300/0302  -> GPU; name, UUID and memory from its CUDA/NVML OS devices
+// Links: GPUs whose nearest common PCI ancestor is a PCI-to-PCI bridge (a switch port, so their
+// traffic stays below the host bridge: nvidia-smi's PIX/PXB) -> "pcie-switch"; a nonzero entry of
+// hwloc's "NVLinkBandwidth" distances between two GPUs -> "nvlink", both to one NVSwitch ->
+// "nvswitch".
+#include <hwloc.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <pugixml.hpp>
+#include <set>
+#include <sstream>
+#include <tuple>
+#include <type_traits>
+
+#include "tessera/core/try.hpp"
+#include "tessera/hw/topology/internal/source_util.hpp"
+#include "tessera/hw/topology/sources.hpp"
+
+namespace tessera::hw {
+namespace {
+
+// hwloc PCI vendor and class ids (PCI SIG: 0x10de NVIDIA; class 0x0300 VGA, 0x0302 3D controller,
+// 0x0680 other bridge, which is how NVSwitches enumerate).
+constexpr unsigned kNvidiaVendor = 0x10de;
+constexpr unsigned kClassVga = 0x0300;
+constexpr unsigned kClass3d = 0x0302;
+constexpr unsigned kClassOtherBridge = 0x0680;
+
+struct TopologyDeleter {
+  void operator()(hwloc_topology* t) const { hwloc_topology_destroy(t); }
+};
+using TopologyPtr = std::unique_ptr<hwloc_topology, TopologyDeleter>;
+
+struct BitmapDeleter {
+  void operator()(hwloc_bitmap_s* b) const { hwloc_bitmap_free(b); }
+};
+using BitmapPtr = std::unique_ptr<hwloc_bitmap_s, BitmapDeleter>;
+
+core::Error topo_error(core::Code code, std::string message) {
+  return core::Error(core::Domain::kTopology, code, std::move(message));
+}
+
+std::string bus_id(hwloc_obj_t pci) {
+  const hwloc_obj_attr_u::hwloc_pcidev_attr_s& a = pci->attr->pcidev;
+  return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", a.domain, a.bus, a.dev, a.func);
+}
+
+bool is_nvidia_gpu(hwloc_obj_t obj) {
+  if (obj == nullptr || obj->type != HWLOC_OBJ_PCI_DEVICE) return false;
+  const hwloc_obj_attr_u::hwloc_pcidev_attr_s& a = obj->attr->pcidev;
+  return a.vendor_id == kNvidiaVendor && (a.class_id == kClassVga || a.class_id == kClass3d);
+}
+
+// "16671616KiB" (hwloc's CUDAGlobalMemorySize) in bytes; 0 when absent or malformed.
+std::int64_t kib_to_bytes(const char* value) {
+  if (value == nullptr) return 0;
+  char* end = nullptr;
+  const long long kib = std::strtoll(value, &end, 10);
+  if (end == value || kib <= 0 || std::string_view(end) != "KiB" || kib > LLONG_MAX / 1024) {
+    return 0;
+  }
+  return static_cast<std::int64_t>(kib) * 1024;
+}
+
+// Whether a bridge's upstream side is PCI (a switch port) rather than a host bridge. Read as raw
+// bytes: hwloc stores whatever number an XML file gives into the enum, and loading an enum
+// outside its values is undefined in C++ (UBSan flags it).
+bool pci_upstream(hwloc_obj_t bridge) {
+  std::underlying_type_t<hwloc_obj_bridge_type_t> raw;
+  static_assert(sizeof raw == sizeof bridge->attr->bridge.upstream_type);
+  std::memcpy(&raw, &bridge->attr->bridge.upstream_type, sizeof raw);
+  return raw == HWLOC_OBJ_BRIDGE_PCI;
+}
+
+// "cuda3" -> 3 for prefix "cuda"; -1 otherwise.
+int numbered(const char* name, std::string_view prefix) {
+  if (name == nullptr) return -1;
+  const std::string_view n(name);
+  if (!n.starts_with(prefix) || n.size() == prefix.size() || n.size() > prefix.size() + 6) {
+    return -1;
+  }
+  int v = 0;
+  for (char c : n.substr(prefix.size())) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+// hwloc's unsigned OS index as the graph's int: -1 for HWLOC_UNKNOWN_INDEX or anything that does
+// not fit.
+int os_number(unsigned os_index) {
+  return os_index > static_cast<unsigned>(INT_MAX) ? -1 : static_cast<int>(os_index);
+}
+
+struct GpuFound {
+  hwloc_obj_t pci = nullptr;
+  TopoNode node;
+  int cuda = -1, nvml = -1;
+  int numa = -1;  // index into the NUMA list
+};
+
+// The OS devices hwloc hangs under a GPU (cudaN, nvmlN, openclXdY) carry its model, UUID and
+// memory; the PCI device itself only has ids.
+void read_os_devices(GpuFound& g) {
+  for (hwloc_obj_t c = g.pci->io_first_child; c != nullptr; c = c->next_sibling) {
+    if (c->type != HWLOC_OBJ_OS_DEVICE) continue;
+    if (const int i = numbered(c->name, "cuda"); i >= 0) g.cuda = i;
+    if (const int i = numbered(c->name, "nvml"); i >= 0) g.nvml = i;
+    if (const char* m = hwloc_obj_get_info_by_name(c, "GPUModel"); m && g.node.model.empty()) {
+      g.node.model = m;
+    }
+    if (const char* u = hwloc_obj_get_info_by_name(c, "NVIDIAUUID"); u && g.node.uuid.empty()) {
+      g.node.uuid = u;
+    }
+    if (g.node.memory_bytes == 0) {
+      g.node.memory_bytes = kib_to_bytes(hwloc_obj_get_info_by_name(c, "CUDAGlobalMemorySize"));
+    }
+  }
+}
+
+// The GPU a distance-matrix object stands for: the GPU's PCI device or one of its OS devices.
+hwloc_obj_t gpu_of(hwloc_obj_t obj) {
+  if (obj != nullptr && obj->type == HWLOC_OBJ_OS_DEVICE) obj = obj->parent;
+  return is_nvidia_gpu(obj) ? obj : nullptr;
+}
+
+bool is_nvswitch(hwloc_obj_t obj) {
+  if (obj != nullptr && obj->type == HWLOC_OBJ_OS_DEVICE) obj = obj->parent;
+  return obj != nullptr && obj->type == HWLOC_OBJ_PCI_DEVICE &&
+         obj->attr->pcidev.vendor_id == kNvidiaVendor &&
+         obj->attr->pcidev.class_id == kClassOtherBridge;
+}
+
+// Nearest common ancestor of two objects (hwloc_get_common_ancestor_obj compares depths, which
+// I/O objects do not have).
+hwloc_obj_t common_ancestor(hwloc_obj_t a, hwloc_obj_t b) {
+  std::set<hwloc_obj_t> above;
+  for (hwloc_obj_t p = a->parent; p != nullptr; p = p->parent) above.insert(p);
+  for (hwloc_obj_t p = b->parent; p != nullptr; p = p->parent) {
+    if (above.contains(p)) return p;
+  }
+  return nullptr;
+}
+
+// Linux's numa_node of a PCI device (-1: none or unreadable).
+int sysfs_numa_node(const std::string& bus_id) {
+  std::ifstream in("/sys/bus/pci/devices/" + bus_id + "/numa_node");
+  int node = -1;
+  if (!(in >> node)) return -1;
+  return node;
+}
+
+struct Options {
+  TopologyOptions topology;
+  bool live = false;  // sysfs may be asked where hwloc's locality is the whole machine
+};
+
+core::Result<HostTopology> convert(hwloc_topology_t topo, std::string hostname, std::string source,
+                                   const std::string& origin, const Options& opt) {
+  HostTopologyBuilder b(std::move(hostname), std::move(source));
+  const hwloc_obj_t root = hwloc_get_root_obj(topo);
+
+  // Sockets.
+  std::map<hwloc_obj_t, int> socket_of_package;
+  const int packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+  for (int i = 0; i < packages; ++i) {
+    hwloc_obj_t p = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
+    socket_of_package[p] = b.add_socket(os_number(p->os_index));
+  }
+  if (packages == 0) b.add_socket(0);
+
+  // NUMA nodes with CPUs, each in the socket of its package (or the one whose CPUs it shares
+  // when hwloc attached it above the packages).
+  std::vector<hwloc_obj_t> numa_objs;
+  const int numas = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+  std::vector<bool> socket_has_numa(static_cast<std::size_t>(std::max(packages, 1)), false);
+  for (int i = 0; i < numas; ++i) {
+    hwloc_obj_t n = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
+    if (n->cpuset == nullptr || hwloc_bitmap_iszero(n->cpuset)) continue;
+    int socket = 0;
+    if (hwloc_obj_t p = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, n)) {
+      socket = socket_of_package[p];
+    } else {
+      for (const auto& [pkg, s] : socket_of_package) {
+        if (hwloc_bitmap_intersects(pkg->cpuset, n->cpuset)) {
+          socket = s;
+          break;
+        }
+      }
+    }
+    const auto memory = static_cast<std::int64_t>(n->attr->numanode.local_memory);
+    b.add_numa(socket, os_number(n->os_index), memory);
+    socket_has_numa[static_cast<std::size_t>(socket)] = true;
+    numa_objs.push_back(n);
+  }
+  // A package no CPU NUMA node lies in (hwloc put one node above several packages): it gets a NUMA
+  // node of its own with no memory known, so its cores still have a place.
+  std::vector<int> numa_of_socket(socket_has_numa.size(), -1);
+  for (std::size_t s = 0; s < socket_has_numa.size(); ++s) {
+    if (socket_has_numa[s]) continue;
+    numa_of_socket[s] = static_cast<int>(numa_objs.size());
+    b.add_numa(static_cast<int>(s), -1, 0);
+    numa_objs.push_back(nullptr);
+  }
+
+  // Cores, in PU order, each in the first NUMA node holding its first PU.
+  std::vector<std::vector<std::vector<int>>> cores(numa_objs.size());
+  std::map<hwloc_obj_t, std::pair<std::size_t, std::size_t>> core_slot;  // -> (numa, position)
+  const int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  for (int i = 0; i < pus; ++i) {
+    hwloc_obj_t pu = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, static_cast<unsigned>(i));
+    hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, pu);
+    if (core == nullptr) core = pu;  // a PU without a core object counts as a core
+    const int cpu = os_number(pu->os_index);
+    if (cpu < 0) continue;  // a PU without an OS number cannot be bound to
+    if (auto it = core_slot.find(core); it != core_slot.end()) {
+      cores[it->second.first][it->second.second].push_back(cpu);
+      continue;
+    }
+    std::size_t numa = numa_objs.size();
+    for (std::size_t j = 0; j < numa_objs.size() && numa == numa_objs.size(); ++j) {
+      if (numa_objs[j] != nullptr && hwloc_bitmap_isset(numa_objs[j]->cpuset, pu->os_index)) {
+        numa = j;
+      }
+    }
+    if (numa == numa_objs.size()) {  // outside every NUMA node: its package's added node
+      hwloc_obj_t p = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, pu);
+      const int s = p != nullptr ? socket_of_package[p] : 0;
+      if (numa_of_socket[static_cast<std::size_t>(s)] < 0) continue;  // hwloc gave it no node
+      numa = static_cast<std::size_t>(numa_of_socket[static_cast<std::size_t>(s)]);
+    }
+    core_slot[core] = {numa, cores[numa].size()};
+    cores[numa].push_back({cpu});
+  }
+  for (std::size_t j = 0; j < cores.size(); ++j) {
+    detail::add_core_groups(b, static_cast<int>(j), cores[j], opt.topology.cores_per_group);
+  }
+
+  // GPUs, in PCI bus order (NVML's order, and CUDA's with CUDA_DEVICE_ORDER=PCI_BUS_ID).
+  std::vector<GpuFound> gpus;
+  for (hwloc_obj_t pci = hwloc_get_next_pcidev(topo, nullptr); pci != nullptr;
+       pci = hwloc_get_next_pcidev(topo, pci)) {
+    if (!is_nvidia_gpu(pci)) continue;
+    GpuFound g;
+    g.pci = pci;
+    g.node.pci_bus_id = bus_id(pci);
+    read_os_devices(g);
+    // Locality: the NUMA nodes of the nearest CPU-side ancestor; where that is the whole machine
+    // on a live host, Linux's numa_node in sysfs.
+    hwloc_obj_t local = hwloc_get_non_io_ancestor_obj(topo, pci);
+    if (opt.live && local == root && numa_objs.size() > 1) {
+      const int os = sysfs_numa_node(g.node.pci_bus_id);
+      for (std::size_t j = 0; j < numa_objs.size(); ++j) {
+        if (numa_objs[j] != nullptr && os_number(numa_objs[j]->os_index) == os) {
+          g.numa = static_cast<int>(j);
+        }
+      }
+    }
+    // ASSUMPTION: a GPU whose locality is still the whole machine (an export from a VM or a
+    // firmware that reports none) is placed on the machine's first NUMA node; the graph needs one.
+    for (std::size_t j = 0; j < numa_objs.size() && g.numa < 0; ++j) {
+      if (numa_objs[j] != nullptr && local->nodeset != nullptr &&
+          hwloc_bitmap_isset(local->nodeset, numa_objs[j]->os_index)) {
+        g.numa = static_cast<int>(j);
+      }
+    }
+    if (g.numa < 0) g.numa = 0;
+    gpus.push_back(std::move(g));
+  }
+  const auto bus_key = [](const GpuFound& g) {
+    const hwloc_obj_attr_u::hwloc_pcidev_attr_s& a = g.pci->attr->pcidev;
+    return std::make_tuple(a.domain, a.bus, a.dev, a.func);
+  };
+  std::sort(gpus.begin(), gpus.end(),
+            [&](const GpuFound& x, const GpuFound& y) { return bus_key(x) < bus_key(y); });
+  std::map<hwloc_obj_t, int> gpu_index;
+  for (std::size_t k = 0; k < gpus.size(); ++k) {
+    GpuFound& g = gpus[k];
+    g.node.os_index = g.cuda >= 0 ? g.cuda : g.nvml >= 0 ? g.nvml : static_cast<int>(k);
+    gpu_index[g.pci] = b.add_gpu(g.numa, g.node);
+  }
+
+  // Links.
+  detail::GpuLinks links;
+  for (std::size_t x = 0; x < gpus.size(); ++x) {
+    for (std::size_t y = x + 1; y < gpus.size(); ++y) {
+      hwloc_obj_t a = common_ancestor(gpus[x].pci, gpus[y].pci);
+      if (a != nullptr && a->type == HWLOC_OBJ_BRIDGE && pci_upstream(a)) {
+        links.add(static_cast<int>(x), static_cast<int>(y), "pcie-switch");
+      }
+    }
+  }
+  unsigned nr = 1;
+  hwloc_distances_s* d = nullptr;
+  if (hwloc_distances_get_by_name(topo, "NVLinkBandwidth", &nr, &d, 0) == 0 && nr == 1) {
+    const unsigned n = d->nbobjs;
+    const auto value = [&](unsigned i, unsigned j) { return d->values[i * n + j]; };
+    // NVSwitches linked to each other form one fabric (union-find over matrix positions); the
+    // GPUs attached to one fabric reach each other through it.
+    std::vector<unsigned> fabric(n);
+    for (unsigned i = 0; i < n; ++i) fabric[i] = i;
+    const auto find = [&](unsigned i) {
+      while (fabric[i] != i) i = fabric[i] = fabric[fabric[i]];
+      return i;
+    };
+    for (unsigned i = 0; i < n; ++i) {
+      for (unsigned j = 0; j < n; ++j) {
+        if (i != j && value(i, j) != 0 && is_nvswitch(d->objs[i]) && is_nvswitch(d->objs[j])) {
+          fabric[find(i)] = find(j);
+        }
+      }
+    }
+    std::map<unsigned, std::set<int>> by_fabric;  // GPUs attached to each NVSwitch fabric
+    for (unsigned i = 0; i < n; ++i) {
+      hwloc_obj_t gi = gpu_of(d->objs[i]);
+      for (unsigned j = 0; j < n && gi != nullptr; ++j) {
+        if (i == j || (value(i, j) == 0 && value(j, i) == 0)) continue;
+        if (hwloc_obj_t gj = gpu_of(d->objs[j]); gj != nullptr && gj != gi) {
+          links.add(gpu_index[gi], gpu_index[gj], "nvlink");
+        } else if (is_nvswitch(d->objs[j])) {
+          by_fabric[find(j)].insert(gpu_index[gi]);
+        }
+      }
+    }
+    for (const auto& [root_switch, group] : by_fabric) {
+      for (auto x = group.begin(); x != group.end(); ++x) {
+        for (auto y = std::next(x); y != group.end(); ++y) links.add(*x, *y, "nvswitch");
+      }
+    }
+    hwloc_distances_release(topo, d);
+  }
+  links.apply(b);
+  return core::with_context(std::move(b).build(), origin);
+}
+
+// A topology handle with PCI bridges, devices and OS devices kept (hwloc drops I/O by default).
+core::Result<TopologyPtr> new_topology(const std::string& origin) {
+  hwloc_topology_t raw = nullptr;
+  if (hwloc_topology_init(&raw) != 0) {
+    return std::unexpected(
+        topo_error(core::Code::kInternal, fmt::format("{}: hwloc could not start", origin)));
+  }
+  TopologyPtr topo(raw);
+  hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_ALL);
+  return topo;
+}
+
+// What is handed to libhwloc's XML import, read with pugixml first for two reasons.
+//
+// hwloc 3.0 writes XML version 3.0, which hwloc 2.x (Debian 12 ships 2.9) refuses outright; the
+// hwloc regression files in ../shared/data are 3.0. The differences that matter are the ones
+// hwloc 3.0's own exporter undoes when asked for v2 XML (HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V2 in
+// hwloc/topology-xml.c), so the same conversion is applied here before the import:
+//   osdev_type    a bitmask (STORAGE 1, MEMORY 2, GPU 4, COPROC 8, NETWORK 16, OPENFABRICS 32,
+//                 DMA 64) -> v2's single value (Block 0, GPU 1, Net 2, OFED 3, DMA 4, CoProc 5)
+//   distances     kind VALUE_HOPS (32) -> MEANS_LATENCY (4)
+//   <info> under <topology> (topology-wide, e.g. HostName) -> the root object's, before its
+//                 children, as v2 had it
+//   id="objN"     attributes v2 does not have, dropped
+//
+// And hwloc 2.9's importer trusts its input: an object with a cpuset but no complete_cpuset
+// dereferences NULL (found by tests/fuzz/topology_fuzz.cpp, reproduced in plain C against
+// Debian's libhwloc.so.15). hwloc's exporter always writes the four sets together, so an object
+// with some but not all of them is refused here with a message instead.
+core::Result<std::string> prepare_for_hwloc(std::string_view xml, const std::string& origin) {
+  pugi::xml_document doc;
+  const pugi::xml_parse_result parsed = doc.load_buffer(
+      xml.data(), xml.size(), pugi::parse_default | pugi::parse_declaration | pugi::parse_doctype);
+  if (!parsed) {
+    return std::unexpected(
+        topo_error(core::Code::kParse, fmt::format("{}: not well-formed XML at byte {}: {}", origin,
+                                                   parsed.offset, parsed.description())));
+  }
+  pugi::xml_node top = doc.document_element();
+  if (std::string_view(top.name()) != "topology") {
+    return std::unexpected(
+        topo_error(core::Code::kParse,
+                   fmt::format("{}: root element is <{}>; an hwloc XML export's is <topology>",
+                               origin, top.name())));
+  }
+  constexpr std::array<const char*, 4> kSets = {"cpuset", "complete_cpuset", "nodeset",
+                                                "complete_nodeset"};
+  std::vector<pugi::xml_node> stack{top};
+  while (!stack.empty()) {
+    pugi::xml_node n = stack.back();
+    stack.pop_back();
+    for (pugi::xml_node c : n.children()) stack.push_back(c);
+    if (std::string_view(n.name()) != "object") continue;
+    const auto present = std::count_if(kSets.begin(), kSets.end(),
+                                       [&](const char* a) { return !n.attribute(a).empty(); });
+    if (present != 0 && present != static_cast<long>(kSets.size())) {
+      return std::unexpected(topo_error(
+          core::Code::kParse,
+          fmt::format("{}: {} object (gp_index {}) has {} of cpuset, complete_cpuset, nodeset and "
+                      "complete_nodeset; hwloc writes all four or none",
+                      origin, n.attribute("type").value(), n.attribute("gp_index").value(),
+                      present)));
+    }
+  }
+  // What hwloc gets is pugixml's UTF-8 rendering without the original declaration or doctype:
+  // libxml2 (the parser of hwloc's plugin) refuses encodings it does not know, and hwloc 2.9's
+  // plugin then leaks its parser state; hwloc's built-in parser (used when libhwloc-plugins is not
+  // installed) skips such headers only up to a newline, which a raw rendering has none of.
+  for (pugi::xml_node n = doc.first_child(); n;) {
+    const pugi::xml_node next = n.next_sibling();
+    if (n.type() == pugi::node_declaration || n.type() == pugi::node_doctype) doc.remove_child(n);
+    n = next;
+  }
+  const bool convert = std::string_view(top.attribute("version").value()).starts_with("3.") &&
+                       hwloc_get_api_version() < 0x30000;
+  if (convert) top.attribute("version").set_value("2.0");
+  pugi::xml_node root = top.child("object");
+  stack.assign(1, top);
+  while (convert && !stack.empty()) {
+    pugi::xml_node n = stack.back();
+    stack.pop_back();
+    for (pugi::xml_node c : n.children()) stack.push_back(c);
+    n.remove_attribute("id");
+    if (std::string_view(n.name()) == "object" &&
+        std::string_view(n.attribute("type").value()) == "OSDev") {
+      const unsigned long types = n.attribute("osdev_type").as_ullong();
+      const std::string_view name = n.attribute("name").value();
+      const char* v2 = "5";  // CoProc
+      if (types & (1 | 2)) {
+        v2 = "0";
+      } else if (types & 32) {
+        v2 = "3";
+      } else if (types & 16) {
+        v2 = std::string_view(n.attribute("subtype").value()) == "BXI" ? "3" : "2";
+      } else if (types & 64) {
+        v2 = "4";
+      } else if (types & 8) {
+        v2 = name.starts_with("nvml") || name.starts_with("rsmi") ? "1" : "5";
+      } else if (types & 4) {
+        v2 = "1";
+      }
+      n.attribute("osdev_type").set_value(v2);
+    }
+    const std::string_view tag = n.name();
+    if ((tag == "distances2" || tag == "distances2hetero") &&
+        (n.attribute("kind").as_ullong() & 32)) {
+      n.attribute("kind").set_value((n.attribute("kind").as_ullong() & ~32ULL) | 4ULL);
+    }
+  }
+  if (convert && root) {
+    std::vector<pugi::xml_node> infos;
+    for (pugi::xml_node info : top.children("info")) infos.push_back(info);
+    const pugi::xml_node first_child = root.child("object");  // infos precede children
+    for (pugi::xml_node info : infos) {
+      if (first_child) {
+        root.insert_copy_before(info, first_child);
+      } else {
+        root.append_copy(info);
+      }
+      top.remove_child(info);
+    }
+  }
+  std::ostringstream out;
+  doc.save(out, "", pugi::format_raw | pugi::format_no_declaration);
+  return out.str();
+}
+
+std::string root_info(hwloc_topology_t topo, const char* name) {
+  const char* v = hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), name);
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+}  // namespace
+
+core::Result<HostTopology> parse_hwloc_xml(std::string_view xml, const std::string& origin,
+                                           const TopologyOptions& options) {
+  TESSERA_TRY(detail::check_options(options, origin));
+  if (xml.size() >= static_cast<std::size_t>(INT_MAX)) {
+    return std::unexpected(topo_error(core::Code::kInvalidArgument,
+                                      fmt::format("{}: {} bytes is too large for hwloc's XML "
+                                                  "import",
+                                                  origin, xml.size())));
+  }
+  TESSERA_ASSIGN_OR_RETURN(TopologyPtr topo, new_topology(origin));
+  TESSERA_ASSIGN_OR_RETURN(const std::string text, prepare_for_hwloc(xml, origin));
+  // hwloc wants the terminating NUL inside `size`. Imported XML never describes this machine
+  // (hwloc sets is_thissystem only when HWLOC_THISSYSTEM=1 asks), so nothing is bound.
+  if (hwloc_topology_set_xmlbuffer(topo.get(), text.c_str(), static_cast<int>(text.size() + 1)) !=
+          0 ||
+      hwloc_topology_load(topo.get()) != 0) {
+    return std::unexpected(
+        topo_error(core::Code::kParse,
+                   fmt::format("{}: hwloc could not import it as an hwloc XML topology ({}); "
+                               "export one with `lstopo --of xml FILE`",
+                               origin, std::strerror(errno))));
+  }
+  std::string hostname = root_info(topo.get(), "HostName");
+  if (hostname.empty()) hostname = detail::hostname_from_origin(origin);
+  Options opt;
+  opt.topology = options;
+  return convert(topo.get(), std::move(hostname), "hwloc-xml:" + origin, origin, opt);
+}
+
+core::Result<HostTopology> load_hwloc_xml(const std::string& path, const TopologyOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(const std::string text, detail::read_text_file(path));
+  return parse_hwloc_xml(text, path, options);
+}
+
+core::Result<HostTopology> discover_host(const TopologyOptions& options) {
+  const std::string origin = "this host";
+  TESSERA_TRY(detail::check_options(options, origin));
+  TESSERA_ASSIGN_OR_RETURN(TopologyPtr topo, new_topology(origin));
+  hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  if (hwloc_topology_load(topo.get()) != 0) {
+    return std::unexpected(
+        topo_error(core::Code::kUnsupported,
+                   fmt::format("{}: hwloc could not read the machine's topology ({})", origin,
+                               std::strerror(errno))));
+  }
+  char name[256] = {};
+  std::string hostname = gethostname(name, sizeof(name) - 1) == 0 ? name : "";
+  if (hostname.empty()) hostname = root_info(topo.get(), "HostName");
+  Options opt;
+  opt.topology = options;
+  opt.live = true;
+  return convert(topo.get(), hostname.empty() ? "localhost" : hostname, "hwloc:live", origin, opt);
+}
+
+}  // namespace tessera::hw

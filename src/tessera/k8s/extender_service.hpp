@@ -1,0 +1,108 @@
+#pragma once
+// `tessera extender`'s service: kube-scheduler's four extender verbs answered by the cluster
+// level's policies (FlexTopo's filter, score and topology-aware preemption) on a
+// cluster::ClusterState that node agents keep current, plus the routes the agents and operators
+// use. One mutex-guarded state; every verb is safe to call from many server threads.
+//
+// Routes (the verbs under a configurable prefix, as the scheduler config's urlPrefix + verb):
+//   POST {prefix}/filter      ExtenderArgs -> ExtenderFilterResult
+//   POST {prefix}/prioritize  ExtenderArgs -> HostPriorityList (0-10)
+//   POST {prefix}/preempt     ExtenderPreemptionArgs -> ExtenderPreemptionResult
+//   POST {prefix}/bind        ExtenderBindingArgs -> ExtenderBindingResult
+//   GET  /healthz
+//   GET  /tessera/v1/nodes                       every node's topology with its allocation
+//   PUT  /tessera/v1/nodes/{node}/topology       agent push: {"node": NAME, "topology": <hw JSON>}
+//   DELETE /tessera/v1/pods/{namespace}/{name}   release a pod that finished or was deleted
+//
+// What the extender knows of pods: those it bound (bind verb), remembered with the resources
+// the filter/prioritize/preempt calls showed for their UID. Pods it never saw (bound by another
+// scheduler, or before it started) hold nothing in its state, so it can neither count on the
+// room they take nor free it by preempting them; a victim kube-scheduler proposes is only
+// returned when its UID matches a pod the extender bound.
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "tessera/cluster/policy/preemption.hpp"
+#include "tessera/cluster/state/cluster_state.hpp"
+#include "tessera/hw/topology/host_topology.hpp"
+#include "tessera/k8s/binder.hpp"
+#include "tessera/k8s/extender_types.hpp"
+#include "tessera/k8s/http_server.hpp"
+
+namespace tessera::k8s {
+
+struct ExtenderConfig {
+  cluster::PreemptionMethod method = cluster::PreemptionMethod::kIncremental;
+  // alpha, T's values and the victim-set bound; `nodes` is set per request from the candidates
+  // kube-scheduler proposes.
+  cluster::PreemptionConfig preemption;
+  // Path prefix of the four verbs: urlPrefix's path in the scheduler config ("" or "/tessera").
+  std::string url_prefix;
+  std::string filter_verb = "filter";
+  std::string prioritize_verb = "prioritize";
+  std::string preempt_verb = "preempt";
+  std::string bind_verb = "bind";
+  // Pods seen by filter/prioritize/preempt, remembered by UID until their bind (the bind request
+  // carries no resources). Oldest forgotten first.
+  std::size_t remembered_pods = 4096;
+};
+
+class ExtenderService {
+ public:
+  ExtenderService(ExtenderConfig config, std::shared_ptr<Binder> binder);
+
+  // Adds the node or replaces its topology (an agent's refresh). Fails with kFailedPrecondition
+  // when pods bound there no longer fit the new topology. Returns true when the node is new.
+  core::Result<bool> put_topology(const std::string& node,
+                                  std::shared_ptr<const hw::HostTopology> topology);
+
+  // The verbs on parsed bodies. Fail (kInvalidArgument/kParse) on a pod they cannot translate.
+  core::Result<ExtenderFilterResult> filter(const ExtenderArgs& args);
+  core::Result<HostPriorityList> prioritize(const ExtenderArgs& args);
+  core::Result<ExtenderPreemptionResult> preempt(const ExtenderPreemptionArgs& args);
+  // Binding errors are answered in the result (kube-scheduler retries), not as failures.
+  ExtenderBindingResult bind(const ExtenderBindingArgs& args);
+  // Frees what pod "namespace/name" holds; false when it is not bound.
+  bool release(const std::string& pod_name);
+
+  // The verbs on raw bodies, as the server calls them: 400 with a reason on a malformed body.
+  HttpResponse handle_filter(std::string_view body);
+  HttpResponse handle_prioritize(std::string_view body);
+  HttpResponse handle_preempt(std::string_view body);
+  HttpResponse handle_bind(std::string_view body);
+  HttpResponse handle_put_topology(const std::string& node, std::string_view body);
+
+  // {"nodes": [cluster::node_json(...), ...]}
+  nlohmann::json nodes_json() const;
+  std::size_t node_count() const;
+  // A copy of the state, for tests and inspection.
+  cluster::ClusterState snapshot() const;
+
+  void register_routes(HttpServer& server);
+  const ExtenderConfig& config() const { return config_; }
+
+ private:
+  void remember(const cluster::Pod& pod);
+  std::optional<cluster::Pod> recall(const std::string& uid) const;
+  core::Result<cluster::Pod> translate_and_remember(const nlohmann::json& pod);
+
+  ExtenderConfig config_;
+  std::shared_ptr<Binder> binder_;
+
+  mutable std::shared_mutex mu_;  // guards state_ and seq_
+  cluster::ClusterState state_;
+  std::int64_t seq_ = 0;
+
+  mutable std::mutex seen_mu_;  // guards seen_ and seen_order_
+  std::unordered_map<std::string, cluster::Pod> seen_;
+  std::deque<std::string> seen_order_;
+};
+
+}  // namespace tessera::k8s

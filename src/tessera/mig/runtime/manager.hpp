@@ -1,0 +1,103 @@
+#pragma once
+// The MIG manager: runs a queue of batch jobs on one MIG GPU through device::MigDevice. It asks
+// the scheduler (scheduler.hpp, pure) what to start where, carries its plans out (destroy idle
+// instances, create, start), feeds every job's memory samples to its peak predictor, restarts a
+// job on the next larger slice when it runs out of memory, and early, before the failure, when the
+// prediction says it will not fit. Nothing is lost: every job ends completed or reported with the
+// reason it cannot run on this GPU.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/core/error.hpp"
+#include "tessera/device/mig_device.hpp"
+#include "tessera/mig/policy/layout_space.hpp"
+#include "tessera/mig/policy/peak_predictor.hpp"
+#include "tessera/mig/policy/reconfig_planner.hpp"
+
+namespace tessera::mig {
+
+enum class Scheme {
+  kA,           // sort by predicted memory, run in uniform slices (MIGM scheme A)
+  kB,           // first come first served, reconfigure on demand (MIGM scheme B)
+  kSequential,  // one job at a time on the largest instance (the paper's baseline)
+  kStatic,      // a fixed layout, never reconfigured (the reviewers' baseline)
+};
+std::string_view to_string(Scheme s);
+core::Result<Scheme> parse_scheme(std::string_view text);  // "A", "B", "sequential", "static"
+
+struct ManagerOptions {
+  Scheme scheme = Scheme::kB;
+  bool early_restart = true;
+  PredictorOptions predictor;
+  Layout static_layout;  // Scheme::kStatic: created at the start, kept to the end
+  // Profiles the scheduler may hand out (empty: every profile without media extensions).
+  std::vector<int> profile_ids;
+};
+
+// One attempt of a job on one instance.
+struct Attempt {
+  int profile_id = 0;
+  int start = 0;
+  core::Nanos started = 0;
+  core::Nanos ended = 0;
+  device::JobExitKind exit = device::JobExitKind::kCompleted;
+  bool early_restart = false;  // ended by the predictor, not by a failure
+  std::int64_t iterations_done = 0;
+  std::int64_t predicted_peak_bytes = 0;  // the prediction that ended it (early restart), or 0
+};
+
+struct JobOutcome {
+  std::string name;
+  bool completed = false;
+  std::string reason;  // why it cannot run on this GPU, when !completed
+  core::Nanos submitted = 0;
+  core::Nanos finished = 0;  // completion (or when it was given up)
+  std::int64_t estimated_peak_bytes = 0;
+  std::int64_t actual_peak_bytes = 0;  // largest reserved bytes seen
+  std::vector<Attempt> attempts;
+  core::Nanos turnaround() const { return finished - submitted; }
+};
+
+// A reconfiguration the manager carried out, in order. One the device refused half way (idle
+// instances destroyed, then the create refused) is recorded too, with the device's error: the
+// GPU's layout changed even though no instance was created.
+struct ReconfigEvent {
+  core::Nanos at = 0;
+  PlanKind kind = PlanKind::kPlace;
+  std::vector<Placement> destroyed;
+  Placement created;  // what was asked for; created only when `error` is empty
+  std::string for_job;
+  std::string error;
+};
+
+struct MigRunResult {
+  std::string gpu;
+  Scheme scheme = Scheme::kB;
+  std::vector<JobOutcome> jobs;  // in submission order
+  std::vector<ReconfigEvent> reconfigurations;
+  core::Nanos makespan = 0;
+  double energy_joules = 0;
+  std::int64_t oom_restarts = 0;
+  std::int64_t early_restarts = 0;
+  std::int64_t completed() const;
+  double jobs_per_hour() const;
+};
+
+struct Progress {
+  std::int64_t finished = 0;
+  std::int64_t total = 0;
+  core::Nanos now = 0;
+};
+using ProgressFn = std::function<void(const Progress&)>;
+
+// Runs every job to its end. Errors are the device's (a failed create, a rejected start) that
+// the manager could not work around; job failures are outcomes, not errors.
+core::Result<MigRunResult> run_jobs(device::MigDevice& device,
+                                    const std::vector<workload::BatchJobPtr>& jobs,
+                                    const ManagerOptions& options, const ProgressFn& progress = {});
+
+}  // namespace tessera::mig

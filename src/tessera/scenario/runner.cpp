@@ -1,0 +1,220 @@
+#include "tessera/scenario/runner.hpp"
+
+#include <memory>
+
+#include "tessera/core/random.hpp"
+#include "tessera/core/try.hpp"
+#include "tessera/gpu/check/determinism_checker.hpp"
+#include "tessera/gpu/registry.hpp"
+#include "tessera/scenario/backend.hpp"
+#include "tessera/tenant/inference_server.hpp"
+#include "tessera/tenant/training_job.hpp"
+
+namespace tessera::scenario {
+
+namespace {
+
+using core::Result;
+
+// Routes one GPU's kernels to its own timeline process (exclusive mode runs several GPUs at once).
+class TimelineTap final : public device::DeviceObserver {
+ public:
+  TimelineTap(metrics::Timeline& timeline, int process) : timeline_(timeline), process_(process) {}
+  void on_kernel_complete(const device::KernelEvent& event) override {
+    timeline_.set_current_process(process_);
+    timeline_.on_kernel_complete(event);
+  }
+
+ private:
+  metrics::Timeline& timeline_;
+  int process_;
+};
+
+struct Gpu {
+  std::unique_ptr<device::GpuDevice> device;
+  std::unique_ptr<gpu::CheckedMode> mode;  // every mode runs under the determinism checker
+  std::unique_ptr<TimelineTap> tap;
+};
+
+std::vector<gpu::TenantInfo> tenant_infos(const Scenario& s) {
+  std::vector<gpu::TenantInfo> out;
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+    const auto& t = s.tenants[i];
+    const bool inference = t.kind == TenantSpec::Kind::kInference;
+    out.push_back(gpu::TenantInfo{.id = static_cast<gpu::TenantId>(i),
+                                  .name = t.name,
+                                  .latency_critical = inference,
+                                  .priority = t.priority,
+                                  .sm_share = t.sm_share,
+                                  .ttft_slo = inference ? t.inference.slo.ttft : 0,
+                                  .tpot_slo = inference ? t.inference.slo.tpot : 0});
+  }
+  return out;
+}
+
+void add_counter(std::vector<std::pair<std::string, double>>& out, const gpu::ModeCounter& c) {
+  for (auto& [name, value] : out) {
+    if (name == c.name) {
+      value += c.value;
+      return;
+    }
+  }
+  out.emplace_back(c.name, c.value);
+}
+
+// Arrivals are drawn once per scenario so every mode serves exactly the same requests.
+Result<std::vector<std::vector<workload::Request>>> build_arrivals(const Scenario& s) {
+  const core::RandomStreams streams(s.seed);
+  std::vector<std::vector<workload::Request>> out(s.tenants.size());
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+    const auto& t = s.tenants[i];
+    if (t.kind != TenantSpec::Kind::kInference) continue;
+    if (t.arrivals.kind == ArrivalSpec::Kind::kTrace) {
+      workload::TraceOptions opts = t.arrivals.trace;
+      opts.horizon = s.duration;
+      TESSERA_ASSIGN_OR_RETURN(
+          out[i], core::with_context(workload::load_trace_csv(t.arrivals.trace_path, opts),
+                                     fmt::format("tenant '{}'", t.name)));
+    } else {
+      TESSERA_ASSIGN_OR_RETURN(
+          out[i], workload::generate_arrivals(t.arrivals.synthetic, s.duration, streams, t.name));
+    }
+  }
+  return out;
+}
+
+// `backend_name` receives the name of the backend the mode ran on (for the report).
+Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
+                                     const std::vector<std::vector<workload::Request>>& arrivals,
+                                     const RunOptions& options, std::string& backend_name) {
+  const std::string& mode_name = s.modes[mode_index];
+  const auto infos = tenant_infos(s);
+  // Declared before the GPUs: it owns the clock they run on and must outlive them.
+  std::unique_ptr<RunBackend> backend;
+  if (options.backend) {
+    TESSERA_ASSIGN_OR_RETURN(backend, options.backend());
+  } else {
+    backend = make_sim_backend();
+  }
+  backend_name = backend->name();
+  device::Executor& executor = backend->executor();
+  metrics::Timeline* timeline = options.timeline;
+
+  // Exclusive mode is the isolation reference: each tenant alone on a GPU of its own.
+  const bool exclusive = mode_name == "exclusive";
+  std::vector<Gpu> gpus(exclusive ? s.tenants.size() : 1);
+  std::vector<gpu::SharingMode*> mode_of_tenant(s.tenants.size());
+  std::vector<int> track_of_tenant(s.tenants.size(), -1);
+  for (std::size_t g = 0; g < gpus.size(); ++g) {
+    auto& slot = gpus[g];
+    TESSERA_ASSIGN_OR_RETURN(slot.device, backend->make_gpu(s, static_cast<int>(g)));
+    TESSERA_ASSIGN_OR_RETURN(auto inner, options.make_mode
+                                             ? options.make_mode(mode_name, s.mode_options)
+                                             : gpu::make_sharing_mode(mode_name, s.mode_options));
+    slot.mode = std::make_unique<gpu::CheckedMode>(std::move(inner));
+    const auto attached = exclusive ? std::span(infos).subspan(g, 1) : std::span(infos);
+    TESSERA_TRY(core::with_context(slot.mode->attach(*slot.device, attached),
+                                   fmt::format("mode '{}'", mode_name)));
+    for (const auto& info : attached) mode_of_tenant[info.id] = slot.mode.get();
+    if (timeline) {
+      const std::string process_name =
+          exclusive ? fmt::format("{} / {} alone", mode_name, attached.front().name) : mode_name;
+      const int process = timeline->add_process(process_name);
+      for (const auto& info : attached) {
+        track_of_tenant[info.id] = timeline->add_track(process, "tenant " + info.name);
+      }
+      for (const auto& part : slot.mode->partitions()) {
+        const int track = timeline->add_track(process, "partition " + part.name);
+        timeline->route_domain(process, part.bandwidth_domain, track);
+      }
+      slot.tap = std::make_unique<TimelineTap>(*timeline, process);
+      slot.device->add_observer(slot.tap.get());
+    }
+  }
+
+  std::vector<std::unique_ptr<tenant::InferenceServer>> servers(s.tenants.size());
+  std::vector<std::unique_ptr<tenant::TrainingJob>> jobs(s.tenants.size());
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+    const auto& t = s.tenants[i];
+    const auto id = static_cast<gpu::TenantId>(i);
+    if (t.kind == TenantSpec::Kind::kInference) {
+      servers[i] = std::make_unique<tenant::InferenceServer>(
+          id, t.inference, arrivals[i], *mode_of_tenant[i], executor, timeline, track_of_tenant[i]);
+      servers[i]->start();
+    } else {
+      jobs[i] = std::make_unique<tenant::TrainingJob>(id, t.training, *mode_of_tenant[i], executor,
+                                                      timeline, track_of_tenant[i]);
+      jobs[i]->start();
+    }
+  }
+
+  Progress progress{mode_name, mode_index, s.modes.size(), 0, s.duration};
+  if (options.progress) {
+    for (core::Nanos t = core::kNanosPerSecond; t < s.duration; t += core::kNanosPerSecond) {
+      executor.schedule_at(t, [&options, &progress, &executor] {
+        progress.simulated = executor.now();
+        options.progress(progress);
+      });
+    }
+  }
+  TESSERA_TRY(backend->run_until(s.duration));
+  if (options.progress) {
+    progress.simulated = s.duration;
+    options.progress(progress);
+  }
+  // A run that broke the determinism invariant has no results worth reporting.
+  for (auto& g : gpus) TESSERA_TRY(g.mode->verdict());
+
+  metrics::ModeReport report;
+  report.mode = mode_name;
+  report.simulated = s.duration;
+  report.gpus = static_cast<int>(gpus.size());
+  for (const auto& g : gpus) {
+    const auto st = g.device->stats();
+    report.device.elapsed = st.elapsed;
+    report.device.energy_joules += st.energy_joules;
+    report.device.average_power_watts += st.average_power_watts;
+    report.device.kernels_completed += st.kernels_completed;
+    report.device.sm_busy_fraction += st.sm_busy_fraction / static_cast<double>(gpus.size());
+    for (const auto& c : g.mode->counters()) add_counter(report.counters, c);
+  }
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+    const auto& t = s.tenants[i];
+    metrics::TenantReport tr;
+    tr.name = t.name;
+    if (servers[i]) {
+      if (const auto& f = servers[i]->failure()) return std::unexpected(*f);
+      tr.kind = "inference";
+      tr.model = t.inference.model.name;
+      tr.slo = t.inference.slo;
+      tr.inference =
+          metrics::summarize_inference(servers[i]->records(), t.inference.slo, s.duration);
+    } else {
+      if (const auto& f = jobs[i]->failure()) return std::unexpected(*f);
+      tr.kind = "training";
+      tr.model = t.training.model.name;
+      tr.training =
+          metrics::summarize_training(jobs[i]->iterations(), jobs[i]->batch(), s.duration);
+    }
+    report.tenants.push_back(std::move(tr));
+  }
+  return report;
+}
+
+}  // namespace
+
+Result<metrics::RunReport> run_scenario(const Scenario& scenario, const RunOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(const auto arrivals, build_arrivals(scenario));
+  metrics::RunReport report;
+  report.scenario = scenario.name;
+  report.gpu = scenario.gpu.name;
+  report.seed = scenario.seed;
+  for (std::size_t m = 0; m < scenario.modes.size(); ++m) {
+    TESSERA_ASSIGN_OR_RETURN(auto mode_report,
+                             run_mode(scenario, m, arrivals, options, report.backend));
+    report.modes.push_back(std::move(mode_report));
+  }
+  return report;
+}
+
+}  // namespace tessera::scenario

@@ -1,0 +1,86 @@
+#pragma once
+// An LLM inference server with continuous (iteration-level) batching, in the manner of vLLM:
+// each iteration either prefills newly admitted requests or runs one decode step for every
+// running request. Each iteration is submitted through the sharing mode as one kernel sequence.
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/gpu/sharing_mode.hpp"
+#include "tessera/metrics/latency.hpp"
+#include "tessera/metrics/timeline.hpp"
+#include "tessera/workload/arrivals.hpp"
+#include "tessera/workload/models/tensor_parallel.hpp"
+#include "tessera/workload/models/transformer.hpp"
+
+namespace tessera::tenant {
+
+struct InferenceConfig {
+  std::string name;
+  workload::ModelConfig model;
+  int max_num_seqs = 256;         // vLLM's default cap on running sequences
+  int max_batched_tokens = 8192;  // prompt tokens admitted into one prefill batch
+  // The model sharded over this many GPUs, its collectives timed on the host link; the server
+  // submits the first GPU's kernels (workload/tensor_parallel.hpp). Degree 1 (the default): one
+  // GPU, the unsharded model. Declared with {} so initializer lists that skip it stay warning-free.
+  workload::TensorParallel tensor_parallel{};
+  // Tokens of KV cache the server may hold (0: no limit, the default). A request is admitted only
+  // while its whole final context (prompt + output) fits beside those already admitted, and frees
+  // them when it finishes: vLLM's block manager holds waiting requests back the same way, though it
+  // allocates blocks as tokens are generated and preempts when it runs out. A request larger than
+  // the whole cache is admitted alone.
+  std::int64_t kv_cache_tokens = 0;
+  metrics::Slo slo;
+};
+
+class InferenceServer {
+ public:
+  InferenceServer(gpu::TenantId id, InferenceConfig config, std::vector<workload::Request> requests,
+                  gpu::SharingMode& mode, device::Executor& executor,
+                  metrics::Timeline* timeline = nullptr, int timeline_track = -1);
+
+  // Schedules the arrivals; work then flows as the executor runs. Requests may come in any order;
+  // they are served in order of arrival. The server must outlive the executor's run.
+  void start();
+  const InferenceConfig& config() const { return config_; }
+  const std::vector<metrics::RequestRecord>& records() const { return records_; }
+  // Any submission the mode refused (the run should stop and report it).
+  const std::optional<core::Error>& failure() const { return failure_; }
+
+ private:
+  core::Status validate() const;
+  void schedule_next_arrival();
+  void on_arrivals();
+  void maybe_start_iteration();
+  void on_iteration_done(const device::SubmissionDone& done);
+  bool fits_kv_cache(std::size_t request) const;
+  void release(std::size_t request);  // its KV-cache reservation
+
+  gpu::TenantId id_;
+  InferenceConfig config_;
+  std::vector<workload::Request> requests_;
+  gpu::SharingMode& mode_;
+  device::Executor& executor_;
+  metrics::Timeline* timeline_;
+  int timeline_track_;
+
+  std::vector<metrics::RequestRecord> records_;  // indexed like requests_
+  std::vector<std::size_t> arrival_order_;       // request indices sorted by arrival
+  std::size_t next_arrival_ = 0;                 // position in arrival_order_
+  std::deque<std::size_t> waiting_;
+  std::vector<std::size_t> running_;    // decoding
+  std::vector<std::size_t> in_flight_;  // admitted by the prefill in flight
+  std::vector<int> generated_;          // tokens produced so far, per request
+  std::vector<int> lengths_;            // scratch: the lengths handed to the step builders
+  bool busy_ = false;
+  bool in_flight_is_prefill_ = false;
+  int in_flight_tokens_ = 0;      // prompt tokens (prefill) or sequences (decode)
+  std::int64_t kv_reserved_ = 0;  // final contexts of the admitted, unfinished requests
+  std::uint64_t iteration_ = 0;
+  std::optional<core::Error> failure_;
+};
+
+}  // namespace tessera::tenant

@@ -1,0 +1,55 @@
+// The built-in training models, selectable by name from scenarios.
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "tessera/workload/models/training.hpp"
+
+namespace tessera::workload {
+
+namespace {
+
+KernelSequence bert_base_default_length(int batch) {
+  return bert_base_iteration(batch);
+}
+
+std::vector<TrainingModel> build_catalog() {
+  return {
+      // Assumption: default per-GPU batches of the size mixed-precision data-parallel training
+      // uses on a 40-80 GB GPU (ResNet-50: 256 images; BERT-base phase-1 pre-training: 64
+      // sequences of 128 tokens). Scenarios may set their own.
+      TrainingModel{.name = "resnet-50",
+                    .description = "ResNet-50 v1.5, 224x224 images, SGD with momentum",
+                    .default_batch = 256,
+                    .iteration = resnet50_iteration,
+                    .parameters = resnet50_parameters()},
+      TrainingModel{.name = "bert-base",
+                    .description = "BERT-base pre-training (MLM + NSP), sequence length 128, AdamW",
+                    .default_batch = 64,
+                    .iteration = bert_base_default_length,
+                    .parameters = bert_base_parameters()},
+  };
+}
+
+}  // namespace
+
+const std::vector<TrainingModel>& training_catalog() {
+  static const std::vector<TrainingModel> catalog = build_catalog();
+  return catalog;
+}
+
+core::Result<TrainingModel> find_training_model(std::string_view name) {
+  std::string key(name);
+  std::ranges::transform(key, key.begin(),
+                         [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string known;
+  for (const auto& m : training_catalog()) {
+    if (m.name == key) return m;
+    known += known.empty() ? m.name : ", " + m.name;
+  }
+  return core::failf(core::Domain::kWorkload, core::Code::kNotFound,
+                     "unknown training model '{}'; known models: {}", name, known);
+}
+
+}  // namespace tessera::workload

@@ -1,0 +1,385 @@
+#include "tessera/backends/sim/mig/sim_mig.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tessera/workload/kernels/gemm_shapes.hpp"
+
+namespace tessera::sim {
+namespace {
+
+using device::JobExitKind;
+using workload::BatchJob;
+using workload::BatchJobPtr;
+
+constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+// A100-40GB profile IDs (MIG User Guide): 1g.5gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb.
+constexpr int k1g = 19;
+constexpr int k3g = 9;
+constexpr int k4g = 5;
+constexpr int k7g = 0;
+
+struct Recorder final : device::MigJobObserver {
+  std::vector<device::JobSample> samples;
+  std::vector<device::JobExit> exits;
+  std::function<void(const device::JobSample&)> on_each_sample;
+  void on_sample(const device::JobSample& s) override {
+    samples.push_back(s);
+    if (on_each_sample) on_each_sample(s);
+  }
+  void on_exit(const device::JobExit& e) override { exits.push_back(e); }
+};
+
+SimMigOptions no_delays() {
+  SimMigOptions o;
+  o.create_time = 0;
+  o.destroy_time = 0;
+  o.job_start_time = 0;
+  o.sample_noise = 0;
+  return o;
+}
+
+std::unique_ptr<SimMig> make(Engine& engine, SimMigOptions o = no_delays()) {
+  auto spec = hw::find_gpu("a100-40gb");
+  EXPECT_TRUE(spec.has_value());
+  auto mig = SimMig::create(engine, *spec, o);
+  EXPECT_TRUE(mig.has_value()) << (mig ? "" : mig.error().message());
+  return std::move(*mig);
+}
+
+// One large GEMM per iteration: compute-bound at any slice size.
+BatchJobPtr gemm_job(std::int64_t iterations = 3) {
+  auto job = std::make_shared<BatchJob>();
+  job->name = "gemm";
+  job->kind = workload::JobKind::kCustom;
+  job->iterations = iterations;
+  job->memory.base_bytes = kGiB;
+  job->work.key = "gemm-8192";
+  job->work.build = [](std::int64_t) {
+    workload::KernelSequence seq;
+    seq.groups.push_back(
+        {.kernels = {workload::make_gemm(workload::dense_gemm("gemm", 8192, 8192, 8192, 2))},
+         .repeat = 1});
+    return seq;
+  };
+  return job;
+}
+
+BatchJobPtr custom_job(std::int64_t iterations, core::Nanos time_full, double serial = 0) {
+  auto job = std::make_shared<BatchJob>();
+  job->name = "custom";
+  job->iterations = iterations;
+  job->memory.base_bytes = kGiB;
+  job->iteration_time_full = time_full;
+  job->serial_fraction = serial;
+  return job;
+}
+
+TEST(SimMigTest, SmallerSlicesAreSlowerForComputeBoundWork) {
+  Engine engine;
+  auto mig = make(engine);
+  const auto job = gemm_job();
+  const auto t1 = mig->iteration_cost(*job, 0, k1g);
+  const auto t3 = mig->iteration_cost(*job, 0, k3g);
+  const auto t7 = mig->iteration_cost(*job, 0, k7g);
+  ASSERT_TRUE(t1 && t3 && t7);
+  EXPECT_GT(t1->time, t3->time);
+  EXPECT_GT(t3->time, t7->time);
+  // Compute-bound: time scales about with SMs (14 vs 42 vs 98).
+  EXPECT_NEAR(static_cast<double>(t1->time) / static_cast<double>(t7->time), 98.0 / 14.0, 1.0);
+  EXPECT_GT(t7->active_watts, t1->active_watts);
+  EXPECT_LE(t7->active_watts, 400.0 - 52.0);
+}
+
+TEST(SimMigTest, WholeGpuIsNotSlowerThanSevenSlices) {
+  Engine engine;
+  auto mig = make(engine);
+  SimMigOptions whole = no_delays();
+  whole.whole_gpu = true;
+  auto full = make(engine, whole);
+  ASSERT_EQ(full->geometry().profiles.size(), 1U);
+  const auto& p = full->geometry().profiles[0];
+  EXPECT_EQ(p.id, -1);
+  EXPECT_EQ(p.name, "full");
+  EXPECT_EQ(p.sms, 108);
+  EXPECT_EQ(p.memory_bytes, 40 * kGiB);
+  const auto job = gemm_job();
+  const auto t7 = mig->iteration_cost(*job, 0, k7g);
+  const auto tw = full->iteration_cost(*job, 0, -1);
+  ASSERT_TRUE(t7 && tw);
+  EXPECT_LT(tw->time, t7->time);
+  // One instance at most, spanning the board.
+  ASSERT_TRUE(full->create_instance(-1, 0).has_value());
+  EXPECT_FALSE(full->create_instance(-1, 0).has_value());
+}
+
+TEST(SimMigTest, CustomJobsScaleByAmdahl) {
+  Engine engine;
+  auto mig = make(engine);
+  const auto job = custom_job(1, core::millis(10), 0.25);
+  const auto t1 = mig->iteration_cost(*job, 0, k1g);
+  const auto t7 = mig->iteration_cost(*job, 0, k7g);
+  ASSERT_TRUE(t1 && t7);
+  EXPECT_EQ(t7->time, core::millis(10));
+  // 0.25 + 0.75 x 98 / 14 = 5.5
+  EXPECT_EQ(t1->time, core::millis(55));
+  EXPECT_DOUBLE_EQ(t1->active_watts, (400.0 - 52.0) * 14 / 108 * 0.6);
+}
+
+TEST(SimMigTest, OutOfMemoryAtExactlyTheFirstIterationAbove) {
+  Engine engine;
+  auto mig = make(engine);
+  auto inst = mig->create_instance(k1g, 0);
+  ASSERT_TRUE(inst.has_value());
+  auto job = std::make_shared<BatchJob>(*custom_job(20, core::millis(1)));
+  job->memory.base_bytes = 4 * kGiB;
+  job->memory.steps = {{.iteration = 7, .bytes = 2 * kGiB}};
+  const std::int64_t expected = job->memory.first_iteration_above(inst->memory_bytes, 20);
+  ASSERT_EQ(expected, 7);
+  Recorder rec;
+  ASSERT_TRUE(mig->start_job(inst->id, job, rec).has_value());
+  ASSERT_TRUE(mig->run([&] { return !rec.exits.empty(); }).has_value());
+  ASSERT_EQ(rec.exits.size(), 1U);
+  EXPECT_EQ(rec.exits[0].kind, JobExitKind::kOutOfMemory);
+  EXPECT_EQ(rec.exits[0].iterations_done, expected);
+  EXPECT_EQ(rec.exits[0].peak_reserved_bytes, 4 * kGiB);
+  EXPECT_EQ(rec.samples.size(), 7U);
+  // 7 iterations of 1 ms x 98 / 14 on a 1g slice.
+  EXPECT_EQ(rec.exits[0].at, 7 * core::millis(7));
+  // The instance is free again.
+  EXPECT_TRUE(mig->destroy_instance(inst->id).has_value());
+}
+
+TEST(SimMigTest, CompletesAndReportsEverySample) {
+  Engine engine;
+  auto mig = make(engine);
+  auto inst = mig->create_instance(k7g, 0);
+  ASSERT_TRUE(inst.has_value());
+  Recorder rec;
+  auto run = mig->start_job(inst->id, custom_job(5, core::millis(2)), rec);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_TRUE(rec.samples.empty());  // nothing is reported from inside start_job
+  ASSERT_TRUE(mig->run([] { return false; }).has_value());
+  ASSERT_EQ(rec.samples.size(), 5U);
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(rec.samples[i].iteration, static_cast<std::int64_t>(i));
+    EXPECT_EQ(rec.samples[i].at, core::millis(2) * static_cast<core::Nanos>(i + 1));
+    EXPECT_EQ(rec.samples[i].reserved_bytes, kGiB);  // no noise
+  }
+  ASSERT_EQ(rec.exits.size(), 1U);
+  EXPECT_EQ(rec.exits[0].kind, JobExitKind::kCompleted);
+  EXPECT_EQ(rec.exits[0].run, *run);
+  EXPECT_EQ(rec.exits[0].iterations_done, 5);
+  EXPECT_EQ(rec.exits[0].at, core::millis(10));
+  EXPECT_EQ(mig->stats().elapsed, core::millis(10));
+}
+
+TEST(SimMigTest, StopKillsAtNowAndReportsFromTheLoop) {
+  Engine engine;
+  auto mig = make(engine);
+  auto inst = mig->create_instance(k3g, 4);
+  ASSERT_TRUE(inst.has_value());
+  Recorder rec;
+  auto run = mig->start_job(inst->id, custom_job(100, core::millis(1)), rec);
+  ASSERT_TRUE(run.has_value());
+  // Stop from inside the third sample, as an early restart does.
+  rec.on_each_sample = [&](const device::JobSample& s) {
+    if (s.iteration == 2) {
+      ASSERT_TRUE(mig->stop_job(*run).has_value());
+      EXPECT_TRUE(rec.exits.empty());
+    }
+  };
+  ASSERT_TRUE(mig->run([&] { return !rec.exits.empty(); }).has_value());
+  ASSERT_EQ(rec.exits.size(), 1U);
+  EXPECT_EQ(rec.exits[0].kind, JobExitKind::kKilled);
+  EXPECT_EQ(rec.exits[0].iterations_done, 3);
+  EXPECT_EQ(rec.exits[0].at, rec.samples.back().at);
+  EXPECT_EQ(rec.samples.size(), 3U);
+  // Stopping a finished run is a no-op; an unknown run is an error.
+  EXPECT_TRUE(mig->stop_job(*run).has_value());
+  EXPECT_FALSE(mig->stop_job(*run + 100).has_value());
+}
+
+TEST(SimMigTest, DestroyWhileBusyIsRejected) {
+  Engine engine;
+  auto mig = make(engine);
+  auto inst = mig->create_instance(k1g, 6);
+  ASSERT_TRUE(inst.has_value());
+  Recorder rec;
+  ASSERT_TRUE(mig->start_job(inst->id, custom_job(3, core::millis(1)), rec).has_value());
+  auto busy = mig->destroy_instance(inst->id);
+  ASSERT_FALSE(busy.has_value());
+  EXPECT_EQ(busy.error().code(), core::Code::kFailedPrecondition);
+  // A second job on the same instance is refused too.
+  EXPECT_FALSE(mig->start_job(inst->id, custom_job(3, core::millis(1)), rec).has_value());
+  ASSERT_TRUE(mig->run([&] { return !rec.exits.empty(); }).has_value());
+  EXPECT_TRUE(mig->destroy_instance(inst->id).has_value());
+  EXPECT_TRUE(mig->instances().empty());
+  EXPECT_EQ(mig->stats().instances_created, 1);
+  EXPECT_EQ(mig->stats().instances_destroyed, 1);
+}
+
+TEST(SimMigTest, OverlappingCreateNamesTheOverlap) {
+  Engine engine;
+  auto mig = make(engine);
+  auto four = mig->create_instance(k4g, 0);  // memory slices 0-3
+  ASSERT_TRUE(four.has_value());
+  auto overlap = mig->create_instance(k3g, 0);
+  ASSERT_FALSE(overlap.has_value());
+  const std::string& msg = overlap.error().message();
+  EXPECT_NE(msg.find("overlap instance 1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("4g.20gb"), std::string::npos) << msg;
+  // A placement the profile does not allow is refused by the layout rules.
+  EXPECT_FALSE(mig->create_instance(k3g, 5).has_value());
+  // The free half takes a 3g.
+  auto three = mig->create_instance(k3g, 4);
+  ASSERT_TRUE(three.has_value());
+  EXPECT_EQ(three->uuid, "MIG-sim-A100-SXM4-40GB-2");
+  EXPECT_EQ(three->sms, 42);
+  const auto list = mig->instances();
+  ASSERT_EQ(list.size(), 2U);
+  EXPECT_EQ(list[0].start, 0);
+  EXPECT_EQ(list[1].start, 4);
+  EXPECT_FALSE(mig->create_instance(12345, 0).has_value());
+}
+
+TEST(SimMigTest, EnergyIsIdlePlusActive) {
+  Engine engine;
+  auto mig = make(engine);
+  auto inst = mig->create_instance(k7g, 0);
+  ASSERT_TRUE(inst.has_value());
+  Recorder rec;
+  ASSERT_TRUE(mig->start_job(inst->id, custom_job(10, core::millis(10)), rec).has_value());
+  ASSERT_TRUE(mig->run([] { return false; }).has_value());
+  const auto stats = mig->stats();
+  EXPECT_EQ(stats.elapsed, core::millis(100));
+  const double active_watts = (400.0 - 52.0) * 98 / 108 * 0.6;
+  EXPECT_NEAR(stats.energy_joules, 52.0 * 0.1 + active_watts * 0.1, 1e-9);
+}
+
+TEST(SimMigTest, KilledIterationCountsItsActiveEnergyProRata) {
+  Engine engine;
+  auto mig = make(engine);
+  auto inst = mig->create_instance(k7g, 0);
+  ASSERT_TRUE(inst.has_value());
+  Recorder rec;
+  auto run = mig->start_job(inst->id, custom_job(10, core::millis(10)), rec);
+  ASSERT_TRUE(run.has_value());
+  engine.schedule_at(core::millis(15), [&] { ASSERT_TRUE(mig->stop_job(*run).has_value()); });
+  ASSERT_TRUE(mig->run([&] { return !rec.exits.empty(); }).has_value());
+  EXPECT_EQ(mig->stats().elapsed, core::millis(15));
+  const double active_watts = (400.0 - 52.0) * 98 / 108 * 0.6;
+  EXPECT_NEAR(mig->stats().energy_joules, 52.0 * 0.015 + active_watts * 0.015, 1e-9);
+}
+
+std::vector<device::JobSample> noisy_samples(std::uint64_t seed) {
+  Engine engine;
+  SimMigOptions o = no_delays();
+  o.sample_noise = 0.05;
+  o.seed = seed;
+  auto mig = make(engine, o);
+  auto inst = mig->create_instance(k7g, 0);
+  Recorder rec;
+  EXPECT_TRUE(mig->start_job(inst->id, custom_job(20, core::millis(1)), rec).has_value());
+  EXPECT_TRUE(mig->run([] { return false; }).has_value());
+  return rec.samples;
+}
+
+TEST(SimMigTest, SameSeedSameSamples) {
+  const auto a = noisy_samples(7);
+  const auto b = noisy_samples(7);
+  const auto c = noisy_samples(8);
+  ASSERT_EQ(a.size(), 20U);
+  bool any_differs = false;
+  bool any_noisy = false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].reserved_bytes, b[i].reserved_bytes);
+    EXPECT_EQ(a[i].requested_bytes, b[i].requested_bytes);
+    any_differs |= a[i].reserved_bytes != c[i].reserved_bytes;
+    any_noisy |= a[i].reserved_bytes != kGiB;
+    EXPECT_GE(a[i].reserved_bytes, a[i].requested_bytes);
+    EXPECT_NEAR(static_cast<double>(a[i].reserved_bytes), static_cast<double>(kGiB),
+                0.3 * static_cast<double>(kGiB));
+  }
+  EXPECT_TRUE(any_differs);
+  EXPECT_TRUE(any_noisy);
+}
+
+TEST(SimMigTest, CreateAndStartTimesDelayTheFirstIteration) {
+  Engine engine;
+  SimMigOptions o = no_delays();
+  o.create_time = core::seconds(1);
+  o.job_start_time = core::millis(300);
+  auto mig = make(engine, o);
+  auto inst = mig->create_instance(k7g, 0);
+  ASSERT_TRUE(inst.has_value());
+  Recorder rec;
+  // Started at once: it begins when the instance exists and the process is up.
+  ASSERT_TRUE(mig->start_job(inst->id, custom_job(2, core::millis(10)), rec).has_value());
+  ASSERT_TRUE(mig->run([] { return false; }).has_value());
+  ASSERT_EQ(rec.samples.size(), 2U);
+  EXPECT_EQ(rec.samples[0].at, core::seconds(1) + core::millis(300) + core::millis(10));
+}
+
+TEST(SimMigTest, ReconfigurationsAreSerialised) {
+  Engine engine;
+  SimMigOptions o = no_delays();
+  o.create_time = core::seconds(1);
+  o.destroy_time = core::millis(500);
+  auto mig = make(engine, o);
+  auto a = mig->create_instance(k3g, 0);
+  ASSERT_TRUE(a.has_value());
+  ASSERT_TRUE(mig->destroy_instance(a->id).has_value());
+  auto b = mig->create_instance(k3g, 4);
+  ASSERT_TRUE(b.has_value());
+  Recorder rec;
+  ASSERT_TRUE(mig->start_job(b->id, custom_job(1, core::millis(10)), rec).has_value());
+  ASSERT_TRUE(mig->run([] { return false; }).has_value());
+  ASSERT_EQ(rec.samples.size(), 1U);
+  // 1 s create, 0.5 s destroy, 1 s create, then the iteration (10 ms x 98 / 42).
+  EXPECT_EQ(rec.samples[0].at, core::millis(2500) + core::round_to_nanos(10e6 * 98 / 42));
+}
+
+TEST(SimMigTest, VaryingWorkIsTimedPerBucket) {
+  Engine engine;
+  auto mig = make(engine);
+  auto job = std::make_shared<BatchJob>(*gemm_job(1000));
+  job->work.key = "growing";
+  job->work.varies = true;
+  std::vector<std::int64_t> built;
+  job->work.build = [&built](std::int64_t i) {
+    built.push_back(i);
+    workload::KernelSequence seq;
+    seq.groups.push_back(
+        {.kernels = {workload::make_gemm(workload::dense_gemm("g", 1024 + i, 4096, 4096, 2))},
+         .repeat = 1});
+    return seq;
+  };
+  const auto a = mig->iteration_cost(*job, 0, k7g);
+  const auto b = mig->iteration_cost(*job, 255, k7g);
+  const auto c = mig->iteration_cost(*job, 256, k7g);
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(a->time, b->time);
+  EXPECT_LT(a->time, c->time);
+  EXPECT_EQ(built, (std::vector<std::int64_t>{128, 384}));
+}
+
+TEST(SimMigTest, RejectsBadInput) {
+  Engine engine;
+  auto spec = hw::find_gpu("a100-40gb");
+  ASSERT_TRUE(spec.has_value());
+  SimMigOptions o;
+  o.create_time = -1;
+  EXPECT_FALSE(SimMig::create(engine, *spec, o).has_value());
+  auto mig = make(engine);
+  Recorder rec;
+  EXPECT_FALSE(mig->start_job(42, custom_job(1, core::millis(1)), rec).has_value());
+  auto inst = mig->create_instance(k1g, 0);
+  ASSERT_TRUE(inst.has_value());
+  EXPECT_FALSE(mig->start_job(inst->id, nullptr, rec).has_value());
+  EXPECT_FALSE(mig->start_job(inst->id, custom_job(0, core::millis(1)), rec).has_value());
+  EXPECT_FALSE(mig->start_job(inst->id, custom_job(1, 0), rec).has_value());
+  EXPECT_FALSE(mig->destroy_instance(99).has_value());
+}
+
+}  // namespace
+}  // namespace tessera::sim

@@ -1,0 +1,177 @@
+#include "tessera/workload/models/training.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string_view>
+
+namespace tessera::workload {
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.ends_with(suffix);
+}
+
+// FLOPs of kernels whose name ends with one of `suffixes`, counting repeats.
+double flops_named(const KernelSequence& s, std::initializer_list<std::string_view> suffixes) {
+  double sum = 0;
+  for (const auto& g : s.groups) {
+    for (const auto& k : g.kernels) {
+      for (auto suffix : suffixes) {
+        if (ends_with(k.name, suffix)) sum += k.total_flops() * g.repeat;
+      }
+    }
+  }
+  return sum;
+}
+
+const Kernel* last_kernel(const KernelSequence& s) {
+  return &s.groups.back().kernels.back();
+}
+
+TEST(ResNet50Test, ParametersMatchTheReferenceModel) {
+  // torchvision's resnet50 (the v1.5 layout): 25,557,032 parameters.
+  EXPECT_DOUBLE_EQ(resnet50_parameters(), 25'557'032.0);
+}
+
+TEST(ResNet50Test, ForwardIsAbout4Point1GigaMultiplyAddsPerImage) {
+  // torchvision reports 4.09 GMACs per 224x224 image for ResNet-50 v1.5; at 2 FLOPs per
+  // multiply-add that is 8.18 GFLOP. Convolutions and the classifier, within 1%.
+  const KernelSequence s = resnet50_iteration(1);
+  const double forward = flops_named(s, {"_fprop", "fc_fwd"});
+  EXPECT_NEAR(forward / (2 * 4.089e9), 1.0, 0.01);
+}
+
+TEST(ResNet50Test, BackwardIsAboutTwiceTheForward) {
+  const KernelSequence s = resnet50_iteration(4);
+  const double forward = flops_named(s, {"_fprop", "fc_fwd"});
+  const double backward = flops_named(s, {"_dgrad", "_wgrad"});
+  // Twice, less the stem convolution's data gradient (its input is the image): ~3% of forward.
+  EXPECT_GT(backward / forward, 1.94);
+  EXPECT_LT(backward / forward, 2.0);
+}
+
+TEST(ResNet50Test, IterationScalesWithBatchExceptTheOptimizer) {
+  const KernelSequence one = resnet50_iteration(1);
+  const KernelSequence eight = resnet50_iteration(8);
+  const double opt = last_kernel(one)->total_flops();
+  EXPECT_DOUBLE_EQ(last_kernel(eight)->total_flops(), opt);
+  EXPECT_NEAR((eight.total_flops() - opt) / (one.total_flops() - opt), 8.0, 1e-9);
+  EXPECT_EQ(one.kernel_count(), eight.kernel_count());
+}
+
+TEST(ResNet50Test, IdenticalBottlenecksAreRepeatGroups) {
+  const KernelSequence s = resnet50_iteration(2);
+  std::vector<int> repeats;
+  for (const auto& g : s.groups) {
+    if (g.repeat > 1) repeats.push_back(g.repeat);
+  }
+  // Stages of 3, 4, 6, 3 blocks: the last 2, 3, 5, 2 of each repeat, forward and backward.
+  const std::vector<int> expected = {2, 3, 5, 2, 2, 5, 3, 2};
+  EXPECT_EQ(repeats, expected);
+}
+
+TEST(ResNet50Test, EndsWithSgdOverEveryParameter) {
+  const KernelSequence s = resnet50_iteration(32);
+  const Kernel* opt = last_kernel(s);
+  EXPECT_EQ(opt->kind, KernelClass::kOptimizer);
+  EXPECT_EQ(opt->name, "sgd_momentum_step");
+  // FP32 master weight and momentum read and written, FP16 gradient read, FP16 copy written.
+  EXPECT_NEAR(opt->total_bytes(), 20 * 25'557'032.0, 1.0);
+}
+
+TEST(ResNet50Test, ConvolutionsRunOnTensorCoresAndBatchNormStatisticsSpanBlocks) {
+  const KernelSequence s = resnet50_iteration(16);
+  bool saw_conv = false;
+  bool saw_bn = false;
+  for (const auto& g : s.groups) {
+    for (const auto& k : g.kernels) {
+      if (k.kind == KernelClass::kConv) {
+        saw_conv = true;
+        EXPECT_EQ(k.pipe, ComputePipe::kTensorFp16) << k.name;
+      }
+      if (k.name == "batchnorm_stats" || k.name == "batchnorm_bwd_reduce") {
+        saw_bn = true;
+        EXPECT_FALSE(k.block_independent);  // partial sums combined across blocks
+      }
+      if (k.name == "batchnorm_apply") {
+        EXPECT_TRUE(k.block_independent);
+      }
+    }
+  }
+  EXPECT_TRUE(saw_conv);
+  EXPECT_TRUE(saw_bn);
+}
+
+TEST(ResNet50Test, NonPositiveBatchCountsAsOne) {
+  EXPECT_DOUBLE_EQ(resnet50_iteration(0).total_flops(), resnet50_iteration(1).total_flops());
+}
+
+TEST(BertBaseTest, ParametersMatchTheReferenceModel) {
+  // Hugging Face BertForPreTraining (bert-base-uncased): 110,106,428 parameters; Devlin et al.
+  // quote 110M.
+  EXPECT_DOUBLE_EQ(bert_base_parameters(), 110'106'428.0);
+  EXPECT_NEAR(bert_base_parameters() / 110e6, 1.0, 0.01);
+}
+
+TEST(BertBaseTest, ForwardMatchesTheClosedForm) {
+  const int batch = 8;
+  const int seq = 128;
+  const KernelSequence s = bert_base_iteration(batch, seq);
+  const double h = 768;
+  const double f = 3072;
+  const double v = 30522;
+  const double tokens = batch * seq;
+  const double per_token_macs = 12 * (4 * h * h + 2 * h * f) + h * h + h * v;  // + MLM head
+  const double per_sequence_macs = h * h + 2 * h;                              // pooler + NSP
+  const double gemm = 2 * (tokens * per_token_macs + batch * per_sequence_macs);
+  const double attention = 12 * 4.0 * batch * seq * seq * h;  // QK^T and PV, all heads
+  const double forward_matmul =
+      flops_named(s, {"_proj_fwd", "ffn_in_fwd", "ffn_out_fwd", "pooler_fwd", "nsp_classifier_fwd",
+                      "mlm_transform_fwd", "mlm_decoder_fwd", "flash_attention_fwd"});
+  // Bias epilogues add about 0.1%.
+  EXPECT_NEAR(forward_matmul / (gemm + attention), 1.0, 0.002);
+  const double backward_matmul = flops_named(s, {"_dgrad", "_wgrad", "flash_attention_bwd"});
+  EXPECT_NEAR(backward_matmul / (2 * gemm + 2.5 * attention), 1.0, 0.002);
+}
+
+TEST(BertBaseTest, EncoderLayersAreOneRepeatGroup) {
+  const KernelSequence s = bert_base_iteration(2);
+  int layer_groups = 0;
+  for (const auto& g : s.groups) {
+    if (g.repeat == 12) ++layer_groups;
+  }
+  EXPECT_EQ(layer_groups, 2);  // forward and backward
+  const Kernel* opt = last_kernel(s);
+  EXPECT_EQ(opt->name, "adamw_step");
+  EXPECT_NEAR(opt->total_bytes(), 28 * 110'106'428.0, 1.0);
+}
+
+TEST(BertBaseTest, SequenceLengthIsClampedToThePositionTable) {
+  EXPECT_DOUBLE_EQ(bert_base_iteration(1, 4096).total_flops(),
+                   bert_base_iteration(1, 512).total_flops());
+  EXPECT_LT(bert_base_iteration(1, 128).total_flops(), bert_base_iteration(1, 512).total_flops());
+}
+
+TEST(TrainingCatalogTest, ModelsAreFoundByNameIgnoringCase) {
+  auto r = find_training_model("ResNet-50");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->name, "resnet-50");
+  EXPECT_DOUBLE_EQ(r->parameters, resnet50_parameters());
+  EXPECT_GT(r->default_batch, 0);
+  EXPECT_DOUBLE_EQ(r->iteration(4).total_flops(), resnet50_iteration(4).total_flops());
+
+  auto b = find_training_model("bert-base");
+  ASSERT_TRUE(b.has_value());
+  EXPECT_DOUBLE_EQ(b->iteration(2).total_flops(), bert_base_iteration(2, 128).total_flops());
+}
+
+TEST(TrainingCatalogTest, UnknownNameListsTheKnownOnes) {
+  auto r = find_training_model("vgg-16");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), core::Code::kNotFound);
+  EXPECT_NE(r.error().message().find("resnet-50"), std::string::npos);
+  EXPECT_NE(r.error().message().find("bert-base"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera::workload
