@@ -133,11 +133,13 @@ void BM_Preempt(benchmark::State& state) {
   std::vector<double> us, cpu_us;
   double sets = 0, victims = 0, chosen = 0;
   std::size_t i = 0;
+  // One workspace for every decision, as a scheduler keeps it: its buffers are grown once.
+  cluster::PreemptionWorkspace workspace;
   for (auto _ : state) {
     const cluster::Pod& pod = pods[i++ % pods.size()];
     const double c0 = thread_cpu_us();
     const auto t0 = std::chrono::steady_clock::now();
-    const auto d = cluster::preempt(*cluster, pod, method, config);
+    const auto d = cluster::preempt(*cluster, pod, method, config, workspace);
     const auto t1 = std::chrono::steady_clock::now();
     const double c1 = thread_cpu_us();
     benchmark::DoNotOptimize(d);

@@ -218,6 +218,40 @@ TEST_F(ExtenderServiceTest, PreemptionFreesATopologyFitAndNamesVictimsByUid) {
   EXPECT_TRUE(none->node_name_to_meta_victims.empty());
 }
 
+TEST_F(ExtenderServiceTest, PreemptTellsAMalformedSearchFromNoCandidate) {
+  // No candidate: more GPUs than a node has. kube-scheduler gets an empty answer (200), which
+  // vetoes every proposed node.
+  ExtenderPreemptionArgs huge;
+  huge.pod = pod_json("huge", "u-huge", 1000, 64, 8);
+  huge.node_name_to_meta_victims =
+      std::map<std::string, MetaVictims>{{"n1", MetaVictims{{MetaPod{"x"}}, 0}}};
+  auto none = service_->preempt(huge);
+  ASSERT_TRUE(none) << none.error().message();
+  EXPECT_TRUE(none->node_name_to_meta_victims.empty());
+  const HttpResponse vetoed = service_->handle_preempt(to_json(huge).dump());
+  EXPECT_EQ(vetoed.status, 200) << vetoed.body;
+  EXPECT_TRUE(json::parse(vetoed.body)["NodeNameToMetaVictims"].empty()) << vetoed.body;
+
+  // A search the policy refuses (alpha outside [0, 1]) is an error that names the setting: 400.
+  ExtenderConfig bad;
+  bad.preemption.alpha = 1.5;
+  ExtenderService refusing(bad, binder_);
+  test::ServerSpec spec;
+  spec.hostname = "n1";
+  ASSERT_TRUE(refusing.put_topology("n1", test::server(spec)));
+  ExtenderPreemptionArgs one = huge;
+  one.pod = pod_json("svc", "u-svc", 1000, 1, 1);
+  const auto refused = refusing.preempt(one);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), core::Code::kInvalidArgument);
+  EXPECT_NE(refused.error().message().find("cannot be searched: alpha 1.5 is outside [0, 1]"),
+            std::string::npos)
+      << refused.error().message();
+  const HttpResponse answer = refusing.handle_preempt(to_json(one).dump());
+  EXPECT_EQ(answer.status, 400) << answer.body;
+  EXPECT_NE(answer.body.find("alpha 1.5"), std::string::npos) << answer.body;
+}
+
 TEST_F(ExtenderServiceTest, TopologyPushAddsAndUpdatesNodes) {
   test::ServerSpec spec;
   spec.hostname = "gpu-host-7";

@@ -235,7 +235,12 @@ core::Result<ExtenderPreemptionResult> ExtenderService::preempt(
         describe(pod), proposed.size());
     return r;
   }
-  const auto d = cluster::preempt(state_, pod, config_.method, cfg);
+  const auto d = cluster::preempt(state_, pod, config_.method, cfg, preemption_workspace_);
+  if (d.status == cluster::DecisionStatus::kInvalid) {
+    return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument,
+                       "preempt {} ({}): the request cannot be searched: {}", describe(pod),
+                       cluster::to_string(config_.method), d.reason);
+  }
   if (!d.chosen) {
     core::logger().info("preempt {} ({}): no candidate on {} proposed nodes: {}", describe(pod),
                         cluster::to_string(config_.method), cfg.nodes.size(), d.reason);

@@ -63,7 +63,9 @@ class ExtenderService {
   core::Result<bool> put_topology(const std::string& node,
                                   std::shared_ptr<const hw::HostTopology> topology);
 
-  // The verbs on parsed bodies. Fail (kInvalidArgument/kParse) on a pod they cannot translate.
+  // The verbs on parsed bodies. Fail (kInvalidArgument/kParse) on a pod they cannot translate;
+  // preempt also on a pod or preemption settings the search refuses as invalid (a preemptor
+  // that no node can take now is an empty result, as kube-scheduler expects).
   core::Result<ExtenderFilterResult> filter(const ExtenderArgs& args);
   core::Result<HostPriorityList> prioritize(const ExtenderArgs& args);
   core::Result<ExtenderPreemptionResult> preempt(const ExtenderPreemptionArgs& args);
@@ -96,8 +98,9 @@ class ExtenderService {
   ExtenderConfig config_;
   std::shared_ptr<Binder> binder_;
 
-  mutable std::shared_mutex mu_;  // guards state_ and seq_
+  mutable std::shared_mutex mu_;  // guards state_, seq_ and preemption_workspace_
   cluster::ClusterState state_;
+  cluster::PreemptionWorkspace preemption_workspace_;
   std::int64_t seq_ = 0;
 
   mutable std::mutex seen_mu_;  // guards seen_ and seen_order_

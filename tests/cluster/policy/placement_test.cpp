@@ -248,24 +248,31 @@ TEST(Place, BestAffinityThenScoreThenLowestIndex) {
   }
   ASSERT_TRUE(s.bind(test::pod("b", 1, 1), 2, assignment({0})));
   // 1 GPU: node0 and node2 have a tight NUMA node; node0 wins on index.
-  const auto p1 = place(s, test::pod("p1", 5, 1));
+  const auto d1 = place(s, test::pod("p1", 5, 1));
+  EXPECT_EQ(d1.status, DecisionStatus::kChosen);
+  const auto& p1 = d1.placement;
   ASSERT_TRUE(p1);
   EXPECT_EQ(p1->node, 0);
   EXPECT_EQ(p1->assignment.affinity, Affinity::kSameNuma);
   // 2 GPUs: node0 only reaches same-socket; node1 and node2 reach one NUMA node and fill it (score
   // 10 both): node1 wins on index.
-  const auto p2 = place(s, test::pod("p2", 5, 2));
+  const auto p2 = place(s, test::pod("p2", 5, 2)).placement;
   ASSERT_TRUE(p2);
   EXPECT_EQ(p2->node, 1);
   EXPECT_EQ(p2->assignment.gpus, (std::vector<int>{0, 1}));
-  EXPECT_FALSE(place(s, test::pod("p9", 5, 9)));
+  const auto p9 = place(s, test::pod("p9", 5, 9));
+  EXPECT_EQ(p9.status, DecisionStatus::kInfeasible);
+  EXPECT_FALSE(p9.placement);
+  EXPECT_EQ(p9.reason, "none of the 3 nodes has room for pod 'p9' (9 GPUs) anywhere");
   // Guaranteed NUMA pod on a cluster of node0 only: nothing.
   ClusterState only = test::cluster_of(1, two_by_two());
   for (int g : {0, 2, 4, 6}) {
     ASSERT_TRUE(only.bind(test::pod(fmt::format("a{}", g), 1, 1), 0, assignment({g})));
   }
-  EXPECT_FALSE(place(only, test::pod("g", 5, 2).numa().guaranteed()));
-  const auto be = place(only, test::pod("be", 5, 2).numa());
+  const auto g = place(only, test::pod("g", 5, 2).numa().guaranteed());
+  EXPECT_EQ(g.status, DecisionStatus::kInfeasible);
+  EXPECT_EQ(g.reason, "none of the 1 nodes has room for pod 'g' (2 GPUs) within one NUMA node");
+  const auto be = place(only, test::pod("be", 5, 2).numa()).placement;
   ASSERT_TRUE(be);
   EXPECT_EQ(be->assignment.affinity, Affinity::kSameSocket);
 }

@@ -39,7 +39,7 @@ ClusterState random_cluster(core::RandomStream& rng, int nodes) {
                 .cores(static_cast<int>(rng.below(9)))
                 .memory(static_cast<std::int64_t>(rng.below(40)) * kGiB)
                 .start(k);
-    const auto where = place(s, p);
+    const auto where = place(s, p).placement;
     if (!where) {
       ++misses;
       continue;
@@ -141,9 +141,11 @@ TEST(Preempt, IncrementalMinimalAndExhaustiveBestAgainstBruteForce) {
     ASSERT_EQ(inc.chosen.has_value(), b.min_size != SIZE_MAX) << "trial " << trial << inc.reason;
     ASSERT_EQ(exh.chosen.has_value(), inc.chosen.has_value()) << "trial " << trial;
     if (!inc.chosen) {
+      EXPECT_EQ(inc.status, DecisionStatus::kInfeasible) << "trial " << trial;
       EXPECT_FALSE(inc.reason.empty());
       continue;
     }
+    EXPECT_EQ(inc.status, DecisionStatus::kChosen) << "trial " << trial;
     ++found;
     EXPECT_EQ(inc.chosen->victims.size(), b.min_size) << "trial " << trial;
     EXPECT_EQ(key_of(pod, *inc.chosen), b.best_at_min) << "trial " << trial;
@@ -227,7 +229,9 @@ TEST(Preempt, GuaranteedNeverGetsAnUnacceptableCandidate) {
     const auto d = preempt(t.s, pod, m, c);
     ASSERT_TRUE(d.chosen) << to_string(m);
     EXPECT_EQ(d.chosen->victims, std::vector<int>{t.v2}) << to_string(m);
-    for (const auto& cand : node_candidates(t.s, pod, 0, m, c)) {
+    const auto candidates = node_candidates(t.s, pod, 0, m, c);
+    ASSERT_TRUE(candidates) << candidates.error().message();
+    for (const auto& cand : *candidates) {
       EXPECT_EQ(cand.affinity, Affinity::kSameNuma) << to_string(m);
     }
   }
@@ -254,7 +258,7 @@ TEST(Preempt, BestEffortPrefersCandidatesMeetingItsRequirement) {
   const auto d = preempt(t.s, pod, PreemptionMethod::kIncremental, c);
   ASSERT_TRUE(d.chosen);
   EXPECT_EQ(d.chosen->victims, std::vector<int>{t.v2});
-  const auto all = node_candidates(t.s, pod, 0, PreemptionMethod::kIncremental, c);
+  const auto all = node_candidates(t.s, pod, 0, PreemptionMethod::kIncremental, c).value();
   ASSERT_EQ(all.size(), 2u);  // both single victims are candidates for a best-effort pod
   EXPECT_EQ(all[0].victims, std::vector<int>{t.v2});
   EXPECT_EQ(all[1].victims, std::vector<int>{t.v1});
@@ -342,6 +346,7 @@ TEST(Preempt, OnlyStrictlyLowerPriorityAndPruning) {
                  PreemptionMethod::kDefaultK8s}) {
     const auto d = preempt(s, pod, m, PreemptionConfig{});
     EXPECT_FALSE(d.chosen) << to_string(m);
+    EXPECT_EQ(d.status, DecisionStatus::kInfeasible) << to_string(m);
     EXPECT_EQ(d.nodes_examined, 2) << to_string(m);
     // Each node costs its "drain everything" check and nothing more; FlexTopo's searches also
     // try the node as it is first (for node0, with no victims, that is the same set).
@@ -358,6 +363,7 @@ TEST(Preempt, MaxVictimsBoundsTheSearch) {
   c.max_victims = 2;
   const auto d = preempt(s, pod, PreemptionMethod::kIncremental, c);
   EXPECT_FALSE(d.chosen);
+  EXPECT_EQ(d.status, DecisionStatus::kInfeasible);
   EXPECT_NE(d.reason.find("max_victims = 2"), std::string::npos) << d.reason;
   c.max_victims = 3;
   const auto ok = preempt(s, pod, PreemptionMethod::kIncremental, c);
@@ -369,35 +375,67 @@ TEST(Preempt, MaxVictimsBoundsTheSearch) {
   // the first set reaches the most S any 3 victims of priority 1 can: 1 more. A full level 3
   // would be 56 sets; node_candidates, which lists them all, evaluates them.
   EXPECT_EQ(ok.sets_evaluated, 39);
-  EXPECT_EQ(node_candidates(s, pod, 0, PreemptionMethod::kIncremental, c).size(), 56u);
+  EXPECT_EQ(node_candidates(s, pod, 0, PreemptionMethod::kIncremental, c).value().size(), 56u);
 }
 
-TEST(Preempt, FitsWithoutVictimsAndBadInput) {
+TEST(Preempt, FitsWithoutVictims) {
   ClusterState s = test::cluster_of(1, {});
   const auto d = preempt(s, test::pod("svc", 10, 2), PreemptionMethod::kIncremental, {});
   ASSERT_TRUE(d.chosen);
+  EXPECT_EQ(d.status, DecisionStatus::kChosen);
   EXPECT_TRUE(d.chosen->victims.empty());
-  PreemptionConfig bad;
-  bad.alpha = 1.5;
-  EXPECT_NE(preempt(s, test::pod("svc", 10, 2), PreemptionMethod::kExhaustive, bad)
-                .reason.find("alpha 1.5"),
-            std::string::npos);
-  bad = {};
-  bad.topology = for_penalties(0, 3.2);  // 1 / 0: no finite score
-  EXPECT_NE(preempt(s, test::pod("svc", 10, 2), PreemptionMethod::kIncremental, bad)
-                .reason.find("topology score inf"),
-            std::string::npos);
-  bad = {};
-  bad.max_victims = -1;
-  EXPECT_FALSE(preempt(s, test::pod("svc", 10, 2), PreemptionMethod::kIncremental, bad).chosen);
-  bad = {};
-  bad.nodes = {4};
-  EXPECT_FALSE(preempt(s, test::pod("svc", 10, 2), PreemptionMethod::kIncremental, bad).chosen);
-  EXPECT_FALSE(preempt(s, test::pod("", 10, 2), PreemptionMethod::kIncremental, {}).chosen);
-  EXPECT_TRUE(
-      node_candidates(s, test::pod("svc", 10, 2), 9, PreemptionMethod::kIncremental, {}).empty());
   EXPECT_TRUE(parse_preemption_method("exhaustive"));
   EXPECT_FALSE(parse_preemption_method("greedy"));
+}
+
+// A malformed request is kInvalid with what is wrong, and nothing is searched; a valid one that
+// no node can take is kInfeasible.
+TEST(Preempt, InvalidInputIsNotInfeasible) {
+  ClusterState s = test::cluster_of(1, {});
+  const Pod svc = test::pod("svc", 10, 2);
+  const auto invalid = [&](const Pod& pod, const PreemptionConfig& c, std::string_view why) {
+    for (auto m : {PreemptionMethod::kIncremental, PreemptionMethod::kExhaustive,
+                   PreemptionMethod::kDefaultK8s}) {
+      const auto d = preempt(s, pod, m, c);
+      EXPECT_EQ(d.status, DecisionStatus::kInvalid) << why << " " << to_string(m);
+      EXPECT_FALSE(d.chosen) << why;
+      EXPECT_EQ(d.nodes_examined, 0) << why;
+      EXPECT_NE(d.reason.find(why), std::string::npos) << d.reason;
+    }
+    if (!c.nodes.empty()) return;  // node_candidates searches the node it is given instead
+    const auto listed = node_candidates(s, pod, 0, PreemptionMethod::kIncremental, c);
+    ASSERT_FALSE(listed) << why;
+    EXPECT_EQ(listed.error().code(), core::Code::kInvalidArgument);
+    EXPECT_NE(listed.error().message().find(why), std::string::npos) << listed.error().message();
+  };
+  PreemptionConfig bad;
+  bad.alpha = 1.5;
+  invalid(svc, bad, "alpha 1.5 is outside [0, 1]");
+  bad = {};
+  bad.topology = for_penalties(0, 3.2);  // 1 / 0: no finite score
+  invalid(svc, bad, "topology score inf");
+  bad = {};
+  bad.max_victims = -1;
+  invalid(svc, bad, "max_victims -1 is negative");
+  bad = {};
+  bad.nodes = {4};
+  invalid(svc, bad, "node 4 does not exist (1 nodes)");
+  invalid(test::pod("", 10, 2), {}, "has no name");
+  const auto missing = node_candidates(s, svc, 9, PreemptionMethod::kIncremental, {});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message().find("node 9 does not exist"), std::string::npos);
+
+  // Nine GPUs on 8-GPU servers: valid, and infeasible whatever is evicted.
+  const auto too_big = preempt(s, test::pod("big", 10, 9), PreemptionMethod::kIncremental, {});
+  EXPECT_EQ(too_big.status, DecisionStatus::kInfeasible);
+  EXPECT_EQ(too_big.nodes_examined, 1);
+  EXPECT_NE(too_big.reason.find("no node where evicting"), std::string::npos) << too_big.reason;
+  const auto none =
+      node_candidates(s, test::pod("big", 10, 9), 0, PreemptionMethod::kIncremental, {});
+  ASSERT_TRUE(none) << none.error().message();
+  EXPECT_TRUE(none->empty());
+  EXPECT_EQ(to_string(DecisionStatus::kInvalid), "invalid");
+  EXPECT_EQ(to_string(DecisionStatus::kInfeasible), "infeasible");
 }
 
 TEST(Preempt, RestrictedToTheGivenNodes) {
@@ -414,6 +452,7 @@ TEST(Preempt, RestrictedToTheGivenNodes) {
 
 TEST(Preempt, SameStateSameDecision) {
   core::RandomStream rng = core::RandomStreams(99).stream("preemption/determinism");
+  PreemptionWorkspace workspace;
   for (int trial = 0; trial < 10; ++trial) {
     const ClusterState s = random_cluster(rng, 4);
     const ClusterState copy = s;
@@ -421,7 +460,9 @@ TEST(Preempt, SameStateSameDecision) {
     for (auto m : {PreemptionMethod::kIncremental, PreemptionMethod::kExhaustive,
                    PreemptionMethod::kDefaultK8s}) {
       const auto a = preempt(s, pod, m, PreemptionConfig{});
-      const auto b = preempt(copy, pod, m, PreemptionConfig{});
+      // A workspace reused across clusters and methods leaves nothing behind for the next.
+      const auto b = preempt(copy, pod, m, PreemptionConfig{}, workspace);
+      ASSERT_EQ(a.status, b.status);
       ASSERT_EQ(a.chosen.has_value(), b.chosen.has_value());
       EXPECT_EQ(a.reason, b.reason);
       EXPECT_EQ(a.sets_evaluated, b.sets_evaluated);
@@ -439,7 +480,7 @@ TEST(NodeCandidates, BestFirstAndConsistentWithPreempt) {
     bind(s, test::pod(fmt::format("p{}", g), 1 + g, 1), 0, {g});
   }
   const Pod pod = test::pod("svc", 10, 1).numa().guaranteed();
-  const auto inc = node_candidates(s, pod, 0, PreemptionMethod::kIncremental, {});
+  const auto inc = node_candidates(s, pod, 0, PreemptionMethod::kIncremental, {}).value();
   ASSERT_EQ(inc.size(), 8u);  // every single victim
   for (std::size_t i = 1; i < inc.size(); ++i) EXPECT_GE(inc[i - 1].score, inc[i].score);
   EXPECT_EQ(inc[0].victims, std::vector<int>{0});  // the lowest priority
@@ -447,10 +488,10 @@ TEST(NodeCandidates, BestFirstAndConsistentWithPreempt) {
   const auto d = preempt(s, pod, PreemptionMethod::kIncremental, {});
   ASSERT_TRUE(d.chosen);
   EXPECT_EQ(d.chosen->victims, inc[0].victims);
-  const auto exh = node_candidates(s, pod, 0, PreemptionMethod::kExhaustive, {});
+  const auto exh = node_candidates(s, pod, 0, PreemptionMethod::kExhaustive, {}).value();
   EXPECT_EQ(exh.size(), 8u + 28u + 56u + 70u);
   EXPECT_EQ(exh[0].victims, std::vector<int>{0});
-  const auto k8s = node_candidates(s, pod, 0, PreemptionMethod::kDefaultK8s, {});
+  const auto k8s = node_candidates(s, pod, 0, PreemptionMethod::kDefaultK8s, {}).value();
   ASSERT_EQ(k8s.size(), 1u);
   EXPECT_EQ(k8s[0].victims, std::vector<int>{0});
 }

@@ -416,8 +416,13 @@ int score_node(const ClusterState& state, const Pod& pod, int node) {
   return std::clamp(base + fit, 0, 10);
 }
 
-std::optional<Placement> place(const ClusterState& state, const Pod& pod) {
-  if (!validate(pod)) return std::nullopt;
+PlacementDecision place(const ClusterState& state, const Pod& pod) {
+  PlacementDecision d;
+  if (auto valid = validate(pod); !valid) {
+    d.status = DecisionStatus::kInvalid;
+    d.reason = valid.error().message();
+    return d;
+  }
   std::vector<std::optional<Affinity>> level(state.nodes().size());
   std::optional<Affinity> best;
   for (std::size_t i = 0; i < level.size(); ++i) {
@@ -429,7 +434,13 @@ std::optional<Placement> place(const ClusterState& state, const Pod& pod) {
     }
     if (!best || *level[i] < *best) best = level[i];
   }
-  if (!best) return std::nullopt;
+  if (!best) {
+    d.reason = fmt::format(
+        "none of the {} nodes has room for pod '{}' ({}) {}", state.nodes().size(), pod.name,
+        describe(pod.request),
+        pod.qos == Qos::kBestEffort ? within(TopologyRequirement::kNone) : within(pod.topology));
+    return d;
+  }
   int chosen = -1;
   int chosen_score = -1;
   for (std::size_t i = 0; i < level.size(); ++i) {
@@ -441,11 +452,14 @@ std::optional<Placement> place(const ClusterState& state, const Pod& pod) {
     }
   }
   auto a = best_assignment(state.node(chosen), pod.request);
-  if (!a) return std::nullopt;
-  Placement p;
-  p.node = chosen;
-  p.assignment = std::move(*a);
-  return p;
+  if (!a) {
+    d.reason = fmt::format("node {} reaches {} for pod '{}' but has no assignment for it",
+                           state.node(chosen).name(), to_string(*best), pod.name);
+    return d;
+  }
+  d.status = DecisionStatus::kChosen;
+  d.placement = Placement{.node = chosen, .assignment = std::move(*a)};
+  return d;
 }
 
 }  // namespace tessera::cluster

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/cluster/policy/decision_status.hpp"
 #include "tessera/cluster/state/cluster_state.hpp"
 
 namespace tessera::cluster {
@@ -50,8 +51,15 @@ struct Placement {
   int node = -1;
   Assignment assignment;
 };
-// The node and assignment the scheduler binds `pod` to without preemption: acceptable nodes, best
-// affinity first, then highest score, then lowest index. nullopt when none.
-std::optional<Placement> place(const ClusterState& state, const Pod& pod);
+// Where the scheduler binds a pod without preemption. kChosen: `placement` holds it.
+// kInfeasible: no node holds the pod acceptably now. kInvalid: the pod fails validate().
+struct PlacementDecision {
+  DecisionStatus status = DecisionStatus::kInfeasible;
+  std::optional<Placement> placement;
+  std::string reason;  // when nothing was chosen: what is wrong with the pod, or why no node
+};
+// The node and assignment for `pod`: acceptable nodes, best affinity first, then highest score,
+// then lowest index.
+PlacementDecision place(const ClusterState& state, const Pod& pod);
 
 }  // namespace tessera::cluster

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 namespace tessera::cluster {
 
@@ -68,9 +69,9 @@ struct NodeVictims {
   Affinity drained = Affinity::kCrossSocket;
 };
 
-// Buffers a search fills; one set per thread, kept between decisions so a decision on a large
-// cluster does not allocate (and fault in) them again.
-struct Buffers {
+}  // namespace
+
+struct PreemptionWorkspace::Buffers {
   std::vector<Victim> victims;
   std::vector<NumaFree> scratch;
   std::vector<int> all, idx;
@@ -80,12 +81,15 @@ struct Buffers {
   std::vector<char> gone;
 };
 
+namespace {
+
 // The work of one preemption decision: the victims of every node searched, and the evaluation of
 // victim sets against the preemptor's request.
 class Search {
  public:
-  Search(const ClusterState& state, const Pod& preemptor, const PreemptionConfig& config)
-      : state_(state), pod_(preemptor), config_(config), b_(buffers()) {
+  Search(const ClusterState& state, const Pod& preemptor, const PreemptionConfig& config,
+         PreemptionWorkspace& workspace)
+      : state_(state), pod_(preemptor), config_(config), b_(workspace.buffers()) {
     p_min_ =
         std::min(preemptor.priority, state.lowest_bound_priority().value_or(preemptor.priority));
     b_.victims.clear();
@@ -290,15 +294,10 @@ class Search {
     return std::max({t.same_numa, t.same_socket, t.cross_socket});
   }
 
-  static Buffers& buffers() {
-    static thread_local Buffers b;
-    return b;
-  }
-
   const ClusterState& state_;
   const Pod& pod_;
   const PreemptionConfig& config_;
-  Buffers& b_;
+  PreemptionWorkspace::Buffers& b_;
   std::int32_t p_min_ = 0;
   std::int64_t nodes_examined_ = 0;
   std::int64_t sets_evaluated_ = 0;
@@ -434,6 +433,7 @@ PreemptionDecision run_flextopo(Search& s, PreemptionMethod method) {
       for (NodeVictims& v : nodes) level(v, k);
     }
   }
+  d.status = best ? DecisionStatus::kChosen : DecisionStatus::kInfeasible;
   d.chosen = std::move(best);
   d.nodes_examined = s.nodes_examined();
   d.sets_evaluated = s.sets_evaluated();
@@ -466,6 +466,7 @@ PreemptionDecision run_k8s(const ClusterState& state, Search& s) {
       best_key = key;
     }
   }
+  d.status = best ? DecisionStatus::kChosen : DecisionStatus::kInfeasible;
   d.chosen = std::move(best);
   d.nodes_examined = s.nodes_examined();
   d.sets_evaluated = s.sets_evaluated();
@@ -509,11 +510,22 @@ TopologyScores for_penalties(double socket, double cross) {
   return t;
 }
 
+PreemptionWorkspace::PreemptionWorkspace() = default;
+PreemptionWorkspace::~PreemptionWorkspace() = default;
+PreemptionWorkspace::PreemptionWorkspace(PreemptionWorkspace&&) noexcept = default;
+PreemptionWorkspace& PreemptionWorkspace::operator=(PreemptionWorkspace&&) noexcept = default;
+
+PreemptionWorkspace::Buffers& PreemptionWorkspace::buffers() {
+  if (!buffers_) buffers_ = std::make_unique<Buffers>();
+  return *buffers_;
+}
+
 PreemptionDecision preempt(const ClusterState& state, const Pod& preemptor, PreemptionMethod method,
-                           const PreemptionConfig& config) {
-  Search s(state, preemptor, config);
+                           const PreemptionConfig& config, PreemptionWorkspace& workspace) {
+  Search s(state, preemptor, config, workspace);
   if (std::string why = s.check(); !why.empty()) {
     PreemptionDecision d;
+    d.status = DecisionStatus::kInvalid;
     d.reason = std::move(why);
     return d;
   }
@@ -521,17 +533,27 @@ PreemptionDecision preempt(const ClusterState& state, const Pod& preemptor, Pree
   return run_flextopo(s, method);
 }
 
-std::vector<PreemptionCandidate> node_candidates(const ClusterState& state, const Pod& preemptor,
-                                                 int node, PreemptionMethod method,
-                                                 const PreemptionConfig& config) {
+PreemptionDecision preempt(const ClusterState& state, const Pod& preemptor, PreemptionMethod method,
+                           const PreemptionConfig& config) {
+  PreemptionWorkspace workspace;
+  return preempt(state, preemptor, method, config, workspace);
+}
+
+core::Result<std::vector<PreemptionCandidate>> node_candidates(const ClusterState& state,
+                                                               const Pod& preemptor, int node,
+                                                               PreemptionMethod method,
+                                                               const PreemptionConfig& config) {
   PreemptionConfig one = config;
   one.nodes = {node};
-  Search s(state, preemptor, one);
-  if (!s.check().empty()) return {};
+  PreemptionWorkspace workspace;
+  Search s(state, preemptor, one, workspace);
+  if (std::string why = s.check(); !why.empty()) {
+    return core::fail(core::Domain::kCluster, core::Code::kInvalidArgument, std::move(why));
+  }
   const bool k8s = method == PreemptionMethod::kDefaultK8s;
   const auto v = s.prepare(node, k8s);
-  if (!v) return {};
   std::vector<PreemptionCandidate> out;
+  if (!v) return out;
   if (k8s) {
     if (auto c = s.k8s_victims(*v)) out.push_back(std::move(*c));
     return out;

@@ -32,12 +32,14 @@
 // pod indices.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tessera/cluster/policy/decision_status.hpp"
 #include "tessera/cluster/policy/placement.hpp"
 #include "tessera/cluster/state/cluster_state.hpp"
 
@@ -87,20 +89,48 @@ struct PreemptionCandidate {
 };
 
 struct PreemptionDecision {
+  // kChosen: `chosen` holds the candidate. kInfeasible: the request is valid but no node has a
+  // candidate now. kInvalid: the pod or the configuration cannot be searched (nothing was).
+  DecisionStatus status = DecisionStatus::kInfeasible;
   std::optional<PreemptionCandidate> chosen;
-  std::string reason;  // when nothing was chosen: why
+  // When nothing was chosen: what is wrong with the request (kInvalid), or why no node has a
+  // candidate (kInfeasible).
+  std::string reason;
   // Work done, for the experiments (deterministic, unlike wall time).
   std::int64_t nodes_examined = 0;
   std::int64_t sets_evaluated = 0;
 };
 
+// The scratch a search fills (victim lists, free counts, index sets), owned by the caller and
+// kept between decisions so that a decision on a large cluster does not allocate (and fault in)
+// it again. A workspace serves one decision at a time: one per thread that decides.
+class PreemptionWorkspace {
+ public:
+  PreemptionWorkspace();
+  ~PreemptionWorkspace();
+  PreemptionWorkspace(PreemptionWorkspace&&) noexcept;
+  PreemptionWorkspace& operator=(PreemptionWorkspace&&) noexcept;
+
+  struct Buffers;  // defined with the search
+  // Made on first use, so that a moved-from workspace can serve again.
+  Buffers& buffers();
+
+ private:
+  std::unique_ptr<Buffers> buffers_;
+};
+
+PreemptionDecision preempt(const ClusterState& state, const Pod& preemptor, PreemptionMethod method,
+                           const PreemptionConfig& config, PreemptionWorkspace& workspace);
+// The same with a workspace of its own, allocated for this decision.
 PreemptionDecision preempt(const ClusterState& state, const Pod& preemptor, PreemptionMethod method,
                            const PreemptionConfig& config);
 
 // Every candidate the method would weigh on one node, best first (for the extender's per-node
-// answer and for tests).
-std::vector<PreemptionCandidate> node_candidates(const ClusterState& state, const Pod& preemptor,
-                                                 int node, PreemptionMethod method,
-                                                 const PreemptionConfig& config);
+// answer and for tests); empty when the node has none. Fails (kInvalidArgument) on what preempt
+// reports as kInvalid, or a node that does not exist.
+core::Result<std::vector<PreemptionCandidate>> node_candidates(const ClusterState& state,
+                                                               const Pod& preemptor, int node,
+                                                               PreemptionMethod method,
+                                                               const PreemptionConfig& config);
 
 }  // namespace tessera::cluster

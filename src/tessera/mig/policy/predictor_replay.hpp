@@ -12,9 +12,9 @@ namespace tessera::mig {
 
 // One sample per iteration: iteration i's requested and reserved bytes from `trajectory`, read
 // through workload::noisy_reading (the simulated MIG GPU's noise model) with z_i standard normal
-// from a generator seeded with `seed` (noise 0: the exact trajectory). Returns the first iteration
-// at which a converged prediction's peak_bytes exceeds `limit`, or -1 if none does before
-// `iterations`.
+// from the stream "mig/predictor-replay" of core::RandomStreams(seed) (noise 0: the exact
+// trajectory). Returns the first iteration at which a converged prediction's peak_bytes exceeds
+// `limit`, or -1 if none does before `iterations`.
 std::int64_t first_alarm_iteration(const workload::MemoryTrajectory& trajectory,
                                    std::int64_t iterations,
                                    std::vector<workload::MemoryStep> declared, std::int64_t limit,

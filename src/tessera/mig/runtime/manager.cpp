@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "tessera/core/try.hpp"
+#include "tessera/mig/policy/restart_policy.hpp"
 #include "tessera/mig/policy/scheduler.hpp"
 
 namespace tessera::mig {
@@ -51,7 +52,7 @@ struct JobState {
   std::optional<PeakPredictor> predictor;
   bool stop_requested = false;  // early restart asked for (or refused: not asked again)
   bool stopped_early = false;   // stop_job accepted for an early restart
-  std::int64_t stop_peak = 0;
+  EarlyRestart stop;            // what the accepted stop restarts it with
   JobOutcome outcome;
 };
 
@@ -65,6 +66,7 @@ class Manager final : public device::MigJobObserver {
         options_(options),
         progress_(progress),
         caps_(device.capabilities()),
+        restarts_(space, options.scheme, options.static_layout),
         order_(profile_order(space)) {
     for (const workload::BatchJobPtr& job : jobs) {
       JobState js;
@@ -120,13 +122,12 @@ class Manager final : public device::MigJobObserver {
     js.outcome.actual_peak_bytes = std::max(js.outcome.actual_peak_bytes, s.reserved_bytes);
     js.predictor->add(s.iteration, s.requested_bytes, s.reserved_bytes);
     if (!options_.early_restart || !caps_.memory_samples || js.stop_requested) return;
-    const auto prediction = js.predictor->predict();
-    if (!prediction || !prediction->converged || prediction->peak_bytes <= js.instance_memory) {
-      return;
-    }
-    if (larger_than(js.outcome.attempts.back().profile_id) == nullptr) return;
+    const auto early =
+        restarts_.early_restart(js.predictor->predict(), js.outcome.attempts.back().profile_id,
+                                js.instance_memory, js.need);
+    if (!early) return;
     js.stop_requested = true;
-    js.stop_peak = prediction->peak_bytes;
+    js.stop = *early;
     // A refused stop leaves the job running; it restarts if it does run out of memory.
     js.stopped_early = device_.stop_job(s.run).has_value();
   }
@@ -153,8 +154,9 @@ class Manager final : public device::MigJobObserver {
     switch (e.kind) {
       case device::JobExitKind::kCompleted: resolve(j, true, ""); break;
       case device::JobExitKind::kOutOfMemory: {
-        const hw::MigProfile* larger = larger_than(a.profile_id);
-        if (larger == nullptr) {
+        const auto restart = restarts_.after_out_of_memory(
+            a.profile_id, js.need, js.outcome.actual_peak_bytes, prediction);
+        if (!restart) {
           resolve(j, false,
                   fmt::format("ran out of memory on {}, the largest instance it can get ({}), at "
                               "iteration {} with {} reserved",
@@ -163,17 +165,15 @@ class Manager final : public device::MigJobObserver {
           break;
         }
         ++oom_restarts_;
-        std::int64_t need = std::max(js.need, js.outcome.actual_peak_bytes);
-        if (prediction) need = std::max(need, capped(prediction->peak_bytes));
-        requeue(j, need, larger->id);
+        requeue(j, restart->need_bytes, restart->min_profile_id);
         break;
       }
       case device::JobExitKind::kKilled:
         if (js.stopped_early) {
           a.early_restart = true;
-          a.predicted_peak_bytes = js.stop_peak;
+          a.predicted_peak_bytes = js.stop.predicted_peak_bytes;
           ++early_restarts_;
-          requeue(j, std::max(js.need, capped(js.stop_peak)), larger_than(a.profile_id)->id);
+          requeue(j, js.stop.restart.need_bytes, js.stop.restart.min_profile_id);
           break;
         }
         on_failed(j, "killed outside tessera", profile_name);
@@ -192,38 +192,6 @@ class Manager final : public device::MigJobObserver {
       return;
     }
     resolve(j, false, fmt::format("failed twice on {}: {}", profile_name, message));
-  }
-
-  // A predicted need above the largest instance the job can get (under static: the layout's
-  // largest) is tried there: a prediction alone never gives a job up.
-  std::int64_t capped(std::int64_t bytes) const {
-    std::int64_t largest = 0;
-    if (options_.scheme == Scheme::kStatic) {
-      for (const Placement& p : options_.static_layout.instances) {
-        if (const hw::MigProfile* profile = space_.geometry().find(p.profile_id)) {
-          largest = std::max(largest, profile->memory_bytes);
-        }
-      }
-    } else if (!order_.empty()) {
-      largest = order_.back()->memory_bytes;
-    }
-    return largest > 0 ? std::min(bytes, largest) : bytes;
-  }
-
-  // The profile a job that outgrew `profile_id` moves to: the next larger profile of the space,
-  // or, under the static scheme, the smallest larger instance of the layout.
-  const hw::MigProfile* larger_than(int profile_id) const {
-    if (options_.scheme == Scheme::kSequential) return nullptr;
-    if (options_.scheme != Scheme::kStatic) return next_larger_profile(space_, profile_id);
-    const hw::MigProfile* from = space_.geometry().find(profile_id);
-    const hw::MigProfile* best = nullptr;
-    for (const Placement& p : options_.static_layout.instances) {
-      const hw::MigProfile* candidate = space_.geometry().find(p.profile_id);
-      if (from == nullptr || candidate == nullptr) continue;
-      if (candidate->memory_bytes <= from->memory_bytes) continue;
-      if (best == nullptr || candidate->memory_bytes < best->memory_bytes) best = candidate;
-    }
-    return best;
   }
 
   void requeue(std::size_t j, std::int64_t need, std::optional<int> min_profile) {
@@ -525,7 +493,7 @@ class Manager final : public device::MigJobObserver {
     js.predictor.emplace(js.job->iterations, js.job->declared_steps, options_.predictor);
     js.stop_requested = false;
     js.stopped_early = false;
-    js.stop_peak = 0;
+    js.stop = {};
     js.outcome.attempts.push_back(Attempt{.profile_id = plan.instance.profile_id,
                                           .start = plan.instance.start,
                                           .started = device_.executor().now()});
@@ -566,6 +534,7 @@ class Manager final : public device::MigJobObserver {
   const ManagerOptions& options_;
   const ProgressFn& progress_;
   device::MigCapabilities caps_;
+  RestartPolicy restarts_;
   std::vector<const hw::MigProfile*> order_;
   std::vector<JobState> jobs_;
   std::map<device::MigInstanceId, InstanceInfo> instances_;

@@ -87,6 +87,7 @@ class Simulation {
   core::RandomStreams streams_;
   Engine engine_;
   cluster::ClusterState state_;
+  cluster::PreemptionWorkspace preemption_workspace_;
   std::vector<std::shared_ptr<const hw::HostTopology>> shapes_;  // one per pool
   ClusterSimResult result_;
   core::Status error_;  // first error inside an event; ends the run
@@ -277,9 +278,11 @@ core::Status Simulation::pass() {
         job.pod.priority,     static_cast<int>(job.pod.qos), static_cast<int>(job.pod.topology),
         job.pod.request.gpus, job.pod.request.memory_bytes,  job.pod.request.cpus};
     if (failed.contains(shape)) continue;
-    if (auto placed = detail::place_for(state_, job.pod, sc_.method)) {
+    const auto placed = detail::place_for(state_, job.pod, sc_.method);
+    TESSERA_TRY(detail::refuse_invalid(placed.status, job.pod, placed.reason));
+    if (placed.placement) {
       std::erase(pending_, j);
-      TESSERA_TRY(bind(j, *placed, nullptr));
+      TESSERA_TRY(bind(j, *placed.placement, nullptr));
       continue;
     }
     const bool outranks = !bound_prio_.empty() && bound_prio_.begin()->first < job.pod.priority;
@@ -287,7 +290,9 @@ core::Status Simulation::pass() {
       failed.insert(shape);
       continue;
     }
-    const auto decision = cluster::preempt(state_, job.pod, sc_.method, sc_.preemption);
+    const auto decision =
+        cluster::preempt(state_, job.pod, sc_.method, sc_.preemption, preemption_workspace_);
+    TESSERA_TRY(detail::refuse_invalid(decision.status, job.pod, decision.reason));
     PreemptionRecord rec = detail::start_record(job.pod, job.pod_class, sc_.method);
     rec.time = now;
     rec.sequence = static_cast<int>(result_.preemptions.size());

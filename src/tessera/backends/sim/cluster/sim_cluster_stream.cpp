@@ -43,14 +43,20 @@ bool fits_empty(const std::shared_ptr<const hw::HostTopology>& topology, const c
   return a && cluster::acceptable(pod, *a);
 }
 
-std::optional<cluster::Placement> place_for(const cluster::ClusterState& state,
-                                            const cluster::Pod& pod,
-                                            cluster::PreemptionMethod method) {
+cluster::PlacementDecision place_for(const cluster::ClusterState& state, const cluster::Pod& pod,
+                                     cluster::PreemptionMethod method) {
   if (method != cluster::PreemptionMethod::kDefaultK8s) return cluster::place(state, pod);
   cluster::Pod blind = pod;
   blind.qos = cluster::Qos::kBestEffort;
   blind.topology = cluster::TopologyRequirement::kNone;
   return cluster::place(state, blind);
+}
+
+core::Status refuse_invalid(cluster::DecisionStatus status, const cluster::Pod& pod,
+                            const std::string& reason) {
+  if (status != cluster::DecisionStatus::kInvalid) return {};
+  return core::failf(core::Domain::kSim, core::Code::kInvalidArgument,
+                     "pod '{}' cannot be scheduled: {}", pod.name, reason);
 }
 
 PreemptionRecord start_record(const cluster::Pod& pod, const std::string& pod_class,
@@ -231,17 +237,21 @@ core::Result<std::vector<PreemptionRecord>> run_preemption_stream(cluster::Clust
   for (const auto& p : state.pods()) seq = std::max(seq, p.pod.start_seq + 1);
   std::vector<PreemptionRecord> out;
   out.reserve(classes.size());
+  cluster::PreemptionWorkspace workspace;
   for (int i = 0; i < spec.count; ++i) {
     const PodClass& c = *classes[static_cast<std::size_t>(i)];
     const cluster::Pod pod = detail::make_pod(c, fmt::format("preemptor-{}-{}", i, c.name), seq++);
     PreemptionRecord rec = detail::start_record(pod, c.name, spec.method);
     rec.sequence = i;
-    if (auto placed = detail::place_for(state, pod, spec.method)) {
-      TESSERA_TRY(detail::bind_recorded(state, pod, *placed, rec));
+    const auto placed = detail::place_for(state, pod, spec.method);
+    TESSERA_TRY(detail::refuse_invalid(placed.status, pod, placed.reason));
+    if (placed.placement) {
+      TESSERA_TRY(detail::bind_recorded(state, pod, *placed.placement, rec));
       out.push_back(std::move(rec));
       continue;
     }
-    const auto decision = cluster::preempt(state, pod, spec.method, spec.config);
+    const auto decision = cluster::preempt(state, pod, spec.method, spec.config, workspace);
+    TESSERA_TRY(detail::refuse_invalid(decision.status, pod, decision.reason));
     rec.nodes_examined = decision.nodes_examined;
     rec.sets_evaluated = decision.sets_evaluated;
     if (!decision.chosen) {

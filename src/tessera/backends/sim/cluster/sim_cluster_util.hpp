@@ -28,9 +28,13 @@ bool fits_empty(const std::shared_ptr<const hw::HostTopology>& topology, const c
 // counts, blind to the topology requirement (kube-scheduler's NodeResourcesFit): the node is still
 // chosen by cluster::place's order and the pod gets the best assignment there, as kubelet's device
 // and CPU managers would give it, but a guaranteed pod may land below its requirement.
-std::optional<cluster::Placement> place_for(const cluster::ClusterState& state,
-                                            const cluster::Pod& pod,
-                                            cluster::PreemptionMethod method);
+cluster::PlacementDecision place_for(const cluster::ClusterState& state, const cluster::Pod& pod,
+                                     cluster::PreemptionMethod method);
+
+// A decision that found the pod or the preemption settings malformed fails the run (asking again
+// would never help, so the pod would wait forever); any other decision passes.
+core::Status refuse_invalid(cluster::DecisionStatus status, const cluster::Pod& pod,
+                            const std::string& reason);
 
 // Fills the record's preemptor fields.
 PreemptionRecord start_record(const cluster::Pod& pod, const std::string& pod_class,

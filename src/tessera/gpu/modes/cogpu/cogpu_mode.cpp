@@ -5,6 +5,7 @@
 
 #include "tessera/core/try.hpp"
 #include "tessera/device/occupancy.hpp"
+#include "tessera/gpu/policy/initial_split.hpp"
 
 namespace tessera::gpu {
 
@@ -48,19 +49,10 @@ core::Status CoGpuMode::attach(device::GpuDevice& device, std::span<const Tenant
                        name(), n, grid.min_sms, device.spec().name, grid.usable_sms,
                        grid.usable_sms / grid.min_sms);
   }
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < tenants.size(); ++i) {
-    if (tenants[i].latency_critical) order.push_back(i);
-  }
-  for (std::size_t i = 0; i < tenants.size(); ++i) {
-    if (!tenants[i].latency_critical) order.push_back(i);
-  }
   // Until the first decision, the tenants split the GPU evenly.
-  const int granules = grid.usable_sms / grid.granularity;
-  std::vector<int> sizes;
-  for (int k = 0; k < n; ++k)
-    sizes.push_back((granules / n + (k < granules % n ? 1 : 0)) * grid.granularity);
-  TESSERA_ASSIGN_OR_RETURN(const auto layout, plan_physical_contexts(grid, sizes));
+  const InitialSplit split = initial_split(grid, tenants);
+  const std::vector<std::size_t>& order = split.order;
+  TESSERA_ASSIGN_OR_RETURN(const auto layout, plan_physical_contexts(grid, split.sms));
 
   const core::Nanos now = device.executor().now();
   std::vector<Context> contexts(tenants.size());

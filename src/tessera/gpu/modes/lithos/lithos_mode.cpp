@@ -6,6 +6,7 @@
 
 #include "tessera/core/try.hpp"
 #include "tessera/device/occupancy.hpp"
+#include "tessera/gpu/policy/right_sizer.hpp"
 
 namespace tessera::gpu {
 
@@ -185,40 +186,8 @@ int LithosMode::usable_tpcs(const workload::Kernel& kernel) const {
 int LithosMode::tpc_need(const workload::Kernel& kernel) const {
   const int max = usable_tpcs(kernel);
   if (!options_.right_sizing) return max;
-  // Right-sizing walks down from `max` on measured latencies (at the boost clock), never past
-  // what it has seen to be within the slip of the latency on `max`:
-  //  - best: the fewest TPCs seen whose latency is within (1 + slip) of the one on max;
-  //  - the next count tried is the fewest that stays within that bound even if the kernel were
-  //    compute-bound below best (latency x best / t), so a step does not break the slip;
-  //  - the fitted curve (right_size) may stop the walk earlier, never push it further.
-  // A count seen and found too slow is not tried again.
-  const auto seen = profiles_.samples(kernel);
-  const auto at = [&](int t) -> const LatencySample* {
-    for (const auto& s : seen) {
-      if (s.tpcs == t) return &s;
-    }
-    return nullptr;
-  };
-  const LatencySample* ref = at(max);
-  if (ref == nullptr || !(ref->latency_ns > 0)) return max;
-  const double bound = (1 + options_.latency_slip) * ref->latency_ns;
-  int best = max;
-  double best_ns = ref->latency_ns;
-  for (const auto& s : seen) {
-    if (s.tpcs < best && s.latency_ns <= bound) {
-      best = s.tpcs;
-      best_ns = s.latency_ns;
-    }
-  }
-  if (best <= 1) return best;
-  // At least one TPC per step, or the walk would stall below 1 + 1/slip TPCs; such a step may
-  // cost a compute-bound kernel more than the slip once (the count is then never tried again).
-  int next = std::clamp(static_cast<int>(std::ceil(best * best_ns / bound - 1e-9)), 1, best - 1);
-  if (const auto fit = profiles_.fit(kernel)) {
-    next = std::max(next, right_size(*fit, max, options_.latency_slip));
-  }
-  if (next >= best || at(next) != nullptr) return best;
-  return next;
+  return right_sized_tpcs(profiles_.samples(kernel), profiles_.fit(kernel), max,
+                          options_.latency_slip);
 }
 
 void LithosMode::schedule() {
