@@ -17,10 +17,10 @@ const std::vector<OptionField<LithosOptions>>& lithos_option_fields() {
           }),
       switch_option("right_sizing", &LithosOptions::right_sizing,
                     {.meaning = "give each kernel the fewest TPCs within latency_slip",
-                     .basis = "LithOS's right-sizing (evaluated in its §7.2)"}),
+                     .basis = "LithOS's right-sizing, evaluated in its §7.2"}),
       switch_option("dvfs", &LithosOptions::dvfs,
                     {.meaning = "lower the clock where latency_slip allows",
-                     .basis = "LithOS's DVFS (evaluated in its §7.3)"}),
+                     .basis = "LithOS's DVFS, evaluated in its §7.3"}),
       number_option(
           "latency_slip", &LithosOptions::latency_slip,
           {.meaning = "the fraction right-sizing and DVFS may make a kernel slower, "
