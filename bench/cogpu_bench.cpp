@@ -160,8 +160,7 @@ workload::KernelSequencePtr steps(workload::Phase phase, int kernels) {
 void BM_CoGpuLaunch(benchmark::State& state) {
   StepExecutor exec;
   RecordingDevice dev(exec, *hw::find_gpu("h100"));
-  gpu::ModeOptions options;
-  gpu::CoGpuMode mode(options, std::make_unique<gpu::CoGpuPolicy>());
+  gpu::CoGpuMode mode(gpu::CoGpuOptions{}, std::make_unique<gpu::CoGpuPolicy>());
   const std::vector<gpu::TenantInfo> ts = {
       {.id = 0, .name = "chat", .latency_critical = true, .tpot_slo = core::millis(50)},
       {.id = 1, .name = "train"}};

@@ -44,8 +44,8 @@ TEST(LithosStudies, EachVariantIsARowWithItsOptionApplied) {
   auto s = options_scenario();
   s.duration = core::seconds(1);
   const RunFn run =
-      lithos_variants({{.label = "off", .apply = [](gpu::ModeOptions& o) { o.dvfs = false; }},
-                       {.label = "on", .apply = [](gpu::ModeOptions& o) { o.dvfs = true; }}},
+      lithos_variants({{.label = "off", .apply = [](gpu::LithosOptions& o) { o.dvfs = false; }},
+                       {.label = "on", .apply = [](gpu::LithosOptions& o) { o.dvfs = true; }}},
                       /*sweep=*/false);
   auto r = run(s, {});
   ASSERT_TRUE(r.has_value()) << r.error().message();

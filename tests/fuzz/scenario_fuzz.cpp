@@ -22,6 +22,8 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
+#include "tessera/gpu/modes/mps/mps_options.hpp"
+#include "tessera/gpu/modes/time_slicing/time_slicing_options.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/scenario/scenario.hpp"
 
@@ -67,9 +69,9 @@ void check_scenario(const Scenario& s) {
     require(tessera::gpu::is_sharing_mode(m));
     require(modes.insert(m).second);
   }
-  require(s.mode_options.time_slice > 0);
-  require(s.mode_options.mps_active_thread_percentage > 0 &&
-          s.mode_options.mps_active_thread_percentage <= 100);
+  require(s.mode_options.of<tessera::gpu::TimeSlicingOptions>("time-slicing").time_slice > 0);
+  const double pct = s.mode_options.of<tessera::gpu::MpsOptions>("mps").active_thread_percentage;
+  require(pct > 0 && pct <= 100);
   require(!s.tenants.empty());
   std::set<std::string> names;
   double share = 0;

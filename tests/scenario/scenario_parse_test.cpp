@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "tessera/gpu/modes/cogpu/cogpu_options.hpp"
+#include "tessera/gpu/modes/lithos/lithos_options.hpp"
+#include "tessera/gpu/modes/time_slicing/time_slicing_options.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/scenario/demo_scenario.hpp"
 #include "tessera/scenario/scenario.hpp"
@@ -125,22 +128,32 @@ TEST(ScenarioParse, ModeOptionsSetTheSchedulersKnobs) {
                             "\ntenants:"),
                      "ok.yaml", "/data");
   ASSERT_TRUE(r.has_value()) << r.error().message();
-  EXPECT_EQ(r->mode_options.atom_duration, core::micros(100));
-  EXPECT_TRUE(r->mode_options.right_sizing);
-  EXPECT_TRUE(r->mode_options.dvfs);
-  EXPECT_DOUBLE_EQ(r->mode_options.latency_slip, 0.05);
-  EXPECT_EQ(r->mode_options.remap_cost, core::micros(20));
-  EXPECT_EQ(r->mode_options.remap_min_residency, core::millis(5));
+  const auto& lithos = r->mode_options.of<gpu::LithosOptions>("lithos");
+  EXPECT_EQ(lithos.atom_duration, core::micros(100));
+  EXPECT_TRUE(lithos.right_sizing);
+  EXPECT_TRUE(lithos.dvfs);
+  EXPECT_DOUBLE_EQ(lithos.latency_slip, 0.05);
+  // cogpu and tpot-first share the remap keys: one value sets both.
+  for (const auto* mode : {"cogpu", "tpot-first"}) {
+    const auto& remap = r->mode_options.of<gpu::CoGpuOptions>(mode);
+    EXPECT_EQ(remap.remap_cost, core::micros(20)) << mode;
+    EXPECT_EQ(remap.remap_min_residency, core::millis(5)) << mode;
+  }
   // Left out, each keeps its documented default.
   auto d = parse_scenario(mutate("tenants:", "mode_options: {time_slice: 1ms}\ntenants:"),
                           "ok.yaml", "/data");
   ASSERT_TRUE(d.has_value()) << d.error().message();
-  EXPECT_EQ(d->mode_options.atom_duration, gpu::ModeOptions{}.atom_duration);
-  EXPECT_FALSE(d->mode_options.right_sizing);
-  EXPECT_FALSE(d->mode_options.dvfs);
-  EXPECT_DOUBLE_EQ(d->mode_options.latency_slip, gpu::ModeOptions{}.latency_slip);
-  EXPECT_EQ(d->mode_options.remap_cost, gpu::ModeOptions{}.remap_cost);
-  EXPECT_EQ(d->mode_options.remap_min_residency, gpu::ModeOptions{}.remap_min_residency);
+  EXPECT_EQ(d->mode_options.of<gpu::TimeSlicingOptions>("time-slicing").time_slice,
+            core::millis(1));
+  const auto& kept = d->mode_options.of<gpu::LithosOptions>("lithos");
+  EXPECT_EQ(kept.atom_duration, gpu::LithosOptions{}.atom_duration);
+  EXPECT_FALSE(kept.right_sizing);
+  EXPECT_FALSE(kept.dvfs);
+  EXPECT_DOUBLE_EQ(kept.latency_slip, gpu::LithosOptions{}.latency_slip);
+  EXPECT_EQ(d->mode_options.of<gpu::CoGpuOptions>("cogpu").remap_cost,
+            gpu::CoGpuOptions{}.remap_cost);
+  EXPECT_EQ(d->mode_options.of<gpu::CoGpuOptions>("cogpu").remap_min_residency,
+            gpu::CoGpuOptions{}.remap_min_residency);
 }
 
 TEST(ScenarioParse, BuiltInDemoParses) {

@@ -65,7 +65,7 @@ Outcome run(std::string_view mode_name, Training training) {
   const auto spec = hw::find_gpu("h100");
   EXPECT_TRUE(spec);
   sim::SimGpu gpu(engine, *spec);
-  auto mode = gpu::make_sharing_mode(mode_name, gpu::ModeOptions{});
+  auto mode = gpu::make_sharing_mode(mode_name);
   EXPECT_TRUE(mode);
   std::vector<gpu::TenantInfo> infos{{.id = 0, .name = "chat", .latency_critical = true}};
   if (training != Training::kNone) infos.push_back({.id = 1, .name = "train"});

@@ -41,7 +41,7 @@ Outcome serve(const std::string& model_name, const workload::TensorParallel* tp,
   const auto spec = hw::find_gpu("rtx4090");
   EXPECT_TRUE(spec.has_value());
   sim::SimGpu gpu(engine, *spec);
-  auto mode = gpu::make_sharing_mode("exclusive", gpu::ModeOptions{});
+  auto mode = gpu::make_sharing_mode("exclusive");
   EXPECT_TRUE(mode.has_value());
   const std::vector<gpu::TenantInfo> infos{{.id = 0, .name = "svc", .latency_critical = true}};
   EXPECT_TRUE((*mode)->attach(gpu, infos).has_value());

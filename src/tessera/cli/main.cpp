@@ -145,7 +145,7 @@ void list_builtins() {
     fmt::print("  {:<18} {} (default batch {})\n", m.name, m.description, m.default_batch);
   }
   fmt::print("Sharing modes:\n");
-  for (const auto& e : gpu::sharing_modes()) fmt::print("  {:<18} {}\n", e.name, e.summary);
+  fmt::print("{}", gpu::sharing_modes_listing());
   fmt::print("Experiments (tessera experiment NAME):\n");
   list_experiments();
 }

@@ -208,6 +208,10 @@ Result<Nanos> ConfigNode::duration_or(std::string_view key, Nanos fallback) cons
 }
 
 Status ConfigNode::check_keys(std::initializer_list<std::string_view> allowed) const {
+  return check_keys(std::span(allowed.begin(), allowed.size()));
+}
+
+Status ConfigNode::check_keys(std::span<const std::string_view> allowed) const {
   if (!node_.IsMap()) {
     return std::unexpected(error(fmt::format("expected a mapping, got {}", describe(node_))));
   }

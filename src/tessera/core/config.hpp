@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,7 @@ class ConfigNode {
   // Rejects keys outside `allowed`, naming the unknown key and listing the allowed ones, so a
   // typo ("sl0:") is an error instead of a silently ignored field.
   Status check_keys(std::initializer_list<std::string_view> allowed) const;
+  Status check_keys(std::span<const std::string_view> allowed) const;
 
   // An error located at this node: "file:line:col: path: what".
   Error error(std::string_view what) const;

@@ -28,6 +28,7 @@
 #include "tessera/core/time.hpp"
 #include "tessera/device/gpu_device.hpp"
 #include "tessera/experiment/determinism_reference.hpp"
+#include "tessera/gpu/mode_settings.hpp"
 #include "tessera/gpu/sharing_mode.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/workload/models/compute_model.hpp"
@@ -83,7 +84,7 @@ struct HarnessOptions {
   std::vector<int> lc_partition_sms = {16, 32, 64};
   std::vector<GemmVariant> variants = {GemmVariant::kFixed, GemmVariant::kDrift};
   std::uint64_t seed = 1;
-  gpu::ModeOptions mode_options{};
+  gpu::ModeSettings mode_options{};
   // The decode tenant's TPOT target, which SLO-aware modes (cogpu, tpot-first) size its partition
   // by. ASSUMPTION: 1 ms; the small decode step needs far less, so those modes give it a partition
   // smaller than the GPU, the case that matters for determinism.

@@ -25,30 +25,10 @@ struct AssumptionKey {
   std::string (*value)(const scenario::Scenario&);
 };
 
-// The model assumptions a result can rest on; each is documented where it is declared
-// (src/tessera/gpu/sharing_mode.hpp ModeOptions, src/tessera/backends/sim/gpu/sim_gpu_options.hpp
-// SimGpuOptions).
-constexpr AssumptionKey kAssumptions[] = {
-    {"mode.time_slice",
-     [](const scenario::Scenario& s) { return micros(s.mode_options.time_slice); }},
-    {"mode.context_switch",
-     [](const scenario::Scenario& s) { return micros(s.mode_options.context_switch); }},
-    {"mode.mps_active_thread_percentage",
-     [](const scenario::Scenario& s) {
-       return fmt::format("{:g}%", s.mode_options.mps_active_thread_percentage);
-     }},
-    {"mode.atom_duration",
-     [](const scenario::Scenario& s) { return micros(s.mode_options.atom_duration); }},
-    {"mode.right_sizing",
-     [](const scenario::Scenario& s) {
-       return std::string(s.mode_options.right_sizing ? "on" : "off");
-     }},
-    {"mode.dvfs",
-     [](const scenario::Scenario& s) { return std::string(s.mode_options.dvfs ? "on" : "off"); }},
-    {"mode.latency_slip",
-     [](const scenario::Scenario& s) { return fmt::format("{:g}", s.mode_options.latency_slip); }},
-    {"mode.remap_cost",
-     [](const scenario::Scenario& s) { return micros(s.mode_options.remap_cost); }},
+// The simulator's model assumptions a result can rest on, each documented where it is declared
+// (src/tessera/backends/sim/gpu/sim_gpu_options.hpp SimGpuOptions). The modes' ones are
+// "mode.<key>" for every option a registered mode declares (gpu/registry.hpp).
+constexpr AssumptionKey kSimAssumptions[] = {
     {"sim.achievable_compute_fraction",
      [](const scenario::Scenario& s) {
        return fmt::format("{:g}", s.sim_options.achievable_compute_fraction);
@@ -73,10 +53,14 @@ constexpr AssumptionKey kAssumptions[] = {
      }},
 };
 
+constexpr std::string_view kModePrefix = "mode.";
+
 std::string assumption_keys() {
-  std::string out;
-  for (const auto& a : kAssumptions) out += (out.empty() ? "" : ", ") + std::string(a.key);
-  return out;
+  std::vector<std::string> keys;
+  for (const auto key : gpu::mode_option_keys())
+    keys.push_back(fmt::format("{}{}", kModePrefix, key));
+  for (const auto& a : kSimAssumptions) keys.emplace_back(a.key);
+  return fmt::format("{}", fmt::join(keys, ", "));
 }
 
 core::Error invalid(std::string message) {
@@ -161,7 +145,10 @@ Result<scenario::Scenario> load_config(const Config& config) {
 }
 
 Result<std::string> assumption_value(const scenario::Scenario& s, std::string_view key) {
-  for (const auto& a : kAssumptions) {
+  if (key.starts_with(kModePrefix)) {
+    if (auto value = s.mode_options.value(key.substr(kModePrefix.size()))) return *value;
+  }
+  for (const auto& a : kSimAssumptions) {
     if (a.key == key) return a.value(s);
   }
   return core::failf(core::Domain::kScenario, core::Code::kNotFound,

@@ -116,7 +116,7 @@ RunFn lithos_variants(std::vector<Variant> variants, bool sweep) {
     for (const auto& v : variants) {
       scenario::Scenario one = s;
       one.modes = {"lithos"};
-      v.apply(one.mode_options);
+      v.apply(one.mode_options.of<gpu::LithosOptions>("lithos"));
       TESSERA_ASSIGN_OR_RETURN(auto run, core::with_context(scenario::run_scenario(one, options),
                                                             fmt::format("variant '{}'", v.label)));
       run.modes.front().mode = v.label;

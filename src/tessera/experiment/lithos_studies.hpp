@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "tessera/experiment/experiment.hpp"
-#include "tessera/gpu/sharing_mode.hpp"
+#include "tessera/gpu/modes/lithos/lithos_options.hpp"
 
 namespace tessera::experiment {
 
 struct Variant {
   std::string label;  // the row's name, e.g. "lithos+right-sizing"
-  void (*apply)(gpu::ModeOptions&);
+  void (*apply)(gpu::LithosOptions&);
 };
 
 // One ModeReport per variant (named by its label), in order; with `sweep`, one more row from

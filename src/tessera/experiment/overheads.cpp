@@ -41,15 +41,15 @@ RunFn remap_overheads(std::vector<core::Nanos> periods) {
     scenario::Scenario drilled = s;
     for (const auto p : periods) drilled.modes.push_back(drill_row(p));
     scenario::RunOptions with_drills = options;
-    with_drills.make_mode =
-        [&periods](std::string_view mode,
-                   const gpu::ModeOptions& o) -> core::Result<std::unique_ptr<gpu::SharingMode>> {
+    with_drills.make_mode = [&periods](std::string_view mode, const gpu::ModeSettings& settings)
+        -> core::Result<std::unique_ptr<gpu::SharingMode>> {
       for (const auto p : periods) {
         if (mode == drill_row(p)) {
-          return std::make_unique<gpu::CoGpuMode>(o, std::make_unique<RemapDrill>(p));
+          return std::make_unique<gpu::CoGpuMode>(settings.of<gpu::CoGpuOptions>("cogpu"),
+                                                  std::make_unique<RemapDrill>(p));
         }
       }
-      return gpu::make_sharing_mode(mode, o);
+      return gpu::make_sharing_mode(mode, settings);
     };
     return scenario::run_scenario(drilled, with_drills);
   };

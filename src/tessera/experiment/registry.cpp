@@ -237,9 +237,9 @@ Experiment right_sizing() {
                          {"lithos"}, -4.0)},
       .assumptions = with({"mode.latency_slip", "mode.atom_duration"}),
       .run = lithos_variants(
-          {{.label = "lithos", .apply = [](gpu::ModeOptions& o) { o.right_sizing = false; }},
+          {{.label = "lithos", .apply = [](gpu::LithosOptions& o) { o.right_sizing = false; }},
            {.label = "lithos+right-sizing",
-            .apply = [](gpu::ModeOptions& o) { o.right_sizing = true; }}},
+            .apply = [](gpu::LithosOptions& o) { o.right_sizing = true; }}},
           /*sweep=*/true),
       .rows = {"lithos", "lithos+right-sizing", std::string(kSweepRow)},
   };
@@ -267,8 +267,8 @@ Experiment dvfs() {
                          -7.0)},
       .assumptions = with({"mode.latency_slip", "sim.compute_power_weight"}),
       .run = lithos_variants(
-          {{.label = "lithos", .apply = [](gpu::ModeOptions& o) { o.dvfs = false; }},
-           {.label = "lithos+dvfs", .apply = [](gpu::ModeOptions& o) { o.dvfs = true; }}},
+          {{.label = "lithos", .apply = [](gpu::LithosOptions& o) { o.dvfs = false; }},
+           {.label = "lithos+dvfs", .apply = [](gpu::LithosOptions& o) { o.dvfs = true; }}},
           /*sweep=*/false),
       .rows = {"lithos", "lithos+dvfs"},
   };

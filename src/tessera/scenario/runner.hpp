@@ -30,7 +30,7 @@ struct RunOptions {
   // Makes the sharing mode a scenario names; empty: the registry (gpu::make_sharing_mode). For
   // experiments that run a mode the registry does not offer (a policy variant under study).
   std::function<core::Result<std::unique_ptr<gpu::SharingMode>>(std::string_view mode,
-                                                                const gpu::ModeOptions& options)>
+                                                                const gpu::ModeSettings& settings)>
       make_mode;
   // Makes each mode's backend (its clock and GPUs); empty: the simulated GPU (backend.hpp).
   std::function<core::Result<std::unique_ptr<RunBackend>>()> backend;

@@ -187,40 +187,6 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
       fmt::format("unknown tenant kind '{}'; use inference or training", kind)));
 }
 
-Result<gpu::ModeOptions> parse_mode_options(const ConfigNode& n) {
-  TESSERA_TRY(
-      n.check_keys({"time_slice", "context_switch", "mps_active_thread_percentage", "atom_duration",
-                    "right_sizing", "dvfs", "latency_slip", "remap_cost", "remap_min_residency"}));
-  gpu::ModeOptions o;
-  TESSERA_ASSIGN_OR_RETURN(o.time_slice, n.duration_or("time_slice", o.time_slice));
-  if (o.time_slice <= 0) return std::unexpected(n.at("time_slice")->error("must be > 0"));
-  TESSERA_ASSIGN_OR_RETURN(o.context_switch, n.duration_or("context_switch", o.context_switch));
-  TESSERA_ASSIGN_OR_RETURN(
-      o.mps_active_thread_percentage,
-      n.double_or("mps_active_thread_percentage", o.mps_active_thread_percentage));
-  if (o.mps_active_thread_percentage <= 0 || o.mps_active_thread_percentage > 100) {
-    return std::unexpected(n.at("mps_active_thread_percentage")->error("must be in (0, 100]"));
-  }
-  TESSERA_ASSIGN_OR_RETURN(o.atom_duration, n.duration_or("atom_duration", o.atom_duration));
-  if (o.atom_duration <= 0) {
-    return std::unexpected(
-        n.at("atom_duration")->error("must be > 0 (the target length of one atom, e.g. 250us)"));
-  }
-  TESSERA_ASSIGN_OR_RETURN(o.right_sizing, n.bool_or("right_sizing", o.right_sizing));
-  TESSERA_ASSIGN_OR_RETURN(o.dvfs, n.bool_or("dvfs", o.dvfs));
-  TESSERA_ASSIGN_OR_RETURN(o.latency_slip, n.double_or("latency_slip", o.latency_slip));
-  if (!(o.latency_slip >= 0 && o.latency_slip <= 1)) {
-    return std::unexpected(n.at("latency_slip")
-                               ->error(fmt::format("latency_slip is the fraction a kernel may "
-                                                   "slow down, in [0, 1] (0.1 allows 1.1x), got {}",
-                                                   o.latency_slip)));
-  }
-  TESSERA_ASSIGN_OR_RETURN(o.remap_cost, n.duration_or("remap_cost", o.remap_cost));
-  TESSERA_ASSIGN_OR_RETURN(o.remap_min_residency,
-                           n.duration_or("remap_min_residency", o.remap_min_residency));
-  return o;
-}
-
 // Overrides of the simulator's model assumptions, for sensitivity studies; see
 // src/tessera/backends/sim/gpu/sim_gpu_options.hpp for what each one means and its default.
 Result<sim::SimGpuOptions> parse_sim_options(const ConfigNode& n, const hw::GpuSpec& gpu) {
@@ -301,7 +267,7 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& source
   if (s.duration <= 0) return std::unexpected(root.at("duration")->error("must be > 0"));
   TESSERA_ASSIGN_OR_RETURN(s.modes, parse_modes(root));
   if (auto opts = root.find("mode_options")) {
-    TESSERA_ASSIGN_OR_RETURN(s.mode_options, parse_mode_options(*opts));
+    TESSERA_ASSIGN_OR_RETURN(s.mode_options, gpu::ModeSettings::decode(*opts));
   }
   if (auto sim = root.find("sim")) {
     TESSERA_ASSIGN_OR_RETURN(s.sim_options, parse_sim_options(*sim, s.gpu));

@@ -10,7 +10,7 @@
 #include "tessera/backends/sim/gpu/sim_gpu_options.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/time.hpp"
-#include "tessera/gpu/sharing_mode.hpp"
+#include "tessera/gpu/mode_settings.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/tenant/inference_server.hpp"
 #include "tessera/tenant/training_job.hpp"
@@ -44,7 +44,8 @@ struct Scenario {
   std::uint64_t seed = 1;
   core::Nanos duration = core::seconds(60);
   std::vector<std::string> modes;  // sharing modes to run, side by side
-  gpu::ModeOptions mode_options;
+  // Every registered mode's options (`mode_options:`), decoded and validated when parsed.
+  gpu::ModeSettings mode_options;
   sim::SimGpuOptions sim_options;  // the simulated GPU's model assumptions (`sim:` section)
   std::vector<TenantSpec> tenants;
 };

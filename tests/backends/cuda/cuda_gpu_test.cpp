@@ -21,6 +21,7 @@
 #include "tessera/backends/cuda/kernel_params.h"
 #include "tessera/device/wall_clock_executor.hpp"
 #include "tessera/gpu/check/determinism_checker.hpp"
+#include "tessera/gpu/modes/lithos/lithos_options.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/workload/kernels/kernel.hpp"
 
@@ -581,9 +582,9 @@ TEST(CudaGpu, AFailedLaunchIsReturnedByPollNamingTheCall) {
 // Two tenants under a registered sharing mode, checked by the determinism checker.
 void run_two_tenants(device::GpuDevice& gpu, const char* mode_name,
                      const std::function<core::Status()>& drain) {
-  gpu::ModeOptions options;
-  options.atom_duration = core::micros(20);
-  auto inner = gpu::make_sharing_mode(mode_name, options);
+  gpu::ModeSettings settings;
+  settings.of<gpu::LithosOptions>("lithos").atom_duration = core::micros(20);
+  auto inner = gpu::make_sharing_mode(mode_name, settings);
   ASSERT_TRUE(inner) << inner.error().message();
   gpu::CheckedMode mode(std::move(*inner));
   const std::vector<gpu::TenantInfo> tenants{
@@ -625,7 +626,7 @@ INSTANTIATE_TEST_SUITE_P(Modes, CudaGpuModes, ::testing::Values("cogpu", "lithos
 TEST(CudaGpu, StaticPartitionsRunInDisjointGreenContextsSharingBandwidth) {
   Rig rig(reverse_script());
   ASSERT_NE(rig.gpu, nullptr) << rig.error;
-  auto mode = gpu::make_sharing_mode("static-partitions", gpu::ModeOptions{});
+  auto mode = gpu::make_sharing_mode("static-partitions");
   ASSERT_TRUE(mode);
   const std::vector<gpu::TenantInfo> tenants{{.id = 0, .name = "a"}, {.id = 1, .name = "b"}};
   ASSERT_TRUE((*mode)->attach(*rig.gpu, tenants));

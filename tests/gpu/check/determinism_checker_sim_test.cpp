@@ -14,6 +14,7 @@
 #include "tessera/backends/sim/gpu/sim_gpu.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/gpu/check/determinism_checker.hpp"
+#include "tessera/gpu/modes/lithos/lithos_options.hpp"
 #include "tessera/gpu/modes/tenant_table.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/hw/gpu_spec.hpp"
@@ -67,9 +68,9 @@ TEST_P(ModesOnSimGpu, PassTheCheck) {
   auto dev = sim::SimGpu::create(engine, *spec);
   ASSERT_TRUE(dev) << dev.error().message();
   // Short atoms, so that LithOS splits many kernels (its default targets 250 us).
-  ModeOptions options;
-  options.atom_duration = core::micros(20);
-  auto inner = make_sharing_mode(GetParam(), options);
+  ModeSettings settings;
+  settings.of<LithosOptions>("lithos").atom_duration = core::micros(20);
+  auto inner = make_sharing_mode(GetParam(), settings);
   ASSERT_TRUE(inner);
   CheckedMode mode(std::move(*inner));
   const std::vector<TenantInfo> tenants{{.id = 0,

@@ -600,7 +600,7 @@ class BaselinesOnFakeDevice : public ::testing::TestWithParam<const char*> {};
 TEST_P(BaselinesOnFakeDevice, PassTheCheck) {
   test::ManualExecutor exec;
   test::FakeDevice dev(exec, test::fake_spec(16));
-  auto inner = make_sharing_mode(GetParam(), ModeOptions{});
+  auto inner = make_sharing_mode(GetParam());
   ASSERT_TRUE(inner);
   CheckedMode mode(std::move(*inner));
   const std::vector<TenantInfo> ts{{.id = 5, .name = "a"}, {.id = 9, .name = "b"}};

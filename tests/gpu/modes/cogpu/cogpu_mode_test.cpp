@@ -19,8 +19,8 @@ using ::testing::HasSubstr;
 
 constexpr core::Nanos kRemapCost = 100;
 
-ModeOptions options(core::Nanos residency = 0) {
-  ModeOptions o;
+CoGpuOptions options(core::Nanos residency = 0) {
+  CoGpuOptions o;
   o.remap_cost = kRemapCost;
   o.remap_min_residency = residency;
   return o;

@@ -43,7 +43,7 @@ hw::GpuSpec h100() {
 }
 
 std::unique_ptr<CheckedMode> checked(std::string_view name) {
-  auto mode = make_sharing_mode(name, ModeOptions{});
+  auto mode = make_sharing_mode(name);
   EXPECT_TRUE(mode);
   return std::make_unique<CheckedMode>(std::move(*mode));
 }

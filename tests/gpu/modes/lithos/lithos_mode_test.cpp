@@ -55,7 +55,7 @@ std::vector<TenantInfo> chat_and_train() {
 
 // A SimGpu with lithos (wrapped in the determinism checker) attached, and an event log.
 struct Rig {
-  explicit Rig(ModeOptions options = {}, std::vector<TenantInfo> infos = chat_and_train(),
+  explicit Rig(LithosOptions options = {}, std::vector<TenantInfo> infos = chat_and_train(),
                sim::SimGpuOptions sim = sim_options())
       : gpu(engine, test::TestGpu().build(), sim),
         mode(std::make_unique<LithosMode>(options)),
@@ -122,7 +122,7 @@ TEST(LithosMode, AttachNeedsSmPartitionsAndBlockRanges) {
   auto caps = test::all_capabilities();
   caps.block_ranges = false;
   test::FakeDevice fake(ex, test::fake_spec(), caps);
-  LithosMode mode{ModeOptions{}};
+  LithosMode mode{LithosOptions{}};
   const auto ok = mode.attach(fake, chat_and_train());
   ASSERT_FALSE(ok);
   EXPECT_EQ(ok.error().code(), core::Code::kUnsupported);
@@ -136,7 +136,7 @@ TEST(LithosMode, DvfsNeedsClockControl) {
   caps.block_ranges = true;
   caps.clock_control = false;
   test::FakeDevice fake(ex, test::fake_spec(), caps);
-  LithosMode mode{ModeOptions{.dvfs = true}};
+  LithosMode mode{LithosOptions{.dvfs = true}};
   const auto ok = mode.attach(fake, chat_and_train());
   ASSERT_FALSE(ok);
   EXPECT_THAT(ok.error().message(), HasSubstr("turn dvfs off"));
@@ -213,7 +213,7 @@ TEST(LithosMode, AFailedLaunchFailsTheSubmitThatMadeIt) {
   caps.block_ranges = true;
   test::FakeDevice fake(ex, test::fake_spec(), caps);
   RefusingDevice dev(fake);
-  LithosMode mode{ModeOptions{}};
+  LithosMode mode{LithosOptions{}};
   ASSERT_TRUE(mode.attach(dev, chat_and_train()));
   dev.refuse = true;
   const auto first = mode.submit(10, test::sequence_of({small("a")}), 1, nullptr);
@@ -225,7 +225,7 @@ TEST(LithosMode, AFailedLaunchFailsTheSubmitThatMadeIt) {
 }
 
 TEST(LithosMode, RegistryMakesIt) {
-  const auto mode = make_sharing_mode("lithos", ModeOptions{});
+  const auto mode = make_sharing_mode("lithos");
   ASSERT_TRUE(mode);
   EXPECT_EQ((*mode)->name(), "lithos");
 }
@@ -240,7 +240,7 @@ TEST(LithosMode, PartitionsAreTheOwnersTpcs) {
 }
 
 TEST(LithosMode, BestEffortAloneUsesTheWholeGpuInAtoms) {
-  Rig rig(ModeOptions{.atom_duration = kAtom});
+  Rig rig(LithosOptions{.atom_duration = kAtom});
   const auto seq = test::sequence_of({big()}, 5);
   std::vector<core::Nanos> took;
   rig.repeat(11, seq, 1, &took);
@@ -287,7 +287,7 @@ void expect_tiled_in_order(const std::vector<test::Recorded>& events,
 }
 
 TEST(LithosMode, AtomsTileEveryKernelAndOrderIsKeptWithinEachTenant) {
-  Rig rig(ModeOptions{.atom_duration = core::micros(60)});
+  Rig rig(LithosOptions{.atom_duration = core::micros(60)});
   const auto train = test::sequence_of({big("fwd"), big("bwd"), small("opt")}, 2);
   const auto chat = test::sequence_of({small("qkv"), small("attn"), small("mlp")}, 3);
   rig.repeat(11, train, 3);
@@ -309,7 +309,7 @@ TEST(LithosMode, AtomsTileEveryKernelAndOrderIsKeptWithinEachTenant) {
 }
 
 TEST(LithosMode, NonSplittableKernelsAlwaysRunWhole) {
-  Rig rig(ModeOptions{.atom_duration = core::micros(50)});
+  Rig rig(LithosOptions{.atom_duration = core::micros(50)});
   rig.repeat(11, test::sequence_of({big("allreduce", /*independent=*/false)}, 3), 1);
   rig.finish();
   const auto events = rig.of_context(kTrain);
@@ -322,7 +322,7 @@ TEST(LithosMode, NonSplittableKernelsAlwaysRunWhole) {
 }
 
 TEST(LithosMode, OwnerArrivalWaitsAtMostOneAtomForItsTpcs) {
-  Rig rig(ModeOptions{.atom_duration = kAtom});
+  Rig rig(LithosOptions{.atom_duration = kAtom});
   rig.repeat(11, test::sequence_of({big()}, 20), 1);  // 20 ms of best-effort work
   const auto chat = test::sequence_of({small("qkv"), small("attn"), small("mlp")}, 4);
   const auto o = sim_options();
@@ -359,7 +359,7 @@ TEST(LithosMode, TpcsTakenBackAndReleasedGoBackToTheLaunchStillOnThem) {
   auto caps = test::all_capabilities();
   caps.block_ranges = true;
   test::FakeDevice fake(ex, test::fake_spec(), caps);
-  LithosMode mode{ModeOptions{}};
+  LithosMode mode{LithosOptions{}};
   const std::vector<TenantInfo> infos{
       {.id = 10, .name = "chat", .latency_critical = true, .priority = 1},
       {.id = 11, .name = "train", .priority = 1},
@@ -392,7 +392,7 @@ TEST(LithosMode, RightSizingGivesFewerTpcsToAKernelThatDoesNotScale) {
   const auto compute = test::make_kernel("gemm", 64, 1e7, 0);
   const std::vector<TenantInfo> alone{
       TenantInfo{.id = 10, .name = "chat", .latency_critical = true, .priority = 1}};
-  Rig rig(ModeOptions{.right_sizing = true, .latency_slip = 0.1}, alone);
+  Rig rig(LithosOptions{.right_sizing = true, .latency_slip = 0.1}, alone);
   rig.repeat(10, test::sequence_of({memory, compute}), 20);
   rig.finish();
   std::map<std::string, std::vector<test::Recorded>> runs;
@@ -429,7 +429,7 @@ std::vector<core::Nanos> run_dvfs(bool dvfs, double slip, Rig** out = nullptr) {
   const std::vector<TenantInfo> alone{
       TenantInfo{.id = 10, .name = "chat", .latency_critical = true, .priority = 1}};
   static std::unique_ptr<Rig> keep;
-  keep = std::make_unique<Rig>(ModeOptions{.dvfs = dvfs, .latency_slip = slip}, alone);
+  keep = std::make_unique<Rig>(LithosOptions{.dvfs = dvfs, .latency_slip = slip}, alone);
   std::vector<core::Nanos> took;
   keep->repeat(10, test::sequence_of({compute, memory, memory, memory}), 30, &took);
   keep->finish();
@@ -468,7 +468,7 @@ Served serve(std::string_view mode_name, bool with_training) {
   const auto spec = hw::find_gpu("h100");
   EXPECT_TRUE(spec);
   sim::SimGpu gpu(engine, *spec);
-  auto made = make_sharing_mode(mode_name, ModeOptions{});
+  auto made = make_sharing_mode(mode_name);
   EXPECT_TRUE(made);
   CheckedMode mode(std::move(*made));
   std::vector<TenantInfo> infos{{.id = 0, .name = "chat", .latency_critical = true, .priority = 1}};

@@ -12,7 +12,7 @@ namespace tessera::gpu {
 using core::Code;
 using core::Domain;
 
-CoGpuMode::CoGpuMode(const ModeOptions& options, std::unique_ptr<RemapPolicy> policy)
+CoGpuMode::CoGpuMode(const CoGpuOptions& options, std::unique_ptr<RemapPolicy> policy)
     : options_(options), policy_(std::move(policy)) {}
 
 CoGpuMode::~CoGpuMode() {
@@ -31,12 +31,6 @@ core::Status CoGpuMode::attach(device::GpuDevice& device, std::span<const Tenant
                        "{} maps virtual contexts onto SM partitions, but {} cannot confine a "
                        "stream to an SM set; choose mps or time-slicing on this device",
                        name(), device.spec().name);
-  }
-  if (options_.remap_cost < 0 || options_.remap_min_residency < 0) {
-    return core::failf(Domain::kGpu, Code::kInvalidArgument,
-                       "{}: remap_cost ({} ns) and remap_min_residency ({} ns) must not be "
-                       "negative",
-                       name(), options_.remap_cost, options_.remap_min_residency);
   }
   TESSERA_ASSIGN_OR_RETURN(auto table, TenantTable::make(name(), tenants));
   TESSERA_ASSIGN_OR_RETURN(const auto grid,

@@ -5,7 +5,7 @@
 // a physical context (an SM partition, physical_contexts.hpp) that a RemapPolicy sizes.
 //
 // Cooperative migration: when the policy moves a context to another partition, the runtime stops
-// feeding it, lets its in-flight kernel end, waits ModeOptions::remap_cost (draining the stream
+// feeding it, lets its in-flight kernel end, waits CoGpuOptions::remap_cost (draining the stream
 // and waiting on an event in the new one), configures the stream to the new SMs and resumes. A
 // context only takes SMs no other context holds: a context that grows into SMs another still
 // runs a kernel on waits for that kernel to end, so SM masks of different contexts never overlap.
@@ -15,13 +15,14 @@
 // the new partition, and the device's save at the checkpoint is the cost of that move.
 //
 // The policy is re-evaluated on every submission and completion, and at the time its last answer
-// names (RemapTargets::revisit_at); ModeOptions::remap_min_residency keeps a latency-critical
+// names (RemapTargets::revisit_at); CoGpuOptions::remap_min_residency keeps a latency-critical
 // partition from shrinking right after it changed.
 
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "tessera/gpu/modes/cogpu/cogpu_options.hpp"
 #include "tessera/gpu/modes/tenant_table.hpp"
 #include "tessera/gpu/modes/virtual_context.hpp"
 #include "tessera/gpu/policy/physical_contexts.hpp"
@@ -32,7 +33,7 @@ namespace tessera::gpu {
 
 class CoGpuMode final : public SharingMode, private device::DeviceObserver {
  public:
-  CoGpuMode(const ModeOptions& options, std::unique_ptr<RemapPolicy> policy);
+  CoGpuMode(const CoGpuOptions& options, std::unique_ptr<RemapPolicy> policy);
   ~CoGpuMode() override;
   CoGpuMode(const CoGpuMode&) = delete;
   CoGpuMode& operator=(const CoGpuMode&) = delete;
@@ -50,6 +51,7 @@ class CoGpuMode final : public SharingMode, private device::DeviceObserver {
   // draining others, waiting for SMs, paying remap_cost), and per tenant
   // "mean_partition_sms[name]" (time-weighted).
   std::vector<ModeCounter> counters() const override;
+  const CoGpuOptions& options() const { return options_; }
 
   // The SMs tenant `index` (attach order) holds now; for tests and reports.
   device::SmMask held_sms(std::size_t index) const { return contexts_[index].owned; }
@@ -101,7 +103,7 @@ class CoGpuMode final : public SharingMode, private device::DeviceObserver {
   device::StreamConfig config_for(std::size_t i, const device::SmMask& sms) const;
   void fail(core::Error error);
 
-  ModeOptions options_;
+  CoGpuOptions options_;
   std::unique_ptr<RemapPolicy> policy_;
   device::GpuDevice* device_ = nullptr;
   TenantTable tenants_;

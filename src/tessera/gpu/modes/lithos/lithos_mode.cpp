@@ -85,7 +85,7 @@ class LithosMode::Predictor final : public LatencyPredictor {
   double clock_mhz_ = 0;
 };
 
-LithosMode::LithosMode(const ModeOptions& options) : options_(options) {}
+LithosMode::LithosMode(const LithosOptions& options) : options_(options) {}
 LithosMode::~LithosMode() = default;
 
 core::Status LithosMode::attach(device::GpuDevice& device, std::span<const TenantInfo> tenants) {
@@ -105,12 +105,6 @@ core::Status LithosMode::attach(device::GpuDevice& device, std::span<const Tenan
                        "lithos: dvfs sets the graphics clock and {} cannot; turn dvfs off on "
                        "this device",
                        device.spec().name);
-  }
-  if (!std::isfinite(options_.latency_slip) || options_.latency_slip < 0) {
-    return core::failf(Domain::kGpu, Code::kInvalidArgument,
-                       "lithos: latency_slip must be a non-negative fraction (0.1 allows 10% "
-                       "slower kernels), got {}",
-                       options_.latency_slip);
   }
   TESSERA_ASSIGN_OR_RETURN(auto table, TenantTable::make(name(), tenants));
   TESSERA_ASSIGN_OR_RETURN(auto scheduler,

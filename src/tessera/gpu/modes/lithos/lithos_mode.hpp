@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tessera/gpu/modes/lithos/lithos_options.hpp"
 #include "tessera/gpu/modes/tenant_table.hpp"
 #include "tessera/gpu/modes/virtual_context.hpp"
 #include "tessera/gpu/policy/dvfs_governor.hpp"
@@ -35,7 +36,7 @@ namespace tessera::gpu {
 
 class LithosMode final : public SharingMode {
  public:
-  explicit LithosMode(const ModeOptions& options);
+  explicit LithosMode(const LithosOptions& options);
   ~LithosMode() override;
   LithosMode(const LithosMode&) = delete;
   LithosMode& operator=(const LithosMode&) = delete;
@@ -48,6 +49,7 @@ class LithosMode final : public SharingMode {
   // atoms, kernels_whole, kernels_not_splittable, tpc_lendings, tpc_seconds_lent, hp_waits,
   // mean_hp_wait_us, mean_tpcs_allocated, tpc_seconds_saved, clock_changes.
   std::vector<ModeCounter> counters() const override;
+  const LithosOptions& options() const { return options_; }
 
   // What the mode has learned so far (for experiments and tests).
   const KernelProfiles& profiles() const { return profiles_; }
@@ -70,7 +72,7 @@ class LithosMode final : public SharingMode {
   workload::KernelSequencePtr sequence_for(Slot& slot, const workload::Kernel& kernel,
                                            workload::Phase phase);
 
-  ModeOptions options_;
+  LithosOptions options_;
   device::GpuDevice* device_ = nullptr;
   TenantTable tenants_;
   std::optional<TpcScheduler> scheduler_;

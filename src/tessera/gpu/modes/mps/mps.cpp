@@ -20,11 +20,7 @@ int MpsMode::sm_cap(double percentage, int sms) {
 
 core::Status MpsMode::attach(device::GpuDevice& device, std::span<const TenantInfo> tenants) {
   if (device_ != nullptr) return std::unexpected(already_attached(name()));
-  const double pct = options_.mps_active_thread_percentage;
-  if (!(pct > 0 && pct <= 100)) {
-    return core::failf(Domain::kGpu, Code::kInvalidArgument,
-                       "mps: active thread percentage must be in (0, 100], got {}", pct);
-  }
+  const double pct = options_.active_thread_percentage;
   const int cap = sm_cap(pct, device.spec().sms);
   if (cap > 0 && !device.capabilities().sm_limit) {
     return core::failf(Domain::kGpu, Code::kUnsupported,

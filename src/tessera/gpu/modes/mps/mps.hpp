@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "tessera/gpu/modes/mps/mps_options.hpp"
 #include "tessera/gpu/modes/tenant_table.hpp"
 #include "tessera/gpu/sharing_mode.hpp"
 
@@ -16,19 +17,20 @@ namespace tessera::gpu {
 
 class MpsMode final : public SharingMode {
  public:
-  explicit MpsMode(const ModeOptions& options) : options_(options) {}
+  explicit MpsMode(const MpsOptions& options) : options_(options) {}
 
   std::string_view name() const override { return "mps"; }
   core::Status attach(device::GpuDevice& device, std::span<const TenantInfo> tenants) override;
   core::Status submit(TenantId tenant, workload::KernelSequencePtr sequence, std::uint64_t tag,
                       device::DoneCallback done) override;
   std::vector<PartitionInfo> partitions() const override;
+  const MpsOptions& options() const { return options_; }
 
   // The per-client SM cap for `percentage` on a GPU of `sms` SMs; 0 (no cap) at 100%.
   static int sm_cap(double percentage, int sms);
 
  private:
-  ModeOptions options_;
+  MpsOptions options_;
   device::GpuDevice* device_ = nullptr;
   TenantTable tenants_;
   std::vector<device::StreamId> streams_;  // per tenant, in attach order

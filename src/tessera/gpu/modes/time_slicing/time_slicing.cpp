@@ -23,16 +23,6 @@ core::Status TimeSlicingMode::attach(device::GpuDevice& device,
                        "cannot; choose mps or static-partitions on this device",
                        device.spec().name);
   }
-  if (options_.time_slice <= 0) {
-    return core::failf(Domain::kGpu, Code::kInvalidArgument,
-                       "time-slicing: the time slice must be positive, got {} ns",
-                       options_.time_slice);
-  }
-  if (options_.context_switch < 0) {
-    return core::failf(Domain::kGpu, Code::kInvalidArgument,
-                       "time-slicing: the context switch cost cannot be negative, got {} ns",
-                       options_.context_switch);
-  }
   TESSERA_ASSIGN_OR_RETURN(auto table, TenantTable::make(name(), tenants));
   std::vector<Context> contexts;
   for (std::size_t i = 0; i < table.size(); ++i) {

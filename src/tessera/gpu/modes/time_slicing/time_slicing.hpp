@@ -1,11 +1,11 @@
 #pragma once
 // "time-slicing": the driver's default when several processes use one GPU. Each tenant has its own
 // context on all SMs, and one context runs at a time. Contexts with pending work take turns in
-// round-robin slices of ModeOptions::time_slice; at a slice end the running context is suspended
-// (compute preemption) and, after ModeOptions::context_switch during which nothing runs, the next
-// context with pending work is resumed. A context that runs out of work gives up the GPU at once
-// (the driver skips idle contexts), and a context with no competitor keeps the GPU without
-// switching.
+// round-robin slices of TimeSlicingOptions::time_slice; at a slice end the running context is
+// suspended (compute preemption) and, after TimeSlicingOptions::context_switch during which nothing
+// runs, the next context with pending work is resumed. A context that runs out of work gives up the
+// GPU at once (the driver skips idle contexts), and a context with no competitor keeps the GPU
+// without switching.
 //
 // Model assumptions (not documented by NVIDIA): slices are counted from the moment a context got
 // the GPU, so a context that ran alone is preempted at its next slice boundary once another
@@ -17,13 +17,14 @@
 
 #include "tessera/device/executor.hpp"
 #include "tessera/gpu/modes/tenant_table.hpp"
+#include "tessera/gpu/modes/time_slicing/time_slicing_options.hpp"
 #include "tessera/gpu/sharing_mode.hpp"
 
 namespace tessera::gpu {
 
 class TimeSlicingMode final : public SharingMode {
  public:
-  explicit TimeSlicingMode(const ModeOptions& options) : options_(options) {}
+  explicit TimeSlicingMode(const TimeSlicingOptions& options) : options_(options) {}
   ~TimeSlicingMode() override;
   TimeSlicingMode(const TimeSlicingMode&) = delete;
   TimeSlicingMode& operator=(const TimeSlicingMode&) = delete;
@@ -33,6 +34,7 @@ class TimeSlicingMode final : public SharingMode {
   core::Status submit(TenantId tenant, workload::KernelSequencePtr sequence, std::uint64_t tag,
                       device::DoneCallback done) override;
   std::vector<PartitionInfo> partitions() const override;
+  const TimeSlicingOptions& options() const { return options_; }
 
   // Context switches paid so far (the first load of an idle GPU is not one).
   std::int64_t context_switches() const { return switches_; }
@@ -54,7 +56,7 @@ class TimeSlicingMode final : public SharingMode {
   void cancel_timer(std::optional<device::TimerId>& timer);
   void note_fault(core::Status status);
 
-  ModeOptions options_;
+  TimeSlicingOptions options_;
   device::GpuDevice* device_ = nullptr;
   TenantTable tenants_;
   std::vector<Context> contexts_;  // per tenant, in attach order
