@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tessera/experiment/mig_studies.hpp"
+#include "tessera/experiment/registry.hpp"
 #include "tessera/experiment/run.hpp"
 
 namespace tessera::experiment {
@@ -40,7 +40,7 @@ void expect_golden(const std::string& name, const std::string& actual) {
 class ExperimentGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ExperimentGolden, JsonMatchesPinnedOutput) {
-  auto e = find_experiment(GetParam());
+  auto e = find_study<Experiment>(GetParam());
   ASSERT_TRUE(e.has_value()) << e.error().message();
   auto r = run_experiment(**e, {}, {});
   ASSERT_TRUE(r.has_value()) << r.error().message();
@@ -52,9 +52,9 @@ TEST_P(ExperimentGolden, JsonMatchesPinnedOutput) {
 class MigStudyGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MigStudyGolden, JsonMatchesPinnedOutput) {
-  const MigExperiment* e = find_mig_experiment(GetParam());
-  ASSERT_NE(e, nullptr) << GetParam();
-  auto r = run_mig_experiment(*e, {});
+  auto e = find_study<MigExperiment>(GetParam());
+  ASSERT_TRUE(e.has_value()) << e.error().message();
+  auto r = run_mig_experiment(**e, {});
   ASSERT_TRUE(r.has_value()) << r.error().message();
   expect_golden(GetParam(), to_json(*r).dump(2) + "\n");
 }
@@ -69,7 +69,9 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
 
 std::vector<std::string> names() {
   std::vector<std::string> out;
-  for (const auto& e : experiments()) out.push_back(e.name);
+  for (const auto& e : experiments()) {
+    if (e.as<Experiment>() != nullptr) out.push_back(e.name());
+  }
   return out;
 }
 

@@ -1,6 +1,7 @@
-// The experiment list is consistent: names are unique, every configuration's scenario is built in
-// and parses, every claim and column refers to modes and tenants its scenario has, and a mode
-// that is not registered is an error rather than a row that silently goes missing.
+// The one experiment list is consistent: names are unique across every kind, every scenario
+// study's configuration is built in and parses, every claim and column refers to modes and tenants
+// its scenario has, and a mode that is not registered is an error rather than a row that silently
+// goes missing.
 
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 #include <set>
 
 #include "tessera/experiment/experiment.hpp"
+#include "tessera/experiment/registry.hpp"
 #include "tessera/experiment/run.hpp"
 
 namespace tessera::experiment {
@@ -16,26 +18,46 @@ namespace {
 TEST(ExperimentRegistry, NamesAreUniqueAndFindable) {
   std::set<std::string> names;
   for (const auto& e : experiments()) {
-    EXPECT_TRUE(names.insert(e.name).second) << e.name << " is listed twice";
-    auto found = find_experiment(e.name);
+    EXPECT_TRUE(names.insert(e.name()).second) << e.name() << " is listed twice";
+    EXPECT_FALSE(e.paper().empty()) << e.name();
+    EXPECT_FALSE(e.figure().empty()) << e.name();
+    auto found = find_experiment(e.name());
     ASSERT_TRUE(found.has_value());
     EXPECT_EQ(*found, &e);
   }
-  for (const char* name : {"inference-stacking", "hybrid", "training-colocation", "mixed",
-                           "trace-serving", "right-sizing", "dvfs"}) {
+  for (const char* name :
+       {"inference-stacking", "hybrid", "training-colocation", "mixed", "trace-serving",
+        "right-sizing", "dvfs", "overheads", "mig-general", "mig-ml", "mig-llm", "mig-predictor",
+        "flextopo-preemption", "flextopo-serving"}) {
     EXPECT_TRUE(names.count(name)) << name << " is missing";
   }
 }
 
-TEST(ExperimentRegistry, UnknownNameListsTheKnownOnes) {
+TEST(ExperimentRegistry, UnknownNameListsEveryKind) {
   auto r = find_experiment("stacking");
   ASSERT_FALSE(r.has_value());
-  EXPECT_NE(r.error().message().find("unknown experiment 'stacking'"), std::string::npos);
-  EXPECT_NE(r.error().message().find("inference-stacking"), std::string::npos);
+  const std::string& message = r.error().message();
+  EXPECT_NE(message.find("unknown experiment 'stacking'"), std::string::npos);
+  for (const auto& e : experiments()) {
+    EXPECT_NE(message.find(e.name()), std::string::npos) << e.name() << " is not listed";
+  }
+}
+
+TEST(ExperimentRegistry, KindsAreTheirStudies) {
+  ASSERT_TRUE(find_study<Experiment>("hybrid").has_value());
+  ASSERT_TRUE(find_study<MigExperiment>("mig-ml").has_value());
+  ASSERT_TRUE(find_study<FlextopoExperiment>("flextopo-preemption").has_value());
+  auto wrong = find_study<Experiment>("mig-ml");
+  ASSERT_FALSE(wrong.has_value());
+  EXPECT_EQ(wrong.error().message(),
+            "experiment 'mig-ml' is a MIG study, not a scenario study");
 }
 
 TEST(ExperimentRegistry, EveryConfigurationLoadsAndValidates) {
-  for (const auto& e : experiments()) {
+  for (const auto& entry : experiments()) {
+    const Experiment* study = entry.as<Experiment>();
+    if (study == nullptr) continue;
+    const Experiment& e = *study;
     EXPECT_FALSE(e.setup.empty()) << e.name;
     EXPECT_FALSE(e.assumptions.empty()) << e.name << " names no model assumption";
     ASSERT_FALSE(e.configs.empty()) << e.name;
@@ -110,7 +132,7 @@ TEST(ExperimentRegistry, AClaimOnAModeNotRunIsAnError) {
 }
 
 TEST(ExperimentRegistry, OutputNamesTheSimulatorAndItsAssumptions) {
-  auto e = find_experiment("hybrid");
+  auto e = find_study<Experiment>("hybrid");
   ASSERT_TRUE(e.has_value());
   auto r = run_experiment(**e, Overrides{.duration = core::seconds(1), .seed = std::nullopt}, {});
   ASSERT_TRUE(r.has_value()) << r.error().message();

@@ -1,19 +1,18 @@
 #include "tessera/cli/agent_command.hpp"
 
 #include <fmt/format.h>
-#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
-#include <csignal>
 #include <cstdlib>
 #include <mutex>
 #include <regex>
 #include <thread>
 
+#include "tessera/cli/stop_signals.hpp"
 #include "tessera/core/clock.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/log.hpp"
@@ -92,13 +91,8 @@ void log_tick(const k8s::TickReport& r, const k8s::TopologyPusher* pusher,
 
 }  // namespace
 
-void add_agent_command(CLI::App& app, AgentFlags& f) {
-  f.command = app.add_subcommand(
-      "agent",
-      "Node agent: discover this node's topology (sockets, NUMA nodes, core groups, GPUs), serve "
-      "it over HTTP as JSON and as a NodeResourceTopology, refresh it periodically, and push it "
-      "to the scheduler extender");
-  auto* c = f.command;
+void add_agent_options(CLI::App& command, AgentFlags& f) {
+  CLI::App* c = &command;
   c->add_option("--listen", f.listen, "HOST:PORT to serve on (loopback unless told otherwise)")
       ->capture_default_str();
   c->add_option("--node", f.node,
@@ -128,7 +122,7 @@ void add_agent_command(CLI::App& app, AgentFlags& f) {
       ->capture_default_str();
 }
 
-core::Status run_agent_command(const AgentFlags& f) {
+Outcome run_agent_command(const AgentFlags& f) {
   k8s::AgentOptions options;
   options.node_name = node_name(f);
   TESSERA_ASSIGN_OR_RETURN(options.refresh_period,
@@ -186,13 +180,7 @@ core::Status run_agent_command(const AgentFlags& f) {
     core::logger().info("agent: allocations changed (generation {})", a.generation());
   });
 
-  // SIGINT and SIGTERM are taken with sigwait below, so block them before any thread starts
-  // (threads inherit the mask) and no thread is interrupted by them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  StopSignals stop_signals;
 
   TESSERA_TRY(server->start());
   fmt::print(stderr, "tessera agent: serving on {}://{}:{}{}\n", server->tls() ? "https" : "http",
@@ -220,9 +208,7 @@ core::Status run_agent_command(const AgentFlags& f) {
     }
   });
 
-  int signal = 0;
-  sigwait(&signals, &signal);
-  fmt::print(stderr, "tessera agent: {}, stopping\n", signal == SIGINT ? "SIGINT" : "SIGTERM");
+  fmt::print(stderr, "tessera agent: {}, stopping\n", stop_signals.wait());
   {
     std::lock_guard lock(mu);
     stop = true;

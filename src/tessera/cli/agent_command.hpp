@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "tessera/cli/command.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::cli {
@@ -30,8 +31,8 @@ struct AgentFlags {
 };
 
 // Adds `agent` to `app`; `flags` receives its values and must outlive parsing.
-void add_agent_command(CLI::App& app, AgentFlags& flags);
+void add_agent_options(CLI::App& command, AgentFlags& flags);
 // Runs it (when `*flags.command` is set); returns when stopped by a signal, or at once with --once.
-core::Status run_agent_command(const AgentFlags& flags);
+Outcome run_agent_command(const AgentFlags& flags);
 
 }  // namespace tessera::cli

@@ -84,34 +84,25 @@ core::Status calibrate_cuda(const CalibrateFlags& f,
 
 }  // namespace
 
-void add_calibrate_command(CLI::App& app, CalibrateFlags& f) {
-  f.command = app.add_subcommand(
-      "calibrate",
-      "Time the decode and prefill kernels of a catalog model (and a training GEMM and "
-      "optimizer kernel) on a GPU and on the simulated GPU with the same spec; report each "
-      "kernel's relative error and the median and P90 of its absolute value. On a real GPU each "
-      "kernel runs as tessera's emulation kernel (its FLOPs and DRAM bytes), not as cuBLAS");
-  f.command
-      ->add_option("--backend", f.backend,
-                   "cuda (a real GPU through the driver) or sim (a simulated GPU: checks the "
-                   "procedure)")
+void add_calibrate_options(CLI::App& command, CalibrateFlags& f) {
+  command
+      .add_option("--backend", f.backend,
+                  "cuda (a real GPU through the driver) or sim (a simulated GPU: checks the "
+                  "procedure)")
       ->capture_default_str();
-  f.command->add_option("--gpu", f.gpu,
-                        "Catalog GPU to simulate, e.g. H100-SXM5-80GB (default: the driver's "
-                        "GPU; sim: H100-SXM5-80GB)");
-  f.command->add_option("--model", f.model, "Catalog model whose kernels are timed")
+  command.add_option("--gpu", f.gpu,
+                     "Catalog GPU to simulate, e.g. H100-SXM5-80GB (default: the driver's "
+                     "GPU; sim: H100-SXM5-80GB)");
+  command.add_option("--model", f.model, "Catalog model whose kernels are timed")
       ->capture_default_str();
-  f.command->add_option("--repeat", f.repeat, "Timed launches per kernel (the median is kept)")
+  command.add_option("--repeat", f.repeat, "Timed launches per kernel (the median is kept)")
       ->capture_default_str();
-  f.command->add_option("--json", f.json_path,
-                        "Write the results as JSON to this file ('-' for stdout)");
+  command.add_option("--json", f.json_path,
+                     "Write the results as JSON to this file ('-' for stdout)");
 }
 
-int run_calibrate_command(const CalibrateFlags& f) {
-  const auto fail = [](const core::Error& e, int code) {
-    fmt::print(stderr, "tessera: error: {}\n", e.message());
-    return code;
-  };
+Outcome run_calibrate_command(const CalibrateFlags& f) {
+  const auto fail = [](core::Error e, int code) { return Outcome::failure(std::move(e), code); };
   if (f.backend != "cuda" && f.backend != "sim") {
     return fail(core::Error(core::Domain::kConfig, core::Code::kInvalidArgument,
                             fmt::format("--backend {}: expected cuda or sim", f.backend)),
@@ -138,7 +129,7 @@ int run_calibrate_command(const CalibrateFlags& f) {
     done = calibrate_cuda(f, *kernels);
 #endif
   }
-  return done ? 0 : fail(done.error(), 1);
+  return done;
 }
 
 }  // namespace tessera::cli

@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "tessera/cli/command.hpp"
+
 namespace tessera::cli {
 
 struct CalibrateFlags {
@@ -22,8 +24,8 @@ struct CalibrateFlags {
 // at build time, no driver, no device); 1 any other error.
 inline constexpr int kCalibrateNoGpu = 2;
 
-void add_calibrate_command(CLI::App& app, CalibrateFlags& flags);
-// Runs it and returns the exit status; messages go to stderr.
-int run_calibrate_command(const CalibrateFlags& flags);
+void add_calibrate_options(CLI::App& command, CalibrateFlags& flags);
+// Runs it: exit status 0, or an error (exit status 1, or kCalibrateNoGpu without a GPU).
+Outcome run_calibrate_command(const CalibrateFlags& flags);
 
 }  // namespace tessera::cli

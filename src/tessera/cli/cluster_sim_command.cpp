@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "tessera/backends/sim/cluster/sim_cluster.hpp"
+#include "tessera/cli/duration_flag.hpp"
 #include "tessera/cli/output.hpp"
 #include "tessera/cli/progress.hpp"
 #include "tessera/core/config.hpp"
@@ -10,13 +11,8 @@
 
 namespace tessera::cli {
 
-void add_cluster_sim_command(CLI::App& app, ClusterSimFlags& flags) {
-  flags.command = app.add_subcommand(
-      "cluster-sim",
-      "Simulate a GPU cluster (FlexTopo): services that autoscale, batch jobs and trace pods, "
-      "placed and preempted by the cluster level; prints preemptions, topology-affinity hit rate, "
-      "victims, evicted GPU-hours, pending times and utilisation");
-  auto* c = flags.command;
+void add_cluster_sim_options(CLI::App& command, ClusterSimFlags& flags) {
+  CLI::App* c = &command;
   c->add_option("SCENARIO", flags.scenario_path, "Cluster scenario YAML (examples/cluster/)")
       ->required();
   c->add_option("--method", flags.method,
@@ -24,12 +20,12 @@ void add_cluster_sim_command(CLI::App& app, ClusterSimFlags& flags) {
                 "scenario's)");
   c->add_option("--alpha", flags.alpha, "Weight of the priority term in S(C), in [0, 1]");
   c->add_option("--seed", flags.seed, "Override the scenario's seed");
-  c->add_option("--duration", flags.duration, "Override the simulated duration, e.g. 6h");
+  add_duration_option(*c, flags.duration, "Override the simulated duration, e.g. 6h");
   c->add_option("--json", flags.json_path, "Write the results as JSON to this file ('-': stdout)");
   c->add_flag("-q,--quiet", flags.quiet, "No progress line");
 }
 
-core::Status run_cluster_sim_command(const ClusterSimFlags& flags) {
+Outcome run_cluster_sim_command(const ClusterSimFlags& flags) {
   TESSERA_ASSIGN_OR_RETURN(sim::ClusterScenario sc,
                            sim::load_cluster_scenario(flags.scenario_path));
   if (!flags.method.empty()) {
@@ -43,13 +39,8 @@ core::Status run_cluster_sim_command(const ClusterSimFlags& flags) {
     sc.preemption.alpha = *flags.alpha;
   }
   if (flags.seed) sc.seed = *flags.seed;
-  if (!flags.duration.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(sc.duration, core::parse_duration(flags.duration));
-    if (sc.duration <= 0) {
-      return core::failf(core::Domain::kConfig, core::Code::kInvalidArgument,
-                         "--duration {}: need a positive duration", flags.duration);
-    }
-  }
+  TESSERA_ASSIGN_OR_RETURN(const auto duration, parse_duration_flag(flags.duration));
+  if (duration) sc.duration = *duration;
   ProgressLine progress(!flags.quiet);
   sim::ClusterSimOptions opts;
   opts.progress = [&progress](core::Nanos now, core::Nanos end) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "tessera/cli/command.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::cli {
@@ -25,8 +26,8 @@ struct ClusterSimFlags {
 };
 
 // Adds `cluster-sim` to `app`; `flags` receives its values and must outlive parsing.
-void add_cluster_sim_command(CLI::App& app, ClusterSimFlags& flags);
+void add_cluster_sim_options(CLI::App& command, ClusterSimFlags& flags);
 // Runs it (when `*flags.command` is set).
-core::Status run_cluster_sim_command(const ClusterSimFlags& flags);
+Outcome run_cluster_sim_command(const ClusterSimFlags& flags);
 
 }  // namespace tessera::cli

@@ -200,12 +200,8 @@ core::Result<experiment::HarnessReport> run(const DeterminismFlags& f,
 
 }  // namespace
 
-void add_determinism_command(CLI::App& app, DeterminismFlags& f) {
-  f.command = app.add_subcommand(
-      "determinism",
-      "Does co-location change a decode's tokens? A decode model alone, then beside a training "
-      "job under every sharing mode, compared bit for bit (CoGPU's determinism claim)");
-  auto* c = f.command;
+void add_determinism_options(CLI::App& command, DeterminismFlags& f) {
+  CLI::App* c = &command;
   // Unknown arguments are this command's usage error (exit status 2), not CLI11's own status.
   c->allow_extras();
   c->add_option("--backend", f.backend, std::string(kBackendHelp))->capture_default_str();
@@ -225,11 +221,8 @@ void add_determinism_command(CLI::App& app, DeterminismFlags& f) {
   c->add_flag("-q,--quiet", f.quiet, "No progress line");
 }
 
-int run_determinism_command(const DeterminismFlags& f) {
-  auto fail = [](const core::Error& e) {
-    fmt::print(stderr, "tessera: error: {}\n", e.message());
-    return kUsageOrBackendError;
-  };
+Outcome run_determinism_command(const DeterminismFlags& f) {
+  auto fail = [](core::Error e) { return Outcome::failure(std::move(e), kUsageOrBackendError); };
   if (const auto extra = f.command->remaining(); !extra.empty()) {
     return fail(usage(
         fmt::format("determinism: unknown argument(s) {}; see --help", fmt::join(extra, " "))));
@@ -249,7 +242,7 @@ int run_determinism_command(const DeterminismFlags& f) {
       return fail(st.error());
     }
   }
-  return report->fixed_identical() ? 0 : kNotDeterministic;
+  return Outcome::exit(report->fixed_identical() ? 0 : kNotDeterministic);
 }
 
 }  // namespace tessera::cli

@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "tessera/cli/command.hpp"
+
 namespace tessera::cli {
 
 struct DeterminismFlags {
@@ -24,8 +26,8 @@ struct DeterminismFlags {
   bool quiet = false;
 };
 
-void add_determinism_command(CLI::App& app, DeterminismFlags& flags);
-// Runs the command; returns the exit status (errors are printed to stderr).
-int run_determinism_command(const DeterminismFlags& flags);
+void add_determinism_options(CLI::App& command, DeterminismFlags& flags);
+// Runs the command: exit status 0 or 1 as above, or an error with exit status 2.
+Outcome run_determinism_command(const DeterminismFlags& flags);
 
 }  // namespace tessera::cli

@@ -1,14 +1,13 @@
 #include "tessera/cli/extender_command.hpp"
 
 #include <fmt/format.h>
-#include <pthread.h>
 
 #include <algorithm>
 #include <charconv>
-#include <csignal>
 #include <filesystem>
 #include <memory>
 
+#include "tessera/cli/stop_signals.hpp"
 #include "tessera/cluster/policy/preemption.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
@@ -104,12 +103,8 @@ core::Status parse_listen(const std::string& text, std::string& host, int& port)
   return {};
 }
 
-void add_extender_command(CLI::App& app, ExtenderFlags& f) {
-  f.command = app.add_subcommand(
-      "extender",
-      "Serve kube-scheduler's extender verbs (filter, prioritize, preempt, bind) with tessera's "
-      "topology-aware placement and preemption; node topologies come from `tessera agent`");
-  auto* c = f.command;
+void add_extender_options(CLI::App& command, ExtenderFlags& f) {
+  CLI::App* c = &command;
   c->add_option("--listen", f.listen, "HOST:PORT to serve on (loopback unless told otherwise)")
       ->capture_default_str();
   c->add_option("--cert", f.cert, "PEM certificate chain: serve HTTPS (needs --key)");
@@ -138,7 +133,7 @@ void add_extender_command(CLI::App& app, ExtenderFlags& f) {
       ->capture_default_str();
 }
 
-core::Status run_extender_command(const ExtenderFlags& f) {
+Outcome run_extender_command(const ExtenderFlags& f) {
   k8s::ExtenderConfig config;
   TESSERA_ASSIGN_OR_RETURN(config.method, cluster::parse_preemption_method(f.method));
   if (f.alpha >= 0) {
@@ -181,13 +176,7 @@ core::Status run_extender_command(const ExtenderFlags& f) {
   TESSERA_ASSIGN_OR_RETURN(auto server, k8s::HttpServer::create(options));
   service.register_routes(*server);
 
-  // SIGINT/SIGTERM are blocked before the server's threads start (they inherit the mask) and
-  // taken here, so a stop is an orderly one.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  StopSignals stop_signals;
   TESSERA_TRY(server->start());
   core::logger().info(
       "tessera extender on {}://{}:{}{} ({} nodes, preemption {}, alpha {}, binder {})",
@@ -197,9 +186,7 @@ core::Status run_extender_command(const ExtenderFlags& f) {
   fmt::print("tessera extender listening on {}://{}:{}{}\n", server->tls() ? "https" : "http",
              options.host, server->port(), f.url_prefix);
   std::fflush(stdout);
-  int sig = 0;
-  sigwait(&signals, &sig);
-  core::logger().info("signal {}: stopping", sig);
+  core::logger().info("{}: stopping", stop_signals.wait());
   server->stop();
   return {};
 }

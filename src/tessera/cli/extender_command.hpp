@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tessera/cli/command.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::cli {
@@ -28,9 +29,9 @@ struct ExtenderFlags {
   double timeout_s = 5;
 };
 
-void add_extender_command(CLI::App& app, ExtenderFlags& flags);
+void add_extender_options(CLI::App& command, ExtenderFlags& flags);
 // Serves until SIGINT or SIGTERM.
-core::Status run_extender_command(const ExtenderFlags& flags);
+Outcome run_extender_command(const ExtenderFlags& flags);
 
 // "host:port", "[::1]:port" or ":port" (loopback). Exposed for tests.
 core::Status parse_listen(const std::string& text, std::string& host, int& port);

@@ -322,14 +322,10 @@ core::Status run_run(const MigFlags& f) {
 
 }  // namespace
 
-void add_mig_command(CLI::App& app, MigFlags& f) {
-  f.command = app.add_subcommand(
-      "mig",
-      "The MIG level (MIGM): list a GPU's MIG layouts, plan a job file, or run it on a simulated "
-      "or real MIG GPU");
-  f.command->require_subcommand(1);
+void add_mig_options(CLI::App& command, MigFlags& f) {
+  command.require_subcommand(1);
 
-  f.layouts = f.command->add_subcommand(
+  f.layouts = command.add_subcommand(
       "layouts",
       "List every valid MIG layout of a GPU (a set of placed GPU instances) with its "
       "reachability score fcr: how many fully configured layouts can still be reached from it");
@@ -343,7 +339,7 @@ void add_mig_command(CLI::App& app, MigFlags& f) {
   f.layouts->add_option("--json", f.json_path,
                         "Write the states as JSON to this file ('-' for stdout)");
 
-  f.plan = f.command->add_subcommand(
+  f.plan = command.add_subcommand(
       "plan",
       "Show what a job file would do, without touching a GPU: each job's memory estimate and the "
       "slice it starts on, then the run as the simulated MIG GPU predicts it (reconfigurations "
@@ -356,7 +352,7 @@ void add_mig_command(CLI::App& app, MigFlags& f) {
   f.plan->add_option("--gpu", f.gpu, "Override the job file's GPU, e.g. a100-80gb");
   f.plan->add_option("--json", f.json_path, "Write the plan as JSON to this file ('-' for stdout)");
 
-  f.run = f.command->add_subcommand(
+  f.run = command.add_subcommand(
       "run",
       "Run a job file to the end on a simulated MIG GPU (--backend sim) or a real one through "
       "NVML (--backend nvml): every job completes or is reported with the reason it cannot run");
@@ -377,7 +373,7 @@ void add_mig_command(CLI::App& app, MigFlags& f) {
   f.run->add_flag("-q,--quiet", f.quiet, "No progress line");
 }
 
-core::Status run_mig_command(const MigFlags& f) {
+Outcome run_mig_command(const MigFlags& f) {
   if (*f.layouts) return run_layouts(f);
   if (*f.plan) return run_plan(f);
   if (*f.run) return run_run(f);

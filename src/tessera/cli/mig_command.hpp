@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/cli/command.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::cli {
@@ -31,8 +32,8 @@ struct MigFlags {
 };
 
 // Adds `mig` and its subcommands to `app`; `flags` receives their values and must outlive parsing.
-void add_mig_command(CLI::App& app, MigFlags& flags);
+void add_mig_options(CLI::App& command, MigFlags& flags);
 // Runs the subcommand that was parsed (when `*flags.command` is set).
-core::Status run_mig_command(const MigFlags& flags);
+Outcome run_mig_command(const MigFlags& flags);
 
 }  // namespace tessera::cli

@@ -80,22 +80,17 @@ void print_tree(const hw::HostTopology& t) {
 
 }  // namespace
 
-void add_topology_command(CLI::App& app, TopologyFlags& f) {
-  f.command = app.add_subcommand(
-      "topology",
-      "Show a server's topology graph (sockets, NUMA nodes, core groups, GPUs and their links): "
-      "this machine through hwloc, a file (hwloc XML, NCCL topology XML or tessera's JSON) or a "
-      "preset");
-  f.command->add_option("FILE", f.file,
-                        "hwloc XML (lstopo --of xml), NCCL topology XML (NCCL_TOPO_FILE) or "
-                        "tessera topology JSON; none: discover this machine");
-  auto* preset = f.command->add_option(
+void add_topology_options(CLI::App& command, TopologyFlags& f) {
+  command.add_option("FILE", f.file,
+                     "hwloc XML (lstopo --of xml), NCCL topology XML (NCCL_TOPO_FILE) or "
+                     "tessera topology JSON; none: discover this machine");
+  auto* preset = command.add_option(
       "--preset", f.preset,
       fmt::format("A generated server: {}", fmt::join(hw::preset_names(), ", ")));
-  preset->excludes(f.command->get_option("FILE"));
-  f.command->add_option("--hostname", f.hostname, "Hostname of a preset (default: its name)")
+  preset->excludes(command.get_option("FILE"));
+  command.add_option("--hostname", f.hostname, "Hostname of a preset (default: its name)")
       ->needs(preset);
-  f.command->add_flag("--json", f.json, "Print tessera's topology JSON instead of the tree");
+  command.add_flag("--json", f.json, "Print tessera's topology JSON instead of the tree");
   f.command
       ->add_option("--cores-per-group", f.cores_per_group,
                    "Physical cores per core group (FlexTopo allocates CPUs in such groups)")
@@ -107,7 +102,7 @@ void add_topology_command(CLI::App& app, TopologyFlags& f) {
       ->check(CLI::NonNegativeNumber);
 }
 
-core::Status run_topology_command(const TopologyFlags& f) {
+Outcome run_topology_command(const TopologyFlags& f) {
   hw::TopologyOptions options;
   options.cores_per_group = f.cores_per_group;
   options.nccl_numa_per_socket = f.numa_per_socket;

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "tessera/cli/command.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::cli {
@@ -22,8 +23,8 @@ struct TopologyFlags {
 };
 
 // Adds `topology` to `app`; `flags` receives its values and must outlive parsing.
-void add_topology_command(CLI::App& app, TopologyFlags& flags);
+void add_topology_options(CLI::App& command, TopologyFlags& flags);
 // Runs it (when `*flags.command` is set).
-core::Status run_topology_command(const TopologyFlags& flags);
+Outcome run_topology_command(const TopologyFlags& flags);
 
 }  // namespace tessera::cli

@@ -106,22 +106,6 @@ core::Status validate_metric(const Experiment& e, const scenario::Scenario& s, c
 
 }  // namespace
 
-std::string experiment_names() {
-  std::string out;
-  for (const auto& e : experiments()) out += (out.empty() ? "" : ", ") + e.name;
-  for (const auto& e : mig_experiments()) out += ", " + e.name;
-  return out;
-}
-
-Result<const Experiment*> find_experiment(std::string_view name) {
-  for (const auto& e : experiments()) {
-    if (e.name == name) return &e;
-  }
-  return core::failf(core::Domain::kScenario, core::Code::kNotFound,
-                     "unknown experiment '{}'; known experiments: {} (tessera experiment --list)",
-                     name, experiment_names());
-}
-
 Result<std::string_view> scenario_text(std::string_view file) {
   for (const auto& f : embedded_scenarios()) {
     if (f.file == file) return f.text;

@@ -2,7 +2,7 @@
 // The papers' experiments as tessera runs them: each names the paper and figure it reproduces,
 // its setup, one or more scenario configurations (examples/experiments/*.yaml, built into the
 // binary), the columns of its table, the paper's claims as data, and the model assumptions its
-// result rests on. The list lives in registry.cpp (one entry per experiment).
+// result rests on. The one list of experiments, of every kind, is registry.hpp.
 
 #include <functional>
 #include <string>
@@ -45,13 +45,6 @@ struct Experiment {
   // modes.
   std::vector<std::string> rows = {};
 };
-
-const std::vector<Experiment>& experiments();
-// Unknown names get an error listing the known ones.
-core::Result<const Experiment*> find_experiment(std::string_view name);
-// Every experiment's name: these, then the MIG studies (mig_studies.hpp), which run batch jobs on
-// a simulated MIG GPU rather than a scenario and are listed and run beside them.
-std::string experiment_names();
 
 // The text of examples/experiments/FILE as built into the binary.
 core::Result<std::string_view> scenario_text(std::string_view file);

@@ -36,9 +36,4 @@ struct FlextopoExperiment {
   core::Result<FlextopoResult> (*run)(const FlextopoOptions&) = nullptr;
 };
 
-// The one list of FlexTopo experiments (flextopo_registry.cpp).
-const std::vector<FlextopoExperiment>& flextopo_experiments();
-// nullptr when no FlexTopo experiment has this name.
-const FlextopoExperiment* find_flextopo_experiment(std::string_view name);
-
 }  // namespace tessera::experiment

@@ -397,13 +397,6 @@ Result<std::string_view> mig_file_text(std::string_view file) {
                      file);
 }
 
-const MigExperiment* find_mig_experiment(std::string_view name) {
-  for (const auto& e : mig_experiments()) {
-    if (e.name == name) return &e;
-  }
-  return nullptr;
-}
-
 Result<MigExperimentResult> run_mig_experiment(const MigExperiment& e,
                                                const MigStudyOptions& options) {
   MigExperimentResult out{.experiment = &e, .mixes = {}, .cases = {}};

@@ -128,11 +128,6 @@ struct MigExperiment {
   bool predictor = false;          // the files hold predictor cases, not mixes
 };
 
-// The one list of MIG experiments (mig_studies.cpp).
-const std::vector<MigExperiment>& mig_experiments();
-// nullptr when no MIG experiment has this name.
-const MigExperiment* find_mig_experiment(std::string_view name);
-
 // The text of examples/mig/experiments/FILE as built into the binary.
 core::Result<std::string_view> mig_file_text(std::string_view file);
 

@@ -1,12 +1,15 @@
-// The two lists of experiments (no self-registration): the scenario experiments and the MIG
-// studies. A new experiment is one entry here plus its scenario file in examples/experiments/ or
-// its job files in examples/mig/experiments/ (listed in src/tessera/experiment/CMakeLists.txt).
+// The one list of experiments (no self-registration), of every kind. A new experiment is one entry
+// here plus its scenario file in examples/experiments/ or its job files in
+// examples/mig/experiments/ (listed in src/tessera/experiment/CMakeLists.txt), or its run function
+// for a cluster study.
+
+#include "tessera/experiment/registry.hpp"
 
 #include <fmt/format.h>
 
-#include "tessera/experiment/experiment.hpp"
+#include "tessera/experiment/flextopo_preemption.hpp"
+#include "tessera/experiment/flextopo_serving.hpp"
 #include "tessera/experiment/lithos_studies.hpp"
-#include "tessera/experiment/mig_studies.hpp"
 #include "tessera/experiment/overheads.hpp"
 
 namespace tessera::experiment {
@@ -312,22 +315,6 @@ Experiment overheads() {
   };
 }
 
-}  // namespace
-
-const std::vector<Experiment>& experiments() {
-  static const std::vector<Experiment> all = {inference_stacking(),
-                                              hybrid(),
-                                              training_colocation(),
-                                              mixed(),
-                                              trace_serving(),
-                                              right_sizing(),
-                                              dvfs(),
-                                              overheads()};
-  return all;
-}
-
-namespace {
-
 constexpr std::string_view kMigm = "MIGM (Saraha et al., arXiv 2508.18556)";
 
 constexpr std::string_view kMigPolicies =
@@ -444,12 +431,72 @@ MigExperiment mig_predictor() {
   };
 }
 
+FlextopoExperiment flextopo_preemption() {
+  const FlextopoStudyInfo info = flextopo_preemption_info();
+  return FlextopoExperiment{
+      .name = info.name,
+      .paper = info.paper,
+      .figure = "§5, Table 4 (hit rate, victims, candidate sourcing)",
+      .run = [](const FlextopoOptions& o) { return run_flextopo_preemption(o); }};
+}
+
+FlextopoExperiment flextopo_serving() {
+  return FlextopoExperiment{
+      .name = "flextopo-serving",
+      .paper = "FlexTopo (Zhang et al., arXiv 2411.11560)",
+      .figure = "reviewers' major 1: TTFT/TPOT P99 and throughput per method and alpha",
+      .run = [](const FlextopoOptions& o) { return run_flextopo_serving(o); }};
+}
+
 }  // namespace
 
-const std::vector<MigExperiment>& mig_experiments() {
-  static const std::vector<MigExperiment> all = {mig_general(), mig_ml(), mig_llm(),
-                                                 mig_predictor()};
+const std::string& ExperimentEntry::name() const {
+  return std::visit([](const auto& s) -> const std::string& { return s.name; }, study);
+}
+const std::string& ExperimentEntry::paper() const {
+  return std::visit([](const auto& s) -> const std::string& { return s.paper; }, study);
+}
+const std::string& ExperimentEntry::figure() const {
+  return std::visit([](const auto& s) -> const std::string& { return s.figure; }, study);
+}
+
+std::string_view ExperimentEntry::kind() const {
+  return std::visit([](const auto& s) { return study_kind<std::decay_t<decltype(s)>>(); }, study);
+}
+
+const std::vector<ExperimentEntry>& experiments() {
+  static const std::vector<ExperimentEntry> all = {
+      {inference_stacking()},
+      {hybrid()},
+      {training_colocation()},
+      {mixed()},
+      {trace_serving()},
+      {right_sizing()},
+      {dvfs()},
+      {overheads()},
+      {mig_general()},
+      {mig_ml()},
+      {mig_llm()},
+      {mig_predictor()},
+      {flextopo_preemption()},
+      {flextopo_serving()},
+  };
   return all;
+}
+
+std::string experiment_names() {
+  std::string out;
+  for (const auto& e : experiments()) out += (out.empty() ? "" : ", ") + e.name();
+  return out;
+}
+
+core::Result<const ExperimentEntry*> find_experiment(std::string_view name) {
+  for (const auto& e : experiments()) {
+    if (e.name() == name) return &e;
+  }
+  return core::failf(core::Domain::kScenario, core::Code::kNotFound,
+                     "unknown experiment '{}'; known experiments: {} (tessera experiment --list)",
+                     name, experiment_names());
 }
 
 }  // namespace tessera::experiment

@@ -1,0 +1,24 @@
+#include "tessera/cli/stop_signals.hpp"
+
+#include <pthread.h>
+
+namespace tessera::cli {
+
+StopSignals::StopSignals() {
+  sigemptyset(&signals_);
+  sigaddset(&signals_, SIGINT);
+  sigaddset(&signals_, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
+}
+
+StopSignals::~StopSignals() {
+  pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+}
+
+std::string_view StopSignals::wait() {
+  int signal = 0;
+  sigwait(&signals_, &signal);
+  return signal == SIGINT ? "SIGINT" : "SIGTERM";
+}
+
+}  // namespace tessera::cli
