@@ -75,6 +75,20 @@ core::Result<hw::GpuSpec> spec_for(const DriverDevice& device, const std::string
   return spec;
 }
 
+core::Result<UniqueDeviceMemory> alloc_device(const DriverLibrary& driver, std::size_t bytes,
+                                              std::string_view call) {
+  CUdeviceptr p = 0;
+  TESSERA_TRY(driver.check(driver.api().mem_alloc(&p, bytes), call));
+  return UniqueDeviceMemory(driver, p);
+}
+
+core::Result<UniqueHostMemory> alloc_host(const DriverLibrary& driver, std::size_t bytes,
+                                          unsigned flags, std::string_view call) {
+  void* p = nullptr;
+  TESSERA_TRY(driver.check(driver.api().mem_host_alloc(&p, bytes, flags), call));
+  return UniqueHostMemory(driver, p);
+}
+
 }  // namespace
 
 // --- Creation and teardown ---
@@ -95,32 +109,33 @@ core::Status CudaGpu::Impl::init() {
   TESSERA_ASSIGN_OR_RETURN(spec, spec_for(device, options.gpu_spec));
   TESSERA_TRY(
       driver.check(api.primary_ctx_retain(&primary, device.handle), "cuDevicePrimaryCtxRetain"));
-  primary_retained = true;
+  primary_retained = RetainedPrimaryContext(driver, device.handle);
   TESSERA_TRY(driver.check(api.ctx_set_current(primary), "cuCtxSetCurrent"));
 
   TESSERA_ASSIGN_OR_RETURN(kernels,
                            KernelModule::load(driver, tessera_kernels_image(), "tessera_kernels"));
   TESSERA_TRY(allow_emulation_shared_memory(driver, *kernels, device.handle));
-  TESSERA_TRY(driver.check(api.mem_alloc(&scratch, static_cast<std::size_t>(options.scratch_bytes)),
-                           "cuMemAlloc (emulation scratch buffer)"));
-  TESSERA_TRY(driver.check(api.mem_alloc(&sink, sizeof(std::uint32_t)), "cuMemAlloc (sink)"));
-  TESSERA_TRY(driver.check(api.memset_d8(sink, 0, sizeof(std::uint32_t)), "cuMemsetD8 (sink)"));
+  TESSERA_ASSIGN_OR_RETURN(scratch,
+                           alloc_device(driver, static_cast<std::size_t>(options.scratch_bytes),
+                                        "cuMemAlloc (emulation scratch buffer)"));
+  TESSERA_ASSIGN_OR_RETURN(sink, alloc_device(driver, sizeof(std::uint32_t), "cuMemAlloc (sink)"));
+  TESSERA_TRY(
+      driver.check(api.memset_d8(sink.get(), 0, sizeof(std::uint32_t)), "cuMemsetD8 (sink)"));
 
   if (options.yield_slots > 0) {
     const auto slots = static_cast<std::size_t>(options.yield_slots);
     const std::size_t progress_bytes =
         slots * static_cast<std::size_t>(options.max_checkpointed_blocks) * 4;
-    TESSERA_TRY(driver.check(api.mem_alloc(&progress_pool, progress_bytes),
-                             "cuMemAlloc (checkpoint progress)"));
-    void* counters = nullptr;
-    TESSERA_TRY(driver.check(api.mem_host_alloc(&counters, slots * 4, CU_MEMHOSTALLOC_DEVICEMAP),
-                             "cuMemHostAlloc (yielded-blocks counters)"));
-    yielded_host = static_cast<std::uint32_t*>(counters);
-    TESSERA_TRY(driver.check(api.mem_host_get_device_pointer(&yielded_device, counters, 0),
-                             "cuMemHostGetDevicePointer"));
+    TESSERA_ASSIGN_OR_RETURN(
+        progress_pool, alloc_device(driver, progress_bytes, "cuMemAlloc (checkpoint progress)"));
+    TESSERA_ASSIGN_OR_RETURN(yielded_host, alloc_host(driver, slots * 4, CU_MEMHOSTALLOC_DEVICEMAP,
+                                                      "cuMemHostAlloc (yielded-blocks counters)"));
+    TESSERA_TRY(
+        driver.check(api.mem_host_get_device_pointer(&yielded_device, yielded_host.get(), 0),
+                     "cuMemHostGetDevicePointer"));
     const std::size_t zero_bytes = static_cast<std::size_t>(options.max_checkpointed_blocks) * 4;
-    TESSERA_TRY(driver.check(api.mem_host_alloc(&zeros, zero_bytes, 0), "cuMemHostAlloc (zeros)"));
-    std::memset(zeros, 0, zero_bytes);
+    TESSERA_ASSIGN_OR_RETURN(zeros, alloc_host(driver, zero_bytes, 0, "cuMemHostAlloc (zeros)"));
+    std::memset(zeros.get(), 0, zero_bytes);
   }
 
   primary_context = std::make_unique<ExecutionContext>();
@@ -137,7 +152,7 @@ core::Status CudaGpu::Impl::init() {
       // driver will not make a context of it, the control kernel goes to the primary context.
       if (auto rest = make_remaining_green_context(driver, device.handle, *granules, 1); rest) {
         control_partition = std::move(*rest);
-        control_stream = control_partition->streams.at(0);
+        control_stream = control_partition->streams.at(0).get();
       } else {
         core::logger().warn(
             "CudaGpu: no green context over the {} SMs the split left ({}); the "
@@ -152,6 +167,7 @@ core::Status CudaGpu::Impl::init() {
   } else {
     TESSERA_TRY(driver.check(api.stream_create(&control_stream, CU_STREAM_NON_BLOCKING),
                              "cuStreamCreate (control kernel)"));
+    own_control_stream = UniqueStream(driver, control_stream);
   }
   if (options.yield_slots > 0) {  // no slots: no yields, no control kernel
     TESSERA_TRY(driver.check(api.ctx_push_current(control_context), "cuCtxPushCurrent"));
@@ -164,14 +180,15 @@ core::Status CudaGpu::Impl::init() {
   }
 
   // The primary context's reference event (see event_time in cuda_gpu_poll.cpp).
-  TESSERA_TRY(
-      driver.check(api.stream_create(&utility_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
+  CUstream utility = nullptr;
+  TESSERA_TRY(driver.check(api.stream_create(&utility, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
+  utility_stream = UniqueStream(driver, utility);
+  CUevent reference = nullptr;
   TESSERA_TRY(driver.check(api.event_create(&reference, CU_EVENT_DEFAULT), "cuEventCreate"));
-  TESSERA_TRY(driver.check(api.event_record(reference, utility_stream), "cuEventRecord"));
+  primary_context->reference = UniqueEvent(driver, reference);
+  TESSERA_TRY(driver.check(api.event_record(reference, utility), "cuEventRecord"));
   TESSERA_TRY(driver.check(api.event_synchronize(reference), "cuEventSynchronize"));
-  reference_time = executor.now();
-  primary_context->reference = reference;  // destroyed below, not with the context
-  primary_context->reference_time = reference_time;
+  primary_context->reference_time = executor.now();
 
   if (options.nvml != nullptr) {
     const auto& n = options.nvml->api();
@@ -218,35 +235,30 @@ void CudaGpu::Impl::teardown() {
     for (auto& c : green_contexts) fn(*c);
   };
   each_context([&](ExecutionContext& c) {
-    for (auto& [id, cu] : c.streams) quiet(api.stream_synchronize(cu), "cuStreamSynchronize");
-  });
-  for (auto& st : streams) {
-    // A launch's end event belongs to the next launch (as its previous) or to the stream.
-    for (auto& l : st.in_flight) {
-      destroy_event(l.start);
-      destroy_event(l.previous);
+    for (auto& [id, cu] : c.streams) {
+      quiet(api.stream_synchronize(cu.get()), "cuStreamSynchronize");
     }
+  });
+  // The launches' events (a launch's end event belongs to the next launch, as its previous, or
+  // to the stream), then the control kernel (EXIT, then a wait for its stream), then the memory
+  // kernels used, the contexts with their streams and events, and the module last.
+  for (auto& st : streams) {
     st.in_flight.clear();
-    if (st.rest) destroy_event(st.rest->previous);
     st.rest.reset();
-    destroy_event(st.last_end);
+    st.last_end.reset();
   }
-  control.reset();  // EXIT, then waits for the control kernel's stream
-  if (progress_pool != 0) quiet(api.mem_free(progress_pool), "cuMemFree");
-  if (yielded_host != nullptr) quiet(api.mem_free_host(yielded_host), "cuMemFreeHost");
-  if (zeros != nullptr) quiet(api.mem_free_host(zeros), "cuMemFreeHost");
+  control.reset();
+  progress_pool.reset();
+  yielded_host.reset();
+  zeros.reset();
   for (auto& c : green_contexts) destroy_context(*c);
   green_contexts.clear();
   if (primary_context) destroy_context(*primary_context);
-  if (control_partition) {
-    destroy_green_context(driver, *control_partition);
-  } else if (control_stream != nullptr) {
-    quiet(api.stream_destroy(control_stream), "cuStreamDestroy");
-  }
-  if (reference != nullptr) quiet(api.event_destroy(reference), "cuEventDestroy");
-  if (utility_stream != nullptr) quiet(api.stream_destroy(utility_stream), "cuStreamDestroy");
-  if (sink != 0) quiet(api.mem_free(sink), "cuMemFree");
-  if (scratch != 0) quiet(api.mem_free(scratch), "cuMemFree");
+  if (control_partition) destroy_green_context(*control_partition);
+  own_control_stream.reset();
+  utility_stream.reset();
+  sink.reset();
+  scratch.reset();
   kernels.reset();
   if (nvml && locked_clock) {
     if (auto r = nvml->reset_clocks(); !r) core::logger().warn("{}", r.error().message());
@@ -255,9 +267,7 @@ void CudaGpu::Impl::teardown() {
     CUcontext popped = nullptr;
     quiet(api.ctx_pop_current(&popped), "cuCtxPopCurrent");
   }
-  if (primary_retained) {
-    quiet(api.primary_ctx_release(device.handle), "cuDevicePrimaryCtxRelease");
-  }
+  primary_retained.reset();
 }
 
 core::Result<std::unique_ptr<CudaGpu>> CudaGpu::create(const DriverLibrary& driver,
