@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <chrono>
 #include <cstring>
 #include <string_view>
-#include <thread>
 #include <utility>
 
 #include "tessera/backends/cuda/cuda_gpu_impl.hpp"
@@ -15,7 +13,9 @@
 #include "tessera/backends/nvml/nvml_library.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/device/argument_checks.hpp"
 #include "tessera/device/occupancy.hpp"
+#include "tessera/device/poll_loop.hpp"
 
 namespace tessera::cuda {
 
@@ -340,24 +340,11 @@ core::Status CudaGpu::Impl::usable() const {
 }
 
 core::Status CudaGpu::Impl::check_stream(device::StreamId stream) const {
-  if (stream >= streams.size()) {
-    return core::failf(Domain::kDevice, Code::kNotFound,
-                       "stream {} does not exist on this device ({} streams created); use an id "
-                       "returned by create_stream",
-                       stream, streams.size());
-  }
-  return {};
+  return device::check_stream_id(stream, streams.size());
 }
 
 core::Status CudaGpu::Impl::check_config(const device::StreamConfig& config) const {
-  for (int i = spec.sms; i < device::kMaxSms; ++i) {
-    if (config.sms.test(i)) {
-      return core::failf(Domain::kDevice, Code::kInvalidArgument,
-                         "the stream's SM set names SM {}, but {} has {} SMs (0 to {}); build the "
-                         "set from SMs that exist",
-                         i, spec.name, spec.sms, spec.sms - 1);
-    }
-  }
+  TESSERA_TRY(device::check_sm_mask(spec, config.sms));
   if (config.max_sms != 0) {
     return std::unexpected(unsupported_here(spec, "SM caps (StreamConfig::max_sms)"));
   }
@@ -398,10 +385,7 @@ core::Status CudaGpu::submit(device::StreamId stream, workload::KernelSequencePt
   auto& s = *impl_;
   TESSERA_TRY(s.usable());
   TESSERA_TRY(s.check_stream(stream));
-  if (!sequence) {
-    return core::failf(Domain::kDevice, Code::kInvalidArgument,
-                       "stream {}: submit needs a kernel sequence, got a null pointer", stream);
-  }
+  TESSERA_TRY(device::check_submitted_sequence(stream, sequence));
   return s.enqueue(stream, std::move(sequence), device::BlockRange{}, tag, std::move(done));
 }
 
@@ -418,9 +402,7 @@ core::Status CudaGpu::submit_range(device::StreamId stream, workload::KernelSequ
 core::Status CudaGpu::Impl::enqueue(device::StreamId stream, workload::KernelSequencePtr sequence,
                                     device::BlockRange range, std::uint64_t tag,
                                     device::DoneCallback done) {
-  if (auto v = device::validate_sequence(spec, *sequence); !v) {
-    return std::unexpected(v.error().with_context(fmt::format("stream {}", stream)));
-  }
+  TESSERA_TRY(device::validate_stream_sequence(spec, stream, *sequence));
   auto sub = std::make_shared<Submission>();
   sub->next = SequenceCursor::first(*sequence);
   sub->sequence = std::move(sequence);
@@ -476,11 +458,7 @@ core::Status CudaGpu::set_clock_mhz(double mhz) {
                                           "needs root or admin rights)"
                                         : "setting the clock without NVML (CudaGpuOptions::nvml)"));
   }
-  if (!(mhz >= s.spec.min_clock_mhz && mhz <= s.spec.boost_clock_mhz)) {
-    return core::failf(Domain::kDevice, Code::kInvalidArgument,
-                       "clock {} MHz is outside {}'s range of {} to {} MHz; pick a clock in it",
-                       mhz, s.spec.name, s.spec.min_clock_mhz, s.spec.boost_clock_mhz);
-  }
+  TESSERA_TRY(device::check_clock_mhz(s.spec, mhz));
   TESSERA_ASSIGN_OR_RETURN(const int locked, s.nvml->set_locked_clock_mhz(mhz));
   s.locked_clock = locked;
   return {};
@@ -530,17 +508,9 @@ bool CudaGpu::Impl::idle() const {
 
 core::Status CudaGpu::run_until(core::Nanos deadline, bool stop_when_idle) {
   auto& s = *impl_;
-  // ASSUMPTION: 20 us between polls, below the shortest kernels worth scheduling.
-  constexpr core::Nanos kPollInterval = 20'000;
-  while (true) {
-    s.executor.run_due();
-    TESSERA_TRY(s.poll());
-    const core::Nanos now = s.executor.now();
-    if (now >= deadline) return {};
-    if (stop_when_idle && s.idle() && !s.executor.has_pending()) return {};
-    const core::Nanos wake = std::min({deadline, s.executor.next_due(), now + kPollInterval});
-    if (wake > now) std::this_thread::sleep_for(std::chrono::nanoseconds(wake - now));
-  }
+  return device::poll_until(
+      s.executor, deadline, kPollInterval, [&s] { return s.poll(); },
+      [&s, stop_when_idle] { return stop_when_idle && s.idle() && !s.executor.has_pending(); });
 }
 
 core::Result<int> CudaGpu::partition_sms(device::StreamId stream) const {

@@ -1,11 +1,10 @@
 #include "tessera/backends/cuda/cuda_run_backend.hpp"
 
-#include <chrono>
-#include <thread>
 #include <vector>
 
 #include "tessera/backends/cuda/cuda_gpu.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/device/poll_loop.hpp"
 #include "tessera/device/wall_clock_executor.hpp"
 
 namespace tessera::cuda {
@@ -32,15 +31,12 @@ class CudaRunBackend final : public device::RunBackend {
     gpus_.push_back(gpu->get());
     return std::unique_ptr<device::GpuDevice>(std::move(*gpu));
   }
-  // Timers and completions interleave on this thread; between them it sleeps briefly.
-  // ASSUMPTION: 20 us, as CudaGpu::run_until: below the shortest kernels worth scheduling.
+  // Timers and every GPU's completions interleave on this thread, as in CudaGpu::run_until.
   core::Status run_until(core::Nanos until) override {
-    while (executor_.now() < until) {
-      executor_.run_due();
+    return device::poll_until(executor_, until, kPollInterval, [this]() -> core::Status {
       for (auto* gpu : gpus_) TESSERA_TRY(gpu->poll());
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
-    }
-    return {};
+      return {};
+    });
   }
 
  private:

@@ -11,12 +11,12 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
-#include <thread>
 #include <utility>
 
 #include "tessera/backends/nvml/internal/nvml_mig_records.hpp"
 #include "tessera/backends/nvml/nvml_mig_device.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/device/poll_loop.hpp"
 
 extern char** environ;
 
@@ -222,16 +222,13 @@ void NvmlMigDevice::reap() {
 }
 
 core::Status NvmlMigDevice::run(const std::function<bool()>& done) {
-  while (true) {
-    executor_.run_due();
-    reap();
-    if (done && done()) return {};
-    if (runs_.empty() && !executor_.has_pending()) return {};
-    core::Nanos wake = executor_.next_due();
-    if (!runs_.empty()) wake = std::min(wake, executor_.now() + options_.poll_period);
-    const core::Nanos wait = wake - executor_.now();
-    if (wait > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
-  }
+  return device::poll_until(
+      executor_, core::kNever, options_.poll_period,
+      [this]() -> core::Status {
+        reap();
+        return {};
+      },
+      [this, &done] { return (done && done()) || (runs_.empty() && !executor_.has_pending()); });
 }
 
 }  // namespace tessera::cuda
