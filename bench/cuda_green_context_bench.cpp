@@ -52,7 +52,7 @@ void BM_GreenContextCreateDestroy(benchmark::State& state) {
       return;
     }
     sms = ctx->sms;
-    cuda::destroy_green_context(driver, *ctx);
+    cuda::destroy_green_context(*ctx);
   }
   state.SetLabel(std::to_string(sms) + " SMs");
 }

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/experiment/sim_backend.hpp"
+
 namespace tessera::experiment {
 namespace {
 
@@ -47,7 +49,9 @@ TEST(LithosStudies, EachVariantIsARowWithItsOptionApplied) {
       lithos_variants({{.label = "off", .apply = [](gpu::LithosOptions& o) { o.dvfs = false; }},
                        {.label = "on", .apply = [](gpu::LithosOptions& o) { o.dvfs = true; }}},
                       /*sweep=*/false);
-  auto r = run(s, {});
+  scenario::RunOptions options;
+  options.backend = sim_backends();
+  auto r = run(s, options);
   ASSERT_TRUE(r.has_value()) << r.error().message();
   ASSERT_EQ(r->modes.size(), 2u);
   EXPECT_EQ(r->modes[0].mode, "off");

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/experiment/sim_backend.hpp"
+
 namespace tessera::experiment {
 namespace {
 
@@ -56,7 +58,9 @@ TEST(RemapOverheads, DrilledRowsRemapAndExclusiveIsTheReference) {
   auto s = load_config(Config{.label = "", .scenario_file = "overheads.yaml"});
   ASSERT_TRUE(s.has_value()) << s.error().message();
   s->duration = core::millis(200);
-  auto r = remap_overheads({core::millis(10)})(*s, {});
+  scenario::RunOptions options;
+  options.backend = sim_backends();
+  auto r = remap_overheads({core::millis(10)})(*s, options);
   ASSERT_TRUE(r.has_value()) << r.error().message();
   ASSERT_EQ(r->modes.size(), 3u);
   EXPECT_EQ(r->modes[0].mode, "exclusive");
@@ -73,7 +77,9 @@ TEST(PreemptionOverheads, PersistentRowsPreemptAndPlainRowsCannot) {
   ASSERT_TRUE(s.has_value()) << s.error().message();
   ASSERT_TRUE(s->tenants[0].training.persistent.has_value());
   s->duration = core::millis(200);
-  auto r = preemption_overheads({core::millis(10)})(*s, {});
+  scenario::RunOptions options;
+  options.backend = sim_backends();
+  auto r = preemption_overheads({core::millis(10)})(*s, options);
   ASSERT_TRUE(r.has_value()) << r.error().message();
   const std::string drill = drill_row(core::millis(10));
   std::vector<std::string> rows;
@@ -101,7 +107,9 @@ TEST(PreemptionOverheads, NeedsATenantWithPersistentKernels) {
   ASSERT_TRUE(s.has_value()) << s.error().message();
   s->tenants[0].training.persistent.reset();
   s->duration = core::millis(20);
-  auto r = preemption_overheads({core::millis(10)})(*s, {});
+  scenario::RunOptions options;
+  options.backend = sim_backends();
+  auto r = preemption_overheads({core::millis(10)})(*s, options);
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message().find("persistent_gemms"), std::string::npos) << r.error().message();
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tessera/backends/sim/gpu/sim_run_backend.hpp"
 #include "tessera/metrics/report.hpp"
 #include "tessera/scenario/demo_scenario.hpp"
 #include "tessera/scenario/runner.hpp"
@@ -20,7 +21,12 @@ const std::string kGolden = std::string(TESSERA_SOURCE_DIR) + "/tests/scenario/g
 std::string run_demo_json() {
   auto s = parse_scenario(demo_scenario_yaml(), std::string(kDemoScenarioName), ".");
   EXPECT_TRUE(s.has_value());
-  auto r = run_scenario(*s, {});
+  RunOptions options;
+  options.backend = [](const Scenario& run) {
+    return core::Result<std::unique_ptr<device::RunBackend>>(
+        sim::make_sim_run_backend(run.sim_options));
+  };
+  auto r = run_scenario(*s, options);
   EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message());
   return r ? metrics::to_json(*r).dump(2) + "\n" : "";
 }

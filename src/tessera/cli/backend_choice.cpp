@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 
 #include "tessera/backends/cuda/backend_status.hpp"
+#include "tessera/backends/sim/gpu/sim_run_backend.hpp"
 #ifdef TESSERA_HAVE_CUDA
+#include "tessera/backends/cuda/cuda_run_backend.hpp"
 #include "tessera/backends/cuda/driver_library.hpp"
 #endif
 
@@ -35,6 +37,20 @@ core::Result<Backend> Backend::choose(std::string_view choice, bool quiet) {
   backend.driver_ = std::shared_ptr<const cuda::DriverLibrary>(std::move(*driver));
 #endif
   return backend;
+}
+
+scenario::MakeRunBackend Backend::run_backends() const {
+#ifdef TESSERA_HAVE_CUDA
+  if (real()) {
+    return [driver = driver_](
+               const scenario::Scenario&) -> core::Result<std::unique_ptr<device::RunBackend>> {
+      return cuda::make_cuda_run_backend(*driver);
+    };
+  }
+#endif
+  return [](const scenario::Scenario& s) -> core::Result<std::unique_ptr<device::RunBackend>> {
+    return sim::make_sim_run_backend(s.sim_options);
+  };
 }
 
 }  // namespace tessera::cli

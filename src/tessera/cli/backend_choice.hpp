@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "tessera/core/error.hpp"
+#include "tessera/scenario/runner.hpp"
 
 namespace tessera::cuda {
 class DriverLibrary;
@@ -29,6 +30,9 @@ class Backend {
   bool real() const { return driver_ != nullptr; }
   // The driver (real() only).
   const cuda::DriverLibrary& driver() const { return *driver_; }
+  // Makes each scenario mode's backend on the chosen GPU: real ones through the driver, or the
+  // simulated one under the scenario's model assumptions. The factory keeps the driver open.
+  scenario::MakeRunBackend run_backends() const;
 
  private:
   Backend() = default;

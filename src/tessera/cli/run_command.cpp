@@ -59,9 +59,7 @@ core::Status run(scenario::Scenario s, const RunFlags& flags) {
   scenario::RunOptions options;
   if (!flags.trace_path.empty()) options.timeline = &timeline;
   options.progress = [&progress](const scenario::Progress& p) { progress.update(p); };
-  if (backend.real()) {
-    options.backend = [&backend] { return scenario::make_cuda_backend(backend.driver()); };
-  }
+  options.backend = backend.run_backends();
   auto report = scenario::run_scenario(s, options);
   progress.finish();
   if (!report) return std::unexpected(report.error());

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "tessera/core/try.hpp"
+#include "tessera/experiment/sim_backend.hpp"
 
 namespace tessera::experiment {
 
@@ -154,8 +155,8 @@ Result<ExperimentResult> run_experiment(
     TESSERA_ASSIGN_OR_RETURN(scenario::Scenario s, core::with_context(load_config(config), where));
     apply(s, overrides);
     TESSERA_TRY(validate(e, s));
-    const scenario::RunOptions options =
-        make_options ? make_options(config) : scenario::RunOptions{};
+    scenario::RunOptions options = make_options ? make_options(config) : scenario::RunOptions{};
+    if (!options.backend) options.backend = sim_backends();
     TESSERA_ASSIGN_OR_RETURN(
         metrics::RunReport report,
         core::with_context(e.run ? e.run(s, options) : scenario::run_scenario(s, options), where));

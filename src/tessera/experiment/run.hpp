@@ -31,7 +31,8 @@ struct ExperimentResult {
   std::vector<ConfigResult> configs;
 };
 
-// `make_options` gives the run options of each configuration (its timeline, its progress).
+// `make_options` gives the run options of each configuration (its timeline, its progress); where
+// they name no backend, the configuration runs on the simulated GPU.
 core::Result<ExperimentResult> run_experiment(
     const Experiment& e, const Overrides& overrides,
     const std::function<scenario::RunOptions(const Config&)>& make_options);

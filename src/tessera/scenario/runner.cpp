@@ -6,7 +6,6 @@
 #include "tessera/core/try.hpp"
 #include "tessera/gpu/check/determinism_checker.hpp"
 #include "tessera/gpu/registry.hpp"
-#include "tessera/scenario/backend.hpp"
 #include "tessera/tenant/inference_server.hpp"
 #include "tessera/tenant/training_job.hpp"
 
@@ -90,12 +89,7 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
   const std::string& mode_name = s.modes[mode_index];
   const auto infos = tenant_infos(s);
   // Declared before the GPUs: it owns the clock they run on and must outlive them.
-  std::unique_ptr<RunBackend> backend;
-  if (options.backend) {
-    TESSERA_ASSIGN_OR_RETURN(backend, options.backend());
-  } else {
-    backend = make_sim_backend();
-  }
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<device::RunBackend> backend, options.backend(s));
   backend_name = backend->name();
   device::Executor& executor = backend->executor();
   metrics::Timeline* timeline = options.timeline;
@@ -107,7 +101,7 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
   std::vector<int> track_of_tenant(s.tenants.size(), -1);
   for (std::size_t g = 0; g < gpus.size(); ++g) {
     auto& slot = gpus[g];
-    TESSERA_ASSIGN_OR_RETURN(slot.device, backend->make_gpu(s, static_cast<int>(g)));
+    TESSERA_ASSIGN_OR_RETURN(slot.device, backend->make_gpu(s.gpu, static_cast<int>(g)));
     TESSERA_ASSIGN_OR_RETURN(auto inner, options.make_mode
                                              ? options.make_mode(mode_name, s.mode_options)
                                              : gpu::make_sharing_mode(mode_name, s.mode_options));
@@ -204,6 +198,11 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
 }  // namespace
 
 Result<metrics::RunReport> run_scenario(const Scenario& scenario, const RunOptions& options) {
+  if (!options.backend) {
+    return core::fail(core::Domain::kScenario, core::Code::kInvalidArgument,
+                      "run options name no backend: the caller chooses where the modes run (the "
+                      "simulated GPU or real GPUs)");
+  }
   TESSERA_ASSIGN_OR_RETURN(const auto arrivals, build_arrivals(scenario));
   metrics::RunReport report;
   report.scenario = scenario.name;

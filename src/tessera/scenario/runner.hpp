@@ -1,18 +1,23 @@
 #pragma once
-// Runs a scenario under each of its sharing modes, on the simulated GPU unless told otherwise
-// (backend.hpp), and gathers the report.
+// Runs a scenario under each of its sharing modes, on the backend the caller makes for each mode
+// (device/run_backend.hpp), and gathers the report.
 
 #include <functional>
 #include <memory>
 #include <string_view>
 
 #include "tessera/core/error.hpp"
+#include "tessera/device/run_backend.hpp"
 #include "tessera/metrics/report.hpp"
 #include "tessera/metrics/timeline.hpp"
-#include "tessera/scenario/backend.hpp"
 #include "tessera/scenario/scenario.hpp"
 
 namespace tessera::scenario {
+
+// Makes one mode's backend (its clock and GPUs) for `scenario`: the simulated GPU under the
+// scenario's `sim:` assumptions, or real GPUs. Callers choose; the runner links neither.
+using MakeRunBackend =
+    std::function<core::Result<std::unique_ptr<device::RunBackend>>(const Scenario& scenario)>;
 
 struct Progress {
   std::string_view mode;
@@ -32,8 +37,8 @@ struct RunOptions {
   std::function<core::Result<std::unique_ptr<gpu::SharingMode>>(std::string_view mode,
                                                                 const gpu::ModeSettings& settings)>
       make_mode;
-  // Makes each mode's backend (its clock and GPUs); empty: the simulated GPU (backend.hpp).
-  std::function<core::Result<std::unique_ptr<RunBackend>>()> backend;
+  // Makes each mode's backend; required (an empty one is an error).
+  MakeRunBackend backend;
 };
 
 core::Result<metrics::RunReport> run_scenario(const Scenario& scenario, const RunOptions& options);

@@ -393,7 +393,7 @@ PartitionRun run_in(const DriverLibrary& driver, CudaDecodeModel& model,
     EXPECT_EQ(driver.api().ctx_push_current(partition.context), CUDA_SUCCESS);
     for (const auto& k : model.step_sequence()->groups.at(0).kernels) {
       auto st = model.run_kernel(
-          k.name, {.partition_sms = partition.sms, .stream = partition.streams.at(0)});
+          k.name, {.partition_sms = partition.sms, .stream = partition.streams.at(0).get()});
       EXPECT_TRUE(st) << st.error().message();
     }
     CUcontext popped = nullptr;

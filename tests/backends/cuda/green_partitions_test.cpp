@@ -125,9 +125,9 @@ TEST_F(GreenPartitionsTest, ThreeSizesGetTheirSmsAndTheRemainder) {
       EXPECT_EQ(parts[i].requested_sms, sizes[i]);
       EXPECT_EQ(parts[i].sms, sizes[i]);
       EXPECT_NE(parts[i].context, nullptr);
-      greens.insert(parts[i].green);
+      greens.insert(parts[i].green.get());
       ASSERT_EQ(parts[i].streams.size(), 2u);
-      streams.insert(parts[i].streams.begin(), parts[i].streams.end());
+      for (const auto& stream : parts[i].streams) streams.insert(stream.get());
     }
     EXPECT_EQ(greens.size(), 3u);
     EXPECT_EQ(streams.size(), 6u);
@@ -140,7 +140,7 @@ TEST_F(GreenPartitionsTest, ThreeSizesGetTheirSmsAndTheRemainder) {
     std::set<int> seen;
     size_t total = 0;
     for (const GreenPartition* p : {&parts[0], &parts[1], &parts[2], (*set)->remainder()}) {
-      const json entry = green_entry(fake, p->green);
+      const json entry = green_entry(fake, p->green.get());
       const auto ids = entry.at("sm_ids").get<std::vector<int>>();
       EXPECT_EQ(static_cast<int>(ids.size()), p->sms);
       seen.insert(ids.begin(), ids.end());
@@ -319,7 +319,7 @@ TEST_F(GreenPartitionsTest, GreenContextOverThreeGranules) {
   ASSERT_TRUE(ctx) << ctx.error().message();
   EXPECT_EQ(ctx->requested_sms, 24);
   EXPECT_EQ(ctx->sms, 24);
-  EXPECT_NE(ctx->green, nullptr);
+  EXPECT_TRUE(ctx->green);
   EXPECT_NE(ctx->context, nullptr);
   EXPECT_EQ(ctx->streams.size(), 2u);
   // A second context over other granules of the same split.
@@ -327,18 +327,18 @@ TEST_F(GreenPartitionsTest, GreenContextOverThreeGranules) {
   auto other = make_green_context(*driver, device, *granules, others, 1);
   ASSERT_TRUE(other) << other.error().message();
   EXPECT_EQ(other->sms, 16);
-  EXPECT_NE(other->green, ctx->green);
-  const auto a = green_entry(fake, ctx->green).at("sm_ids").get<std::vector<int>>();
-  const auto b = green_entry(fake, other->green).at("sm_ids").get<std::vector<int>>();
+  EXPECT_NE(other->green.get(), ctx->green.get());
+  const auto a = green_entry(fake, ctx->green.get()).at("sm_ids").get<std::vector<int>>();
+  const auto b = green_entry(fake, other->green.get()).at("sm_ids").get<std::vector<int>>();
   EXPECT_EQ(a.size(), 24u);
   std::set<int> both(a.begin(), a.end());
   both.insert(b.begin(), b.end());
   EXPECT_EQ(both.size(), a.size() + b.size()) << "granule contexts share SMs";
 
-  destroy_green_context(*driver, *ctx);
-  EXPECT_EQ(ctx->green, nullptr);
+  destroy_green_context(*ctx);
+  EXPECT_FALSE(ctx->green);
   EXPECT_TRUE(ctx->streams.empty());
-  destroy_green_context(*driver, *other);
+  destroy_green_context(*other);
   expect_no_leak(fake);
 }
 
@@ -349,7 +349,7 @@ TEST_F(GreenPartitionsTest, GreenContextOverTheRemainingSms) {
   auto rest = make_remaining_green_context(*driver, device, *granules, 1);
   ASSERT_TRUE(rest) << rest.error().message();
   EXPECT_EQ(rest->sms, 4);
-  destroy_green_context(*driver, *rest);
+  destroy_green_context(*rest);
 
   auto even = split_into_granules(*driver, device, 32);  // 4 x 32 = 128, 4 left
   ASSERT_TRUE(even) << even.error().message();
@@ -489,7 +489,7 @@ TEST(RealGpuGreenContexts, RemainingSmsMakeAGreenContext) {
   std::cout << "remaining " << granules->remaining_sms << " SMs: green context holds " << rest->sms
             << "\n";
   EXPECT_GT(rest->sms, 0);
-  destroy_green_context(*driver, *rest);
+  destroy_green_context(*rest);
 }
 
 // Unequal partitions through the split chain, read back on the GPU.
@@ -538,7 +538,7 @@ TEST(RealGpuGreenContexts, MultiprocessorCountWhileGreenContextIsCurrent) {
   ::testing::Test::RecordProperty("multiprocessor_count_in_green_context", attribute);
   ::testing::Test::RecordProperty("green_context_sms", ctx->sms);
   EXPECT_GT(attribute, 0);
-  destroy_green_context(*driver, *ctx);
+  destroy_green_context(*ctx);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "tessera/backends/cuda/driver_handles.hpp"
 #include "tessera/backends/cuda/kernel_params.h"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
@@ -37,9 +38,9 @@ bool seq_reached(std::uint32_t ack, std::uint32_t seq) {
 
 struct ControlChannel::State {
   const DriverLibrary& driver;
-  CUstream stream = nullptr;
-  TesseraControlMailbox* box = nullptr;  // mapped pinned host memory
-  CUdeviceptr flags = 0;
+  CUstream stream = nullptr;  // the caller's
+  UniqueHostMemory box;       // the mailbox, mapped pinned host memory; freed after the flags
+  UniqueDeviceMemory flags;
   int slots = 0;
   ControlChannelOptions options;
   std::mutex post_mutex;  // one command in the mailbox at a time
@@ -47,12 +48,7 @@ struct ControlChannel::State {
   bool running = false;  // tessera_control was launched
 
   explicit State(const DriverLibrary& d) : driver(d) {}
-  void free_buffers() {
-    if (flags != 0) driver.api().mem_free(flags);
-    if (box != nullptr) driver.api().mem_free_host(box);
-    flags = 0;
-    box = nullptr;
-  }
+  TesseraControlMailbox* mailbox() const { return static_cast<TesseraControlMailbox*>(box.get()); }
   core::Status wait(std::uint32_t seq, core::Nanos timeout) const;
   core::Result<std::uint32_t> post(TesseraControlOp op, int slot);
 };
@@ -60,11 +56,11 @@ struct ControlChannel::State {
 core::Status ControlChannel::State::wait(std::uint32_t seq, core::Nanos timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout);
   for (int spin = 0;; ++spin) {
-    if (seq_reached(load_acquire(box->ack_seq), seq)) return {};
+    if (seq_reached(load_acquire(mailbox()->ack_seq), seq)) return {};
     if (spin % kSpinsPerStreamQuery != kSpinsPerStreamQuery - 1) continue;
     const CUresult r = driver.api().stream_query(stream);
     // A second look: the kernel may have acknowledged and returned (EXIT) since the last read.
-    if (seq_reached(load_acquire(box->ack_seq), seq)) return {};
+    if (seq_reached(load_acquire(mailbox()->ack_seq), seq)) return {};
     if (r == CUDA_SUCCESS) {
       return core::failf(Domain::kCuda, Code::kFailedPrecondition,
                          "control command {} was not acknowledged: the control kernel is no "
@@ -92,6 +88,7 @@ core::Result<std::uint32_t> ControlChannel::State::post(TesseraControlOp op, int
   // previous one could pair the previous seq with the new command.
   TESSERA_TRY(wait(last_seq, options.ack_timeout));
   const std::uint32_t seq = last_seq + 1;
+  TesseraControlMailbox* const box = mailbox();
   std::atomic_ref<std::uint32_t>(box->op).store(op, std::memory_order_relaxed);
   std::atomic_ref<std::uint32_t>(box->slot).store(static_cast<std::uint32_t>(slot),
                                                   std::memory_order_relaxed);
@@ -117,10 +114,8 @@ core::Result<std::unique_ptr<ControlChannel>> ControlChannel::start(
   state->slots = options.slots;
   state->options = options;
   const DriverApi& api = driver.api();
-  const auto fail = [&](core::Status st) {
-    state->free_buffers();
-    return std::unexpected(std::move(st).error());
-  };
+  // On failure `state` frees what was allocated.
+  const auto fail = [](core::Status st) { return std::unexpected(std::move(st).error()); };
 
   void* host = nullptr;
   if (auto st = driver.check(
@@ -129,8 +124,8 @@ core::Result<std::unique_ptr<ControlChannel>> ControlChannel::start(
       !st) {
     return fail(st);
   }
-  state->box = static_cast<TesseraControlMailbox*>(host);
-  std::memset(state->box, 0, sizeof(TesseraControlMailbox));
+  state->box = UniqueHostMemory(driver, host);
+  std::memset(host, 0, sizeof(TesseraControlMailbox));
   CUdeviceptr box_device = 0;
   if (auto st = driver.check(api.mem_host_get_device_pointer(&box_device, host, 0),
                              "cuMemHostGetDevicePointer(control mailbox)");
@@ -138,17 +133,17 @@ core::Result<std::unique_ptr<ControlChannel>> ControlChannel::start(
     return fail(st);
   }
   const std::size_t flag_bytes = sizeof(std::uint32_t) * static_cast<std::size_t>(options.slots);
-  if (auto st = driver.check(api.mem_alloc(&state->flags, flag_bytes), "cuMemAlloc(yield flags)");
-      !st) {
+  CUdeviceptr flags = 0;
+  if (auto st = driver.check(api.mem_alloc(&flags, flag_bytes), "cuMemAlloc(yield flags)"); !st) {
     return fail(st);
   }
-  if (auto st = driver.check(api.memset_d8(state->flags, 0, flag_bytes), "cuMemsetD8(yield flags)");
-      !st) {
+  state->flags = UniqueDeviceMemory(driver, flags);
+  if (auto st = driver.check(api.memset_d8(flags, 0, flag_bytes), "cuMemsetD8(yield flags)"); !st) {
     return fail(st);
   }
   TesseraControlParams params{};
   params.mailbox = box_device;
-  params.yield_flags = state->flags;
+  params.yield_flags = flags;
   params.slots = static_cast<std::uint32_t>(options.slots);
   params.poll_ns = static_cast<std::uint32_t>(options.poll_ns);
   if (auto st = kernels.launch(TESSERA_KERNEL_CONTROL, 1, 1, 0, stream, params); !st) {
@@ -171,6 +166,8 @@ ControlChannel::~ControlChannel() {
       core::logger().error(
           "stopping the control kernel: {}; its mailbox and yield flags stay allocated",
           acked.error().message());
+      s.flags.release();
+      s.box.release();
       return;
     }
     if (auto st = s.driver.check(s.driver.api().stream_synchronize(s.stream),
@@ -179,11 +176,12 @@ ControlChannel::~ControlChannel() {
       core::logger().error("stopping the control kernel: {}", st.error().message());
     }
   }
-  s.free_buffers();
+  s.flags.reset();
+  s.box.reset();
 }
 
 CUdeviceptr ControlChannel::yield_flag(int slot) const {
-  return state_->flags + sizeof(std::uint32_t) * static_cast<CUdeviceptr>(slot);
+  return state_->flags.get() + sizeof(std::uint32_t) * static_cast<CUdeviceptr>(slot);
 }
 
 int ControlChannel::slots() const {
@@ -209,7 +207,7 @@ core::Result<std::uint32_t> ControlChannel::clear(int slot) {
 }
 
 bool ControlChannel::acknowledged(std::uint32_t seq) const {
-  return seq_reached(load_acquire(state_->box->ack_seq), seq);
+  return seq_reached(load_acquire(state_->mailbox()->ack_seq), seq);
 }
 
 core::Status ControlChannel::wait_acknowledged(std::uint32_t seq, core::Nanos timeout) const {
@@ -219,8 +217,9 @@ core::Status ControlChannel::wait_acknowledged(std::uint32_t seq, core::Nanos ti
 std::uint64_t ControlChannel::last_ack_gpu_time_ns() const {
   // The kernel writes the time before its release store of ack_seq: acquiring ack_seq first
   // gives a time at least as new as the acknowledgement read.
-  static_cast<void>(load_acquire(state_->box->ack_seq));
-  return std::atomic_ref<std::uint64_t>(state_->box->ack_time_ns).load(std::memory_order_relaxed);
+  TesseraControlMailbox* const box = state_->mailbox();
+  static_cast<void>(load_acquire(box->ack_seq));
+  return std::atomic_ref<std::uint64_t>(box->ack_time_ns).load(std::memory_order_relaxed);
 }
 
 }  // namespace tessera::cuda

@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <chrono>
 #include <cstring>
 #include <string_view>
-#include <thread>
 #include <utility>
 
 #include "tessera/backends/cuda/cuda_gpu_impl.hpp"
@@ -15,7 +13,9 @@
 #include "tessera/backends/nvml/nvml_library.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/device/argument_checks.hpp"
 #include "tessera/device/occupancy.hpp"
+#include "tessera/device/poll_loop.hpp"
 
 namespace tessera::cuda {
 
@@ -75,6 +75,20 @@ core::Result<hw::GpuSpec> spec_for(const DriverDevice& device, const std::string
   return spec;
 }
 
+core::Result<UniqueDeviceMemory> alloc_device(const DriverLibrary& driver, std::size_t bytes,
+                                              std::string_view call) {
+  CUdeviceptr p = 0;
+  TESSERA_TRY(driver.check(driver.api().mem_alloc(&p, bytes), call));
+  return UniqueDeviceMemory(driver, p);
+}
+
+core::Result<UniqueHostMemory> alloc_host(const DriverLibrary& driver, std::size_t bytes,
+                                          unsigned flags, std::string_view call) {
+  void* p = nullptr;
+  TESSERA_TRY(driver.check(driver.api().mem_host_alloc(&p, bytes, flags), call));
+  return UniqueHostMemory(driver, p);
+}
+
 }  // namespace
 
 // --- Creation and teardown ---
@@ -95,32 +109,33 @@ core::Status CudaGpu::Impl::init() {
   TESSERA_ASSIGN_OR_RETURN(spec, spec_for(device, options.gpu_spec));
   TESSERA_TRY(
       driver.check(api.primary_ctx_retain(&primary, device.handle), "cuDevicePrimaryCtxRetain"));
-  primary_retained = true;
+  primary_retained = RetainedPrimaryContext(driver, device.handle);
   TESSERA_TRY(driver.check(api.ctx_set_current(primary), "cuCtxSetCurrent"));
 
   TESSERA_ASSIGN_OR_RETURN(kernels,
                            KernelModule::load(driver, tessera_kernels_image(), "tessera_kernels"));
   TESSERA_TRY(allow_emulation_shared_memory(driver, *kernels, device.handle));
-  TESSERA_TRY(driver.check(api.mem_alloc(&scratch, static_cast<std::size_t>(options.scratch_bytes)),
-                           "cuMemAlloc (emulation scratch buffer)"));
-  TESSERA_TRY(driver.check(api.mem_alloc(&sink, sizeof(std::uint32_t)), "cuMemAlloc (sink)"));
-  TESSERA_TRY(driver.check(api.memset_d8(sink, 0, sizeof(std::uint32_t)), "cuMemsetD8 (sink)"));
+  TESSERA_ASSIGN_OR_RETURN(scratch,
+                           alloc_device(driver, static_cast<std::size_t>(options.scratch_bytes),
+                                        "cuMemAlloc (emulation scratch buffer)"));
+  TESSERA_ASSIGN_OR_RETURN(sink, alloc_device(driver, sizeof(std::uint32_t), "cuMemAlloc (sink)"));
+  TESSERA_TRY(
+      driver.check(api.memset_d8(sink.get(), 0, sizeof(std::uint32_t)), "cuMemsetD8 (sink)"));
 
   if (options.yield_slots > 0) {
     const auto slots = static_cast<std::size_t>(options.yield_slots);
     const std::size_t progress_bytes =
         slots * static_cast<std::size_t>(options.max_checkpointed_blocks) * 4;
-    TESSERA_TRY(driver.check(api.mem_alloc(&progress_pool, progress_bytes),
-                             "cuMemAlloc (checkpoint progress)"));
-    void* counters = nullptr;
-    TESSERA_TRY(driver.check(api.mem_host_alloc(&counters, slots * 4, CU_MEMHOSTALLOC_DEVICEMAP),
-                             "cuMemHostAlloc (yielded-blocks counters)"));
-    yielded_host = static_cast<std::uint32_t*>(counters);
-    TESSERA_TRY(driver.check(api.mem_host_get_device_pointer(&yielded_device, counters, 0),
-                             "cuMemHostGetDevicePointer"));
+    TESSERA_ASSIGN_OR_RETURN(
+        progress_pool, alloc_device(driver, progress_bytes, "cuMemAlloc (checkpoint progress)"));
+    TESSERA_ASSIGN_OR_RETURN(yielded_host, alloc_host(driver, slots * 4, CU_MEMHOSTALLOC_DEVICEMAP,
+                                                      "cuMemHostAlloc (yielded-blocks counters)"));
+    TESSERA_TRY(
+        driver.check(api.mem_host_get_device_pointer(&yielded_device, yielded_host.get(), 0),
+                     "cuMemHostGetDevicePointer"));
     const std::size_t zero_bytes = static_cast<std::size_t>(options.max_checkpointed_blocks) * 4;
-    TESSERA_TRY(driver.check(api.mem_host_alloc(&zeros, zero_bytes, 0), "cuMemHostAlloc (zeros)"));
-    std::memset(zeros, 0, zero_bytes);
+    TESSERA_ASSIGN_OR_RETURN(zeros, alloc_host(driver, zero_bytes, 0, "cuMemHostAlloc (zeros)"));
+    std::memset(zeros.get(), 0, zero_bytes);
   }
 
   primary_context = std::make_unique<ExecutionContext>();
@@ -137,7 +152,7 @@ core::Status CudaGpu::Impl::init() {
       // driver will not make a context of it, the control kernel goes to the primary context.
       if (auto rest = make_remaining_green_context(driver, device.handle, *granules, 1); rest) {
         control_partition = std::move(*rest);
-        control_stream = control_partition->streams.at(0);
+        control_stream = control_partition->streams.at(0).get();
       } else {
         core::logger().warn(
             "CudaGpu: no green context over the {} SMs the split left ({}); the "
@@ -152,6 +167,7 @@ core::Status CudaGpu::Impl::init() {
   } else {
     TESSERA_TRY(driver.check(api.stream_create(&control_stream, CU_STREAM_NON_BLOCKING),
                              "cuStreamCreate (control kernel)"));
+    own_control_stream = UniqueStream(driver, control_stream);
   }
   if (options.yield_slots > 0) {  // no slots: no yields, no control kernel
     TESSERA_TRY(driver.check(api.ctx_push_current(control_context), "cuCtxPushCurrent"));
@@ -164,14 +180,15 @@ core::Status CudaGpu::Impl::init() {
   }
 
   // The primary context's reference event (see event_time in cuda_gpu_poll.cpp).
-  TESSERA_TRY(
-      driver.check(api.stream_create(&utility_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
+  CUstream utility = nullptr;
+  TESSERA_TRY(driver.check(api.stream_create(&utility, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
+  utility_stream = UniqueStream(driver, utility);
+  CUevent reference = nullptr;
   TESSERA_TRY(driver.check(api.event_create(&reference, CU_EVENT_DEFAULT), "cuEventCreate"));
-  TESSERA_TRY(driver.check(api.event_record(reference, utility_stream), "cuEventRecord"));
+  primary_context->reference = UniqueEvent(driver, reference);
+  TESSERA_TRY(driver.check(api.event_record(reference, utility), "cuEventRecord"));
   TESSERA_TRY(driver.check(api.event_synchronize(reference), "cuEventSynchronize"));
-  reference_time = executor.now();
-  primary_context->reference = reference;  // destroyed below, not with the context
-  primary_context->reference_time = reference_time;
+  primary_context->reference_time = executor.now();
 
   if (options.nvml != nullptr) {
     const auto& n = options.nvml->api();
@@ -218,35 +235,30 @@ void CudaGpu::Impl::teardown() {
     for (auto& c : green_contexts) fn(*c);
   };
   each_context([&](ExecutionContext& c) {
-    for (auto& [id, cu] : c.streams) quiet(api.stream_synchronize(cu), "cuStreamSynchronize");
-  });
-  for (auto& st : streams) {
-    // A launch's end event belongs to the next launch (as its previous) or to the stream.
-    for (auto& l : st.in_flight) {
-      destroy_event(l.start);
-      destroy_event(l.previous);
+    for (auto& [id, cu] : c.streams) {
+      quiet(api.stream_synchronize(cu.get()), "cuStreamSynchronize");
     }
+  });
+  // The launches' events (a launch's end event belongs to the next launch, as its previous, or
+  // to the stream), then the control kernel (EXIT, then a wait for its stream), then the memory
+  // kernels used, the contexts with their streams and events, and the module last.
+  for (auto& st : streams) {
     st.in_flight.clear();
-    if (st.rest) destroy_event(st.rest->previous);
     st.rest.reset();
-    destroy_event(st.last_end);
+    st.last_end.reset();
   }
-  control.reset();  // EXIT, then waits for the control kernel's stream
-  if (progress_pool != 0) quiet(api.mem_free(progress_pool), "cuMemFree");
-  if (yielded_host != nullptr) quiet(api.mem_free_host(yielded_host), "cuMemFreeHost");
-  if (zeros != nullptr) quiet(api.mem_free_host(zeros), "cuMemFreeHost");
+  control.reset();
+  progress_pool.reset();
+  yielded_host.reset();
+  zeros.reset();
   for (auto& c : green_contexts) destroy_context(*c);
   green_contexts.clear();
   if (primary_context) destroy_context(*primary_context);
-  if (control_partition) {
-    destroy_green_context(driver, *control_partition);
-  } else if (control_stream != nullptr) {
-    quiet(api.stream_destroy(control_stream), "cuStreamDestroy");
-  }
-  if (reference != nullptr) quiet(api.event_destroy(reference), "cuEventDestroy");
-  if (utility_stream != nullptr) quiet(api.stream_destroy(utility_stream), "cuStreamDestroy");
-  if (sink != 0) quiet(api.mem_free(sink), "cuMemFree");
-  if (scratch != 0) quiet(api.mem_free(scratch), "cuMemFree");
+  if (control_partition) destroy_green_context(*control_partition);
+  own_control_stream.reset();
+  utility_stream.reset();
+  sink.reset();
+  scratch.reset();
   kernels.reset();
   if (nvml && locked_clock) {
     if (auto r = nvml->reset_clocks(); !r) core::logger().warn("{}", r.error().message());
@@ -255,9 +267,7 @@ void CudaGpu::Impl::teardown() {
     CUcontext popped = nullptr;
     quiet(api.ctx_pop_current(&popped), "cuCtxPopCurrent");
   }
-  if (primary_retained) {
-    quiet(api.primary_ctx_release(device.handle), "cuDevicePrimaryCtxRelease");
-  }
+  primary_retained.reset();
 }
 
 core::Result<std::unique_ptr<CudaGpu>> CudaGpu::create(const DriverLibrary& driver,
@@ -330,24 +340,11 @@ core::Status CudaGpu::Impl::usable() const {
 }
 
 core::Status CudaGpu::Impl::check_stream(device::StreamId stream) const {
-  if (stream >= streams.size()) {
-    return core::failf(Domain::kDevice, Code::kNotFound,
-                       "stream {} does not exist on this device ({} streams created); use an id "
-                       "returned by create_stream",
-                       stream, streams.size());
-  }
-  return {};
+  return device::check_stream_id(stream, streams.size());
 }
 
 core::Status CudaGpu::Impl::check_config(const device::StreamConfig& config) const {
-  for (int i = spec.sms; i < device::kMaxSms; ++i) {
-    if (config.sms.test(i)) {
-      return core::failf(Domain::kDevice, Code::kInvalidArgument,
-                         "the stream's SM set names SM {}, but {} has {} SMs (0 to {}); build the "
-                         "set from SMs that exist",
-                         i, spec.name, spec.sms, spec.sms - 1);
-    }
-  }
+  TESSERA_TRY(device::check_sm_mask(spec, config.sms));
   if (config.max_sms != 0) {
     return std::unexpected(unsupported_here(spec, "SM caps (StreamConfig::max_sms)"));
   }
@@ -388,10 +385,7 @@ core::Status CudaGpu::submit(device::StreamId stream, workload::KernelSequencePt
   auto& s = *impl_;
   TESSERA_TRY(s.usable());
   TESSERA_TRY(s.check_stream(stream));
-  if (!sequence) {
-    return core::failf(Domain::kDevice, Code::kInvalidArgument,
-                       "stream {}: submit needs a kernel sequence, got a null pointer", stream);
-  }
+  TESSERA_TRY(device::check_submitted_sequence(stream, sequence));
   return s.enqueue(stream, std::move(sequence), device::BlockRange{}, tag, std::move(done));
 }
 
@@ -408,9 +402,7 @@ core::Status CudaGpu::submit_range(device::StreamId stream, workload::KernelSequ
 core::Status CudaGpu::Impl::enqueue(device::StreamId stream, workload::KernelSequencePtr sequence,
                                     device::BlockRange range, std::uint64_t tag,
                                     device::DoneCallback done) {
-  if (auto v = device::validate_sequence(spec, *sequence); !v) {
-    return std::unexpected(v.error().with_context(fmt::format("stream {}", stream)));
-  }
+  TESSERA_TRY(device::validate_stream_sequence(spec, stream, *sequence));
   auto sub = std::make_shared<Submission>();
   sub->next = SequenceCursor::first(*sequence);
   sub->sequence = std::move(sequence);
@@ -466,11 +458,7 @@ core::Status CudaGpu::set_clock_mhz(double mhz) {
                                           "needs root or admin rights)"
                                         : "setting the clock without NVML (CudaGpuOptions::nvml)"));
   }
-  if (!(mhz >= s.spec.min_clock_mhz && mhz <= s.spec.boost_clock_mhz)) {
-    return core::failf(Domain::kDevice, Code::kInvalidArgument,
-                       "clock {} MHz is outside {}'s range of {} to {} MHz; pick a clock in it",
-                       mhz, s.spec.name, s.spec.min_clock_mhz, s.spec.boost_clock_mhz);
-  }
+  TESSERA_TRY(device::check_clock_mhz(s.spec, mhz));
   TESSERA_ASSIGN_OR_RETURN(const int locked, s.nvml->set_locked_clock_mhz(mhz));
   s.locked_clock = locked;
   return {};
@@ -520,17 +508,9 @@ bool CudaGpu::Impl::idle() const {
 
 core::Status CudaGpu::run_until(core::Nanos deadline, bool stop_when_idle) {
   auto& s = *impl_;
-  // ASSUMPTION: 20 us between polls, below the shortest kernels worth scheduling.
-  constexpr core::Nanos kPollInterval = 20'000;
-  while (true) {
-    s.executor.run_due();
-    TESSERA_TRY(s.poll());
-    const core::Nanos now = s.executor.now();
-    if (now >= deadline) return {};
-    if (stop_when_idle && s.idle() && !s.executor.has_pending()) return {};
-    const core::Nanos wake = std::min({deadline, s.executor.next_due(), now + kPollInterval});
-    if (wake > now) std::this_thread::sleep_for(std::chrono::nanoseconds(wake - now));
-  }
+  return device::poll_until(
+      s.executor, deadline, kPollInterval, [&s] { return s.poll(); },
+      [&s, stop_when_idle] { return stop_when_idle && s.idle() && !s.executor.has_pending(); });
 }
 
 core::Result<int> CudaGpu::partition_sms(device::StreamId stream) const {

@@ -98,6 +98,10 @@ struct PayloadLaunch {
 };
 using Payload = std::function<core::Status(const PayloadLaunch&)>;
 
+// The longest a loop driving CudaGpus sleeps between polls. ASSUMPTION: 20 us, below the
+// shortest kernels worth scheduling.
+inline constexpr core::Nanos kPollInterval = core::micros(20);
+
 class CudaGpu final : public device::GpuDevice {
  public:
   // Opens device `options.device_ordinal` on `driver` (which must outlive the device), loads the
@@ -137,7 +141,7 @@ class CudaGpu final : public device::GpuDevice {
   core::Status poll();
   // Drives executor timers and poll() until `deadline` (executor time) or, with
   // `stop_when_idle`, until no timer is pending and no work is in flight. Sleeps between polls
-  // (ASSUMPTION: 20 us, below the shortest kernels worth scheduling).
+  // (at most kPollInterval).
   core::Status run_until(core::Nanos deadline, bool stop_when_idle = true);
 
   // SM count of the green context `stream` would run its next kernel in (its configuration's

@@ -110,7 +110,7 @@ core::Result<ExecutionContext*> CudaGpu::Impl::context_for(const GranuleSet& set
 
 core::Result<CUstream> CudaGpu::Impl::custream_for(ExecutionContext& where,
                                                    device::StreamId stream) {
-  if (auto it = where.streams.find(stream); it != where.streams.end()) return it->second;
+  if (auto it = where.streams.find(stream); it != where.streams.end()) return it->second.get();
   CUstream cu = nullptr;
   if (where.primary) {
     TESSERA_TRY(check(api.ctx_push_current(where.context), "cuCtxPushCurrent"));
@@ -120,17 +120,17 @@ core::Result<CUstream> CudaGpu::Impl::custream_for(ExecutionContext& where,
     TESSERA_TRY(check(r, "cuStreamCreate"));
   } else {
     TESSERA_TRY(
-        check(api.green_ctx_stream_create(&cu, where.green.green, CU_STREAM_NON_BLOCKING, 0),
+        check(api.green_ctx_stream_create(&cu, where.green.green.get(), CU_STREAM_NON_BLOCKING, 0),
               "cuGreenCtxStreamCreate"));
   }
-  where.streams.emplace(stream, cu);
-  if (where.reference == nullptr) {
+  where.streams.emplace(stream, UniqueStream(driver, cu));
+  if (!where.reference) {
     // The context's first CUstream is empty: its reference event completes at once.
     TESSERA_TRY(check(api.ctx_push_current(where.context), "cuCtxPushCurrent"));
     CUevent e = nullptr;
     CUresult r = api.event_create(&e, CU_EVENT_DEFAULT);
     if (r == CUDA_SUCCESS) {
-      where.reference = e;
+      where.reference = UniqueEvent(driver, e);
       r = api.event_record(e, cu);
       if (r == CUDA_SUCCESS) r = api.event_synchronize(e);
     }
@@ -146,33 +146,13 @@ core::Result<OwnedEvent> CudaGpu::Impl::create_event(ExecutionContext& where) {
   // The caller has made `where` current: an event belongs to the context it is created in.
   CUevent e = nullptr;
   TESSERA_TRY(check(api.event_create(&e, CU_EVENT_DEFAULT), "cuEventCreate"));
-  ++where.live_events;
-  return OwnedEvent{.event = e, .owner = &where};
-}
-
-void CudaGpu::Impl::destroy_event(OwnedEvent& e) {
-  if (e.event == nullptr) return;
-  if (const CUresult r = api.event_destroy(e.event); r != CUDA_SUCCESS) {
-    core::logger().warn("CudaGpu: {}", driver.check(r, "cuEventDestroy").error().message());
-  }
-  if (e.owner != nullptr) --e.owner->live_events;
-  e = OwnedEvent{};
+  return OwnedEvent(UniqueEvent(driver, e), where);
 }
 
 void CudaGpu::Impl::destroy_context(ExecutionContext& c) {
-  for (auto& [id, cu] : c.streams) {
-    if (const CUresult r = api.stream_destroy(cu); r != CUDA_SUCCESS) {
-      core::logger().warn("CudaGpu: {}", driver.check(r, "cuStreamDestroy").error().message());
-    }
-  }
   c.streams.clear();
-  if (c.reference != nullptr && !c.primary) {
-    if (const CUresult r = api.event_destroy(c.reference); r != CUDA_SUCCESS) {
-      core::logger().warn("CudaGpu: {}", driver.check(r, "cuEventDestroy").error().message());
-    }
-  }
-  c.reference = nullptr;
-  if (!c.primary) destroy_green_context(driver, c.green);
+  c.reference.reset();
+  if (!c.primary) destroy_green_context(c.green);
 }
 
 }  // namespace tessera::cuda

@@ -18,6 +18,7 @@
 
 #include "tessera/backends/cuda/control_channel.hpp"
 #include "tessera/backends/cuda/cuda_gpu.hpp"
+#include "tessera/backends/cuda/driver_handles.hpp"
 #include "tessera/backends/cuda/driver_library.hpp"
 #include "tessera/backends/cuda/green_partitions.hpp"
 #include "tessera/backends/cuda/kernel_module.hpp"
@@ -32,27 +33,65 @@ using workload::SequenceCursor;
 
 // Where a stream's kernels run: the primary context (the whole GPU) or a green context over a set
 // of granules. Each device stream gets its own CUstream here, created on first use.
+// Declared in the order the driver needs them gone, last first: the green context outlives the
+// streams and the reference event made in it.
 struct ExecutionContext {
   bool primary = false;
   GranuleSet granules;
   GreenPartition green;  // empty for the primary context
   CUcontext context = nullptr;
   int sms = 0;  // read back from the driver
-  std::map<device::StreamId, CUstream> streams;
+  std::map<device::StreamId, UniqueStream> streams;
   std::uint64_t last_used = 0;
   // An event recorded and synchronised in this context when it got its first CUstream, and the
   // executor time read then: launches are timed against events of their own context only (no
   // cuEventElapsedTime across contexts, which the driver's documentation does not promise).
-  CUevent reference = nullptr;
+  UniqueEvent reference;
   core::Nanos reference_time = 0;
   int launches_in_flight = 0;
-  int live_events = 0;  // events created in this context and not yet destroyed
+  int live_events = 0;  // launch events created in this context and not yet destroyed
 };
 
-// An event and the context it was created in (events are destroyed before their context).
-struct OwnedEvent {
+// An event and the context it belongs to, not owned.
+struct EventRef {
   CUevent event = nullptr;
-  ExecutionContext* owner = nullptr;
+  const ExecutionContext* owner = nullptr;
+};
+
+// A launch event, owned, counted in its context's live_events while it lives (a context with live
+// events is not evicted from the cache: events are destroyed before their context).
+class OwnedEvent {
+ public:
+  OwnedEvent() = default;
+  OwnedEvent(UniqueEvent event, ExecutionContext& owner)
+      : event_(std::move(event)), owner_(&owner) {
+    ++owner_->live_events;
+  }
+  ~OwnedEvent() { reset(); }
+  OwnedEvent(OwnedEvent&& other) noexcept
+      : event_(std::move(other.event_)), owner_(std::exchange(other.owner_, nullptr)) {}
+  OwnedEvent& operator=(OwnedEvent&& other) noexcept {
+    if (this != &other) {
+      reset();
+      event_ = std::move(other.event_);
+      owner_ = std::exchange(other.owner_, nullptr);
+    }
+    return *this;
+  }
+  OwnedEvent(const OwnedEvent&) = delete;
+  OwnedEvent& operator=(const OwnedEvent&) = delete;
+
+  CUevent get() const { return event_.get(); }
+  EventRef ref() const { return {.event = event_.get(), .owner = owner_}; }
+  void reset() {
+    if (owner_ == nullptr) return;
+    event_.reset();
+    --std::exchange(owner_, nullptr)->live_events;
+  }
+
+ private:
+  UniqueEvent event_;
+  ExecutionContext* owner_ = nullptr;
 };
 
 struct Submission {
@@ -74,7 +113,8 @@ struct Launch {
   device::ContextId context = 0;
   ExecutionContext* where = nullptr;
   OwnedEvent start;
-  OwnedEvent end;
+  // Owned by the stream (StreamState::last_end) until the next launch takes it as its previous.
+  EventRef end;
   // The previous launch's end event on the same device stream: waited on across a remap and the
   // origin of this launch's times; owned by this launch (destroyed when it is delivered).
   OwnedEvent previous;
@@ -118,19 +158,23 @@ struct CudaGpu::Impl {
   hw::GpuSpec spec;
   core::Nanos created = 0;
 
+  // The owners below are released by teardown(), in the order the driver needs.
   CUcontext primary = nullptr;
-  bool primary_retained = false;
+  RetainedPrimaryContext primary_retained;
   std::unique_ptr<KernelModule> kernels;
-  CUdeviceptr scratch = 0;
-  CUdeviceptr sink = 0;
+  UniqueDeviceMemory scratch;
+  UniqueDeviceMemory sink;
   // Per yield slot, allocated before the control kernel is resident (allocations and frees may
   // wait for running kernels, and the control kernel never ends on its own): a progress buffer of
   // max_checkpointed_blocks, a mapped counter of blocks that stopped early, and pinned zeros to
   // reset a progress buffer in stream order.
-  CUdeviceptr progress_pool = 0;
-  std::uint32_t* yielded_host = nullptr;
+  UniqueDeviceMemory progress_pool;
+  UniqueHostMemory yielded_host;
   CUdeviceptr yielded_device = 0;
-  void* zeros = nullptr;
+  UniqueHostMemory zeros;
+  std::uint32_t& yielded_blocks(int slot) const {
+    return static_cast<std::uint32_t*>(yielded_host.get())[slot];
+  }
 
   // Granules and the contexts made from them.
   std::optional<SmGranules> granules;
@@ -138,13 +182,11 @@ struct CudaGpu::Impl {
   std::vector<std::unique_ptr<ExecutionContext>> green_contexts;  // the cache
   std::uint64_t use_clock = 0;
   std::optional<GreenPartition> control_partition;  // the split's remainder, if any
-  CUstream control_stream = nullptr;
+  UniqueStream own_control_stream;    // the control kernel's stream without control_partition
+  CUstream control_stream = nullptr;  // control_partition's stream or own_control_stream
   std::unique_ptr<ControlChannel> control;
 
-  // Time: executor time of the reference event.
-  CUstream utility_stream = nullptr;  // primary context: the reference event
-  CUevent reference = nullptr;
-  core::Nanos reference_time = 0;
+  UniqueStream utility_stream;  // primary context: records its reference event
 
   std::vector<StreamState> streams;
   std::map<std::string, Payload, std::less<>> payloads;
@@ -183,7 +225,6 @@ struct CudaGpu::Impl {
   core::Result<ExecutionContext*> context_for(const GranuleSet& set);
   core::Result<CUstream> custream_for(ExecutionContext& where, device::StreamId stream);
   core::Result<OwnedEvent> create_event(ExecutionContext& where);
-  void destroy_event(OwnedEvent& e);
   void destroy_context(ExecutionContext& c);
 
   // --- cuda_gpu_issue.cpp ---
@@ -193,15 +234,15 @@ struct CudaGpu::Impl {
   core::Status launch_emulation(StreamState& st, const Launch& l, CUstream cu);
   core::Status prepare_yield_buffers(StreamState& st, const Launch& l, CUstream cu);
   CUdeviceptr progress_of(const StreamState& st) const {
-    return progress_pool + static_cast<CUdeviceptr>(st.slot) *
-                               static_cast<CUdeviceptr>(options.max_checkpointed_blocks) * 4;
+    return progress_pool.get() + static_cast<CUdeviceptr>(st.slot) *
+                                     static_cast<CUdeviceptr>(options.max_checkpointed_blocks) * 4;
   }
 
   // --- cuda_gpu_poll.cpp ---
   core::Status poll();
   core::Status collect(device::StreamId stream, std::vector<Completion>& out);
-  core::Result<core::Nanos> event_time(const ExecutionContext& where, const OwnedEvent& from,
-                                       core::Nanos from_time, const OwnedEvent& to);
+  core::Result<core::Nanos> event_time(const ExecutionContext& where, const EventRef& from,
+                                       core::Nanos from_time, const EventRef& to);
   void deliver(Completion& c);
 };
 

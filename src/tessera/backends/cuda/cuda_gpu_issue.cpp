@@ -72,16 +72,17 @@ core::Status CudaGpu::Impl::launch(device::StreamId id, Launch l) {
   TESSERA_ASSIGN_OR_RETURN(const CUstream cu, custream_for(where, id));
 
   TESSERA_TRY(check(api.ctx_push_current(where.context), "cuCtxPushCurrent"));
+  OwnedEvent end;  // on failure, the launch's events go with `l` and `end`
   auto enqueued = [&]() -> core::Status {
     if (l.yieldable) TESSERA_TRY(prepare_yield_buffers(st, l, cu));
     TESSERA_ASSIGN_OR_RETURN(l.start, create_event(where));
-    TESSERA_ASSIGN_OR_RETURN(l.end, create_event(where));
+    TESSERA_ASSIGN_OR_RETURN(end, create_event(where));
     // A remap: the new context's CUstream waits for the stream's previous kernel, so one stream's
     // kernels never overlap or reorder, whichever contexts they run in.
-    if (st.last_end.event != nullptr && st.last_custream != cu) {
-      TESSERA_TRY(check(api.stream_wait_event(cu, st.last_end.event, 0), "cuStreamWaitEvent"));
+    if (st.last_end.get() != nullptr && st.last_custream != cu) {
+      TESSERA_TRY(check(api.stream_wait_event(cu, st.last_end.get(), 0), "cuStreamWaitEvent"));
     }
-    TESSERA_TRY(check(api.event_record(l.start.event, cu), "cuEventRecord"));
+    TESSERA_TRY(check(api.event_record(l.start.get(), cu), "cuEventRecord"));
     if (auto p = payloads.find(l.kernel->name); p != payloads.end()) {
       const PayloadLaunch what{.stream = cu,
                                .context = where.context,
@@ -96,23 +97,20 @@ core::Status CudaGpu::Impl::launch(device::StreamId id, Launch l) {
     } else {
       TESSERA_TRY(launch_emulation(st, l, cu));
     }
-    TESSERA_TRY(check(api.event_record(l.end.event, cu), "cuEventRecord"));
+    TESSERA_TRY(check(api.event_record(end.get(), cu), "cuEventRecord"));
     return {};
   }();
   CUcontext popped = nullptr;
   const CUresult pop = api.ctx_pop_current(&popped);
-  if (!enqueued) {
-    destroy_event(l.start);
-    destroy_event(l.end);
-    return enqueued;
-  }
+  if (!enqueued) return enqueued;
   TESSERA_TRY(check(pop, "cuCtxPopCurrent"));
   l.context = st.config.context;
   l.where = &where;
   ++where.launches_in_flight;
   // The stream keeps the end event until its next launch takes it (to wait on and to time from).
-  l.previous = st.last_end;
-  st.last_end = l.end;
+  l.previous = std::move(st.last_end);
+  l.end = end.ref();
+  st.last_end = std::move(end);
   st.last_custream = cu;
   l.issued = executor.now();
   st.in_flight.push_back(std::move(l));
@@ -122,19 +120,19 @@ core::Status CudaGpu::Impl::launch(device::StreamId id, Launch l) {
 core::Status CudaGpu::Impl::prepare_yield_buffers(StreamState& st, const Launch& l, CUstream cu) {
   // Nothing else of this stream is in flight (a checkpointed launch goes alone), so its counter
   // and progress buffer are free to reset.
-  std::atomic_ref<std::uint32_t>(yielded_host[st.slot]).store(0, std::memory_order_release);
+  std::atomic_ref<std::uint32_t>(yielded_blocks(st.slot)).store(0, std::memory_order_release);
   if (l.relaunch) return {};  // the rest resumes from the progress its first launch left
   // In stream order, so the zeroing cannot overtake the stream's earlier kernels.
-  return check(api.memcpy_htod_async(progress_of(st), zeros,
+  return check(api.memcpy_htod_async(progress_of(st), zeros.get(),
                                      static_cast<std::size_t>(l.kernel->blocks) * 4, cu),
                "cuMemcpyHtoDAsync (checkpoint progress)");
 }
 
 core::Status CudaGpu::Impl::launch_emulation(StreamState& st, const Launch& l, CUstream cu) {
   const EmulationBuffers buffers{
-      .scratch = scratch,
+      .scratch = scratch.get(),
       .scratch_bytes = static_cast<std::uint64_t>(options.scratch_bytes),
-      .sink = sink,
+      .sink = sink.get(),
       .yield_flag = l.yieldable ? control->yield_flag(st.slot) : 0,
       .progress = l.yieldable ? progress_of(st) : 0,
       .yielded_blocks = l.yieldable ? yielded_device + 4 * static_cast<CUdeviceptr>(st.slot) : 0,

@@ -13,15 +13,16 @@
 namespace tessera::cuda {
 
 core::Result<core::Nanos> CudaGpu::Impl::event_time(const ExecutionContext& where,
-                                                    const OwnedEvent& from, core::Nanos from_time,
-                                                    const OwnedEvent& to) {
+                                                    const EventRef& from, core::Nanos from_time,
+                                                    const EventRef& to) {
   // cuEventElapsedTime's milliseconds are a float (about 0.5 us resolution, 24 bits of mantissa):
   // an event is timed from the one before it on its stream when both are in one context (a short
   // distance), else from its context's reference event.
   const bool chained = from.event != nullptr && from_time >= 0 && from.owner == to.owner;
   float ms = 0;
-  TESSERA_TRY(check(api.event_elapsed_time(&ms, chained ? from.event : where.reference, to.event),
-                    "cuEventElapsedTime"));
+  TESSERA_TRY(
+      check(api.event_elapsed_time(&ms, chained ? from.event : where.reference.get(), to.event),
+            "cuEventElapsedTime"));
   const core::Nanos base = chained ? from_time : where.reference_time;
   return base + static_cast<core::Nanos>(std::llround(static_cast<double>(ms) * 1e6));
 }
@@ -36,9 +37,9 @@ core::Status CudaGpu::Impl::collect(device::StreamId id, std::vector<Completion>
     TESSERA_TRY(check(r, "cuEventQuery"));
     Completion c;
     c.stream = id;
-    TESSERA_ASSIGN_OR_RETURN(c.start, event_time(*l.where, l.previous, chain, l.start));
+    TESSERA_ASSIGN_OR_RETURN(c.start, event_time(*l.where, l.previous.ref(), chain, l.start.ref()));
     if (chain >= 0) c.start = std::max(c.start, chain);  // never before the previous kernel ended
-    TESSERA_ASSIGN_OR_RETURN(c.end, event_time(*l.where, l.start, c.start, l.end));
+    TESSERA_ASSIGN_OR_RETURN(c.end, event_time(*l.where, l.start.ref(), c.start, l.end));
     c.end = std::max(c.end, c.start);
     // A kernel started after the host issued it and, found complete now, ended by now. On a GPU
     // the event clock and the executor's agree to within the float resolution; a driver whose
@@ -50,7 +51,7 @@ core::Status CudaGpu::Impl::collect(device::StreamId id, std::vector<Completion>
     chain = c.end;
     if (l.yieldable) {
       const std::uint32_t stopped =
-          std::atomic_ref<std::uint32_t>(yielded_host[st.slot]).load(std::memory_order_acquire);
+          std::atomic_ref<std::uint32_t>(yielded_blocks(st.slot)).load(std::memory_order_acquire);
       c.yielded = stopped > 0;
       if (st.flag_raised) {
         // Lowered before anything of this stream runs with checkpoints again.
@@ -89,8 +90,8 @@ void CudaGpu::Impl::deliver(Completion& c) {
   if (sub.started < 0) sub.started = c.start;
   if (!c.yielded) ++kernels_completed;  // a yielded launch is part of a kernel that counts once
   sm_ns += static_cast<double>(l.where->sms) * static_cast<double>(c.end - c.start);
-  destroy_event(l.start);
-  destroy_event(l.previous);
+  l.start.reset();
+  l.previous.reset();
   const device::KernelEvent event{.stream = c.stream,
                                   .context = l.context,
                                   .bandwidth_domain = device::kWholeDevice,

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tessera/backends/cuda/decode_kernels.h"
+#include "tessera/backends/cuda/driver_handles.hpp"
 #include "tessera/backends/cuda/kernel_module.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
@@ -63,7 +64,7 @@ class ModelResources {
     std::unique_ptr<ModelResources> r(new ModelResources(driver, std::move(what)));
     TESSERA_TRY(driver.check(driver.api().primary_ctx_retain(&r->context_, device.handle),
                              "cuDevicePrimaryCtxRetain"));
-    r->device_ = device.handle;
+    r->retained_ = RetainedPrimaryContext(driver, device.handle);
     TESSERA_TRY(r->in_context([&]() -> core::Status {
       TESSERA_ASSIGN_OR_RETURN(
           r->module_, KernelModule::load(driver, decode_kernels_image(), "decode_kernels"));
@@ -74,19 +75,19 @@ class ModelResources {
   }
 
   ~ModelResources() {
-    if (context_ == nullptr) return;
+    if (!retained_) return;
     const auto warn = [this](core::Status s) {
       if (!s) core::logger().warn("{}: teardown: {}", what_, s.error().message());
     };
     // Nothing may still be reading or writing the buffers when they are freed.
     warn(synchronize());
-    warn(in_context([this, &warn]() -> core::Status {
-      for (CUdeviceptr p : buffers_) warn(driver_.check(driver_.api().mem_free(p), "cuMemFree"));
+    warn(in_context([this]() -> core::Status {
+      buffers_.clear();
       handle_.reset();
       module_.reset();
       return {};
     }));
-    warn(driver_.check(driver_.api().primary_ctx_release(device_), "cuDevicePrimaryCtxRelease"));
+    retained_.reset();
   }
 
   // Runs `f` with the device's primary context current (allocation, copies, cuBLASLt setup).
@@ -107,7 +108,7 @@ class ModelResources {
     TESSERA_TRY(
         driver_.check(driver_.api().mem_alloc(&p, std::max<std::size_t>(bytes, 1)),
                       fmt::format("cuMemAlloc({} bytes for {} of the {})", bytes, name, what_)));
-    buffers_.push_back(p);
+    buffers_.emplace_back(driver_, p);
     TESSERA_TRY(driver_.check(driver_.api().memset_d8(p, 0, std::max<std::size_t>(bytes, 1)),
                               "cuMemsetD8"));
     return p;
@@ -177,11 +178,11 @@ class ModelResources {
       : driver_(driver), what_(std::move(what)) {}
   const DriverLibrary& driver_;
   std::string what_;
-  CUdevice device_ = 0;
+  RetainedPrimaryContext retained_;  // released last, after everything made in it
   CUcontext context_ = nullptr;
   std::unique_ptr<KernelModule> module_;
   std::unique_ptr<CublasLtHandle> handle_;
-  std::vector<CUdeviceptr> buffers_;
+  std::vector<UniqueDeviceMemory> buffers_;
   CUdeviceptr chunk_hashes_ = 0;
   CUdeviceptr slots_ = 0;
   int slot_count_ = 0;

@@ -79,12 +79,6 @@ core::Status split_by_count(const DriverLibrary& driver, const CUdevResource& in
   return {};
 }
 
-void destroy_logged(const DriverLibrary& driver, CUresult r, std::string_view call) {
-  if (auto s = driver.check(r, call); !s) {
-    core::logger().warn("green partitions: teardown: {}", s.error().message());
-  }
-}
-
 }  // namespace
 
 core::Result<SmResourceInfo> query_sm_resource(const DriverLibrary& driver, CUdevice device) {
@@ -155,28 +149,22 @@ core::Result<GreenPartition> make_green_context(const DriverLibrary& driver, CUd
   }
   TESSERA_TRY(driver.check(generated, "cuDevResourceGenerateDesc"));
   // cuda.h: CU_GREEN_CTX_DEFAULT_STREAM is required.
+  CUgreenCtx green = nullptr;
+  TESSERA_TRY(driver.check(api.green_ctx_create(&green, desc, device, CU_GREEN_CTX_DEFAULT_STREAM),
+                           "cuGreenCtxCreate"));
+  // From here on, a failure leaves `p` to destroy what this call made.
+  p.green = UniqueGreenCtx(driver, green);
+  TESSERA_TRY(driver.check(api.ctx_from_green_ctx(&p.context, green), "cuCtxFromGreenCtx"));
   TESSERA_TRY(
-      driver.check(api.green_ctx_create(&p.green, desc, device, CU_GREEN_CTX_DEFAULT_STREAM),
-                   "cuGreenCtxCreate"));
-  // From here on, a failure destroys what this call made.
-  auto made = [&]() -> core::Status {
-    TESSERA_TRY(driver.check(api.ctx_from_green_ctx(&p.context, p.green), "cuCtxFromGreenCtx"));
-    TESSERA_TRY(
-        driver.check(api.green_ctx_get_dev_resource(p.green, &p.resource, CU_DEV_RESOURCE_TYPE_SM),
-                     "cuGreenCtxGetDevResource(SM)"));
-    p.sms = sm_count_of(p.resource);
-    for (int i = 0; i < streams; ++i) {
-      CUstream s = nullptr;
-      // cuda.h: flags must include CU_STREAM_NON_BLOCKING; priority 0 is the default.
-      TESSERA_TRY(driver.check(api.green_ctx_stream_create(&s, p.green, CU_STREAM_NON_BLOCKING, 0),
-                               "cuGreenCtxStreamCreate"));
-      p.streams.push_back(s);
-    }
-    return {};
-  }();
-  if (!made) {
-    destroy_green_context(driver, p);
-    return std::unexpected(made.error());
+      driver.check(api.green_ctx_get_dev_resource(green, &p.resource, CU_DEV_RESOURCE_TYPE_SM),
+                   "cuGreenCtxGetDevResource(SM)"));
+  p.sms = sm_count_of(p.resource);
+  for (int i = 0; i < streams; ++i) {
+    CUstream s = nullptr;
+    // cuda.h: flags must include CU_STREAM_NON_BLOCKING; priority 0 is the default.
+    TESSERA_TRY(driver.check(api.green_ctx_stream_create(&s, green, CU_STREAM_NON_BLOCKING, 0),
+                             "cuGreenCtxStreamCreate"));
+    p.streams.emplace_back(driver, s);
   }
   if (p.sms < p.requested_sms) {
     core::logger().info("green partitions: green context got {} of the {} SMs it was made from",
@@ -214,14 +202,9 @@ core::Result<GreenPartition> make_remaining_green_context(const DriverLibrary& d
   return make_green_context(driver, device, std::span(&granules.remaining, 1), streams);
 }
 
-void destroy_green_context(const DriverLibrary& driver, GreenPartition& partition) {
-  for (auto it = partition.streams.rbegin(); it != partition.streams.rend(); ++it) {
-    destroy_logged(driver, driver.api().stream_destroy(*it), "cuStreamDestroy");
-  }
-  partition.streams.clear();
-  if (partition.green != nullptr) {
-    destroy_logged(driver, driver.api().green_ctx_destroy(partition.green), "cuGreenCtxDestroy");
-  }
+void destroy_green_context(GreenPartition& partition) {
+  while (!partition.streams.empty()) partition.streams.pop_back();
+  partition.green.reset();
   partition = GreenPartition{};
 }
 
@@ -235,7 +218,7 @@ core::Result<std::unique_ptr<GreenPartitionSet>> GreenPartitionSet::create(
                        sms.size(), options.streams_per_partition);
   }
   TESSERA_ASSIGN_OR_RETURN(CUdevResource input, device_sm_resource(driver, device));
-  std::unique_ptr<GreenPartitionSet> set(new GreenPartitionSet(driver));
+  std::unique_ptr<GreenPartitionSet> set(new GreenPartitionSet());
   set->resource_ = info_of(input);
   const SmResourceInfo& dev = set->resource_;
 
@@ -313,11 +296,9 @@ std::vector<int> GreenPartitionSet::partition_sms() const {
 }
 
 GreenPartitionSet::~GreenPartitionSet() {
-  if (remainder_ != nullptr) destroy_green_context(driver_, *remainder_);
-  for (auto it = partitions_.rbegin(); it != partitions_.rend(); ++it) {
-    destroy_green_context(driver_, *it);
-  }
-  for (auto it = chain_.rbegin(); it != chain_.rend(); ++it) destroy_green_context(driver_, *it);
+  if (remainder_ != nullptr) destroy_green_context(*remainder_);
+  for (auto it = partitions_.rbegin(); it != partitions_.rend(); ++it) destroy_green_context(*it);
+  for (auto it = chain_.rbegin(); it != chain_.rend(); ++it) destroy_green_context(*it);
 }
 
 }  // namespace tessera::cuda

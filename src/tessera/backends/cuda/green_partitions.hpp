@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/backends/cuda/driver_handles.hpp"
 #include "tessera/backends/cuda/driver_library.hpp"
 #include "tessera/core/error.hpp"
 
@@ -60,10 +61,11 @@ core::Result<SmGranules> split_into_granules(const DriverLibrary& driver, CUdevi
 struct GreenPartition {
   int requested_sms = 0;  // the SMs of the resources the descriptor was made from
   int sms = 0;            // what the green context really holds (read back)
-  CUgreenCtx green = nullptr;
-  CUcontext context = nullptr;    // cuCtxFromGreenCtx: make it current to launch or allocate
-  std::vector<CUstream> streams;  // non-blocking streams created in the green context
-  CUdevResource resource{};       // the green context's SM resource (cuGreenCtxGetDevResource)
+  UniqueGreenCtx green;
+  CUcontext context = nullptr;  // cuCtxFromGreenCtx: make it current to launch or allocate
+  // Non-blocking streams created in the green context; declared after it, so destroyed first.
+  std::vector<UniqueStream> streams;
+  CUdevResource resource{};  // the green context's SM resource (cuGreenCtxGetDevResource)
 };
 
 // One green context over `resources` (all outputs of ONE split call: the driver refuses others
@@ -80,9 +82,9 @@ core::Result<GreenPartition> make_green_context(const DriverLibrary& driver, CUd
 core::Result<GreenPartition> make_remaining_green_context(const DriverLibrary& driver,
                                                           CUdevice device,
                                                           const SmGranules& granules, int streams);
-// Destroys the streams, then the green context (cuGreenCtxDestroy does not destroy streams), and
-// clears `partition`. Failures are logged, not returned: teardown carries on.
-void destroy_green_context(const DriverLibrary& driver, GreenPartition& partition);
+// Destroys the streams (the last made first), then the green context (cuGreenCtxDestroy does not
+// destroy streams), and clears `partition`. Failures are logged, not returned: teardown carries on.
+void destroy_green_context(GreenPartition& partition);
 
 struct GreenPartitionOptions {
   int streams_per_partition = 1;
@@ -117,8 +119,7 @@ class GreenPartitionSet {
   const SmResourceInfo& device_resource() const { return resource_; }
 
  private:
-  explicit GreenPartitionSet(const DriverLibrary& driver) : driver_(driver) {}
-  const DriverLibrary& driver_;
+  GreenPartitionSet() = default;
   SmResourceInfo resource_;
   std::vector<GreenPartition> partitions_;
   std::unique_ptr<GreenPartition> remainder_;

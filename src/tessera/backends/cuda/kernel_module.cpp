@@ -23,17 +23,14 @@ core::Result<std::unique_ptr<KernelModule>> KernelModule::load(const DriverLibra
   TESSERA_TRY(driver.check(driver.api().library_load_data(&library, image.data(), nullptr, nullptr,
                                                           0, nullptr, nullptr, 0),
                            "cuLibraryLoadData(" + what + ")"));
-  return std::unique_ptr<KernelModule>(new KernelModule(driver, library, std::move(what)));
-}
-
-KernelModule::~KernelModule() {
-  if (library_ != nullptr) driver_.api().library_unload(library_);
+  return std::unique_ptr<KernelModule>(
+      new KernelModule(driver, UniqueLibrary(driver, library), std::move(what)));
 }
 
 core::Result<CUkernel> KernelModule::kernel(const std::string& name) {
   if (auto it = kernels_.find(name); it != kernels_.end()) return it->second;
   CUkernel k = nullptr;
-  TESSERA_TRY(driver_.check(driver_.api().library_get_kernel(&k, library_, name.c_str()),
+  TESSERA_TRY(driver_.check(driver_.api().library_get_kernel(&k, library_.get(), name.c_str()),
                             "cuLibraryGetKernel(" + name + " in " + what_ + ")"));
   kernels_.emplace(name, k);
   return k;

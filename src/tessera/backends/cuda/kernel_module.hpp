@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "tessera/backends/cuda/driver_handles.hpp"
 #include "tessera/backends/cuda/driver_library.hpp"
 #include "tessera/core/error.hpp"
 
@@ -26,7 +27,6 @@ class KernelModule {
   static core::Result<std::unique_ptr<KernelModule>> load(const DriverLibrary& driver,
                                                           std::span<const unsigned char> image,
                                                           std::string what);
-  ~KernelModule();  // cuLibraryUnload
   KernelModule(const KernelModule&) = delete;
   KernelModule& operator=(const KernelModule&) = delete;
 
@@ -43,12 +43,12 @@ class KernelModule {
   }
 
  private:
-  KernelModule(const DriverLibrary& driver, CUlibrary library, std::string what)
-      : driver_(driver), library_(library), what_(std::move(what)) {}
+  KernelModule(const DriverLibrary& driver, UniqueLibrary library, std::string what)
+      : driver_(driver), library_(std::move(library)), what_(std::move(what)) {}
   core::Status launch_raw(const std::string& name, unsigned grid, unsigned block,
                           unsigned shared_bytes, CUstream stream, const void* params);
   const DriverLibrary& driver_;
-  CUlibrary library_;
+  UniqueLibrary library_;  // unloaded with the module
   std::string what_;
   std::map<std::string, CUkernel> kernels_;
 };

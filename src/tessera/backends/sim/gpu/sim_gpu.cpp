@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "tessera/backends/sim/gpu/bandwidth.hpp"
+#include "tessera/device/argument_checks.hpp"
 #include "tessera/device/occupancy.hpp"
 
 namespace tessera::sim {
@@ -63,24 +64,11 @@ core::Status SimGpu::usable() const {
 }
 
 core::Status SimGpu::check_stream(device::StreamId stream) const {
-  if (stream >= streams_.size()) {
-    return core::failf(Domain::kDevice, Code::kNotFound,
-                       "stream {} does not exist on this device ({} streams created); use an id "
-                       "returned by create_stream",
-                       stream, streams_.size());
-  }
-  return {};
+  return device::check_stream_id(stream, streams_.size());
 }
 
 core::Result<SmSet> SimGpu::resolve_sms(const device::StreamConfig& config) const {
-  for (int i = spec_.sms; i < device::kMaxSms; ++i) {
-    if (config.sms.test(i)) {
-      return core::failf(Domain::kDevice, Code::kInvalidArgument,
-                         "the stream's SM set names SM {}, but {} has {} SMs (0 to {}); build the "
-                         "set from SMs that exist",
-                         i, spec_.name, spec_.sms, spec_.sms - 1);
-    }
-  }
+  if (auto st = device::check_sm_mask(spec_, config.sms); !st) return std::unexpected(st.error());
   return config.sms.empty() ? SmSet::first(spec_.sms) : SmSet::from_mask(config.sms);
 }
 
@@ -233,10 +221,7 @@ core::Status SimGpu::submit(device::StreamId stream, workload::KernelSequencePtr
                             std::uint64_t tag, device::DoneCallback done) {
   if (auto st = usable(); !st) return st;
   if (auto st = check_stream(stream); !st) return st;
-  if (!sequence) {
-    return core::failf(Domain::kDevice, Code::kInvalidArgument,
-                       "stream {}: submit needs a kernel sequence, got a null pointer", stream);
-  }
+  if (auto st = device::check_submitted_sequence(stream, sequence); !st) return st;
   return enqueue(stream, std::move(sequence), device::BlockRange{}, tag, std::move(done));
 }
 
@@ -256,9 +241,7 @@ core::Status SimGpu::enqueue(device::StreamId stream, workload::KernelSequencePt
                              device::DoneCallback done) {
   Stream& st = streams_[stream];
   if (sequence != st.validated) {
-    if (auto v = device::validate_sequence(spec_, *sequence); !v) {
-      return std::unexpected(v.error().with_context(fmt::format("stream {}", stream)));
-    }
+    if (auto v = device::validate_stream_sequence(spec_, stream, *sequence); !v) return v;
     st.validated = sequence;
   }
   begin_op();
@@ -380,11 +363,7 @@ core::Status SimGpu::resume_context(device::ContextId context) {
 
 core::Status SimGpu::set_clock_mhz(double mhz) {
   if (auto st = usable(); !st) return st;
-  if (!(mhz >= spec_.min_clock_mhz && mhz <= spec_.boost_clock_mhz)) {
-    return core::failf(Domain::kDevice, Code::kInvalidArgument,
-                       "clock {} MHz is outside {}'s range of {} to {} MHz; pick a clock in it",
-                       mhz, spec_.name, spec_.min_clock_mhz, spec_.boost_clock_mhz);
-  }
+  if (auto st = device::check_clock_mhz(spec_, mhz); !st) return st;
   begin_op();
   while (!batched_.empty()) split_batch(batched_.back());
   for (const auto s : running_) sync(streams_[s].cur);

@@ -1,0 +1,58 @@
+#include "tessera/device/argument_checks.hpp"
+
+#include "tessera/device/occupancy.hpp"
+
+namespace tessera::device {
+
+using core::Code;
+using core::Domain;
+
+core::Status check_stream_id(StreamId stream, std::size_t streams_created) {
+  if (stream >= streams_created) {
+    return core::failf(Domain::kDevice, Code::kNotFound,
+                       "stream {} does not exist on this device ({} streams created); use an id "
+                       "returned by create_stream",
+                       stream, streams_created);
+  }
+  return {};
+}
+
+core::Status check_sm_mask(const hw::GpuSpec& spec, const SmMask& sms) {
+  for (int i = spec.sms; i < kMaxSms; ++i) {
+    if (sms.test(i)) {
+      return core::failf(Domain::kDevice, Code::kInvalidArgument,
+                         "the stream's SM set names SM {}, but {} has {} SMs (0 to {}); build the "
+                         "set from SMs that exist",
+                         i, spec.name, spec.sms, spec.sms - 1);
+    }
+  }
+  return {};
+}
+
+core::Status check_submitted_sequence(StreamId stream,
+                                      const workload::KernelSequencePtr& sequence) {
+  if (!sequence) {
+    return core::failf(Domain::kDevice, Code::kInvalidArgument,
+                       "stream {}: submit needs a kernel sequence, got a null pointer", stream);
+  }
+  return {};
+}
+
+core::Status validate_stream_sequence(const hw::GpuSpec& spec, StreamId stream,
+                                      const workload::KernelSequence& sequence) {
+  if (auto v = validate_sequence(spec, sequence); !v) {
+    return std::unexpected(v.error().with_context(fmt::format("stream {}", stream)));
+  }
+  return {};
+}
+
+core::Status check_clock_mhz(const hw::GpuSpec& spec, double mhz) {
+  if (!(mhz >= spec.min_clock_mhz && mhz <= spec.boost_clock_mhz)) {
+    return core::failf(Domain::kDevice, Code::kInvalidArgument,
+                       "clock {} MHz is outside {}'s range of {} to {} MHz; pick a clock in it",
+                       mhz, spec.name, spec.min_clock_mhz, spec.boost_clock_mhz);
+  }
+  return {};
+}
+
+}  // namespace tessera::device
