@@ -24,7 +24,7 @@ constexpr workload::compute_data::DecodeShape kShape{.batch = 2, .hidden = 256, 
 hw::GpuSpec h100() {
   auto spec = hw::find_gpu("h100");
   EXPECT_TRUE(spec.has_value());
-  return *spec;
+  return spec.value();
 }
 
 HarnessOptions small_options() {
@@ -69,7 +69,7 @@ TEST(DeterminismHarness, FixedVariantIsIdenticalUnderEveryMode) {
   const auto* p16 = find_run(v, "static-partitions", 16);
   ASSERT_NE(p16, nullptr);
   const auto& lm16 = p16->kernel_sms.at(std::string(workload::compute_steps::kDecodeLmHead));
-  EXPECT_EQ(lm16.size(), 1u);
+  ASSERT_EQ(lm16.size(), 1u);
   EXPECT_EQ(lm16.begin()->first, 16);
   EXPECT_EQ(p16->partition_changes, 0);
   EXPECT_EQ(v.alone.partition_changes, 0);

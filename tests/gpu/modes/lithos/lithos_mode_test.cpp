@@ -445,10 +445,10 @@ Served serve(std::string_view mode_name, bool with_training) {
   sim::Engine engine;
   const auto spec = hw::find_gpu("h100");
   EXPECT_TRUE(spec);
-  sim::SimGpu gpu(engine, *spec);
+  sim::SimGpu gpu(engine, spec.value());
   auto made = make_sharing_mode(mode_name, ModeOptions{});
   EXPECT_TRUE(made);
-  CheckedMode mode(std::move(*made));
+  CheckedMode mode(std::move(made.value()));
   std::vector<TenantInfo> infos{{.id = 0, .name = "chat", .latency_critical = true, .priority = 1}};
   if (with_training) infos.push_back({.id = 1, .name = "train"});
   const auto attached = mode.attach(gpu, infos);
@@ -462,15 +462,15 @@ Served serve(std::string_view mode_name, bool with_training) {
   }
   const auto model = workload::find_model("llama-3-8b");
   EXPECT_TRUE(model);
-  tenant::InferenceServer server(0, {.name = "chat", .model = *model, .slo = {}}, requests, mode,
-                                 engine);
+  tenant::InferenceServer server(0, {.name = "chat", .model = model.value(), .slo = {}}, requests,
+                                 mode, engine);
   server.start();
   std::unique_ptr<tenant::TrainingJob> job;
   if (with_training) {
     const auto resnet = workload::find_training_model("resnet-50");
     EXPECT_TRUE(resnet);
     job = std::make_unique<tenant::TrainingJob>(
-        1, tenant::TrainingConfig{.name = "train", .model = *resnet}, mode, engine);
+        1, tenant::TrainingConfig{.name = "train", .model = resnet.value()}, mode, engine);
     job->start();
   }
   engine.run_until(kHorizon);
