@@ -11,7 +11,7 @@ namespace {
 ConfigNode parse_ok(std::string_view text, std::string name = "test.yaml") {
   auto r = ConfigNode::parse(text, std::move(name));
   EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message());
-  return *r;
+  return r.value();
 }
 
 constexpr std::string_view kScenario = R"(name: demo

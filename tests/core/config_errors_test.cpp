@@ -25,7 +25,7 @@ tenants:
 ConfigNode demo() {
   auto r = ConfigNode::parse(kDemo, "demo.yaml");
   EXPECT_TRUE(r.has_value());
-  return *r;
+  return r.value();
 }
 
 TEST(ConfigErrors, WrongTypeNamesFileLineColumnAndPath) {

@@ -63,9 +63,9 @@ std::unique_ptr<MeasuredSim> measured_sim(double clock_fraction) {
   auto m = std::make_unique<MeasuredSim>();
   auto spec = hw::find_gpu("h100");
   EXPECT_TRUE(spec) << spec.error().message();
-  auto gpu = sim::SimGpu::create(m->engine, *spec, no_overhead());
+  auto gpu = sim::SimGpu::create(m->engine, spec.value(), no_overhead());
   EXPECT_TRUE(gpu) << gpu.error().message();
-  m->gpu = std::move(*gpu);
+  m->gpu = std::move(gpu.value());
   EXPECT_TRUE(m->gpu->set_clock_mhz(spec->boost_clock_mhz * clock_fraction));
   return m;
 }

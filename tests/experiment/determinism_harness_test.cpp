@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/fakes/forwarding_gpu_device.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/workload/models/compute_steps.hpp"
 
@@ -23,7 +24,7 @@ constexpr workload::compute_data::DecodeShape kShape{.batch = 2, .hidden = 256, 
 hw::GpuSpec h100() {
   auto spec = hw::find_gpu("h100");
   EXPECT_TRUE(spec.has_value());
-  return *spec;
+  return spec.value();
 }
 
 HarnessOptions small_options() {
@@ -68,7 +69,7 @@ TEST(DeterminismHarness, FixedVariantIsIdenticalUnderEveryMode) {
   const auto* p16 = find_run(v, "static-partitions", 16);
   ASSERT_NE(p16, nullptr);
   const auto& lm16 = p16->kernel_sms.at(std::string(workload::compute_steps::kDecodeLmHead));
-  EXPECT_EQ(lm16.size(), 1u);
+  ASSERT_EQ(lm16.size(), 1u);
   EXPECT_EQ(lm16.begin()->first, 16);
   EXPECT_EQ(p16->partition_changes, 0);
   EXPECT_EQ(v.alone.partition_changes, 0);
@@ -129,40 +130,19 @@ TEST(DeterminismHarness, RoundsPartitionsToTheGreenContextGrid) {
 }
 
 // A device that forwards to another but claims fewer capabilities, as a backend without block
-// ranges would.
-class NoBlockRanges final : public device::GpuDevice {
+// ranges would, and refuses block-range launches as such a backend does.
+class NoBlockRanges final : public test::ForwardingGpuDevice {
  public:
-  explicit NoBlockRanges(device::GpuDevice& inner) : inner_(inner) {}
-  const hw::GpuSpec& spec() const override { return inner_.spec(); }
+  using ForwardingGpuDevice::ForwardingGpuDevice;
   device::Capabilities capabilities() const override {
-    auto c = inner_.capabilities();
+    auto c = ForwardingGpuDevice::capabilities();
     c.block_ranges = false;
     return c;
   }
-  device::Executor& executor() override { return inner_.executor(); }
-  core::Result<device::DomainId> create_bandwidth_domain(double share) override {
-    return inner_.create_bandwidth_domain(share);
+  core::Status submit_range(device::StreamId s, workload::KernelSequencePtr, device::BlockRange,
+                            std::uint64_t, device::DoneCallback) override {
+    return unsupported(s, "block-range launches");
   }
-  core::Result<device::StreamId> create_stream(const device::StreamConfig& c) override {
-    return inner_.create_stream(c);
-  }
-  core::Status configure_stream(device::StreamId s, const device::StreamConfig& c) override {
-    return inner_.configure_stream(s, c);
-  }
-  core::Status submit(device::StreamId s, workload::KernelSequencePtr seq, std::uint64_t tag,
-                      device::DoneCallback done) override {
-    return inner_.submit(s, std::move(seq), tag, std::move(done));
-  }
-  core::Status request_yield(device::StreamId s) override { return inner_.request_yield(s); }
-  core::Status suspend_context(device::ContextId c) override { return inner_.suspend_context(c); }
-  core::Status resume_context(device::ContextId c) override { return inner_.resume_context(c); }
-  core::Status set_clock_mhz(double mhz) override { return inner_.set_clock_mhz(mhz); }
-  double clock_mhz() const override { return inner_.clock_mhz(); }
-  void add_observer(device::DeviceObserver* o) override { inner_.add_observer(o); }
-  device::DeviceStats stats() const override { return inner_.stats(); }
-
- private:
-  device::GpuDevice& inner_;
 };
 
 class LimitedBackend final : public HarnessBackend {

@@ -22,7 +22,7 @@ constexpr cd::DecodeShape kShape{.batch = 2, .hidden = 256, .vocab = 1024};
 std::unique_ptr<HostDecodeModel> make(GemmVariant variant) {
   auto model = HostDecodeModel::create({.shape = kShape, .variant = variant});
   EXPECT_TRUE(model.has_value());
-  return std::move(*model);
+  return std::move(model.value());
 }
 
 workload::StepOutput run_step(HostDecodeModel& model, int lm_head_sms) {
@@ -32,7 +32,7 @@ workload::StepOutput run_step(HostDecodeModel& model, int lm_head_sms) {
   }
   auto out = model.finish_step();
   EXPECT_TRUE(out.has_value());
-  return *out;
+  return out.value();
 }
 
 std::uint64_t checksum(const workload::StepOutput& out, std::string_view kernel) {

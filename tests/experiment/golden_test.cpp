@@ -3,12 +3,12 @@
 // numbers on purpose, regenerate with TESSERA_UPDATE_GOLDEN=1 and explain the change in the
 // commit.
 
+#include "support/golden/golden.hpp"
+
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <string>
+#include <vector>
 
 #include "tessera/experiment/registry.hpp"
 #include "tessera/experiment/run.hpp"
@@ -16,25 +16,8 @@
 namespace tessera::experiment {
 namespace {
 
-std::string golden_path(const std::string& name) {
-  return std::string(TESSERA_SOURCE_DIR) + "/tests/experiment/golden/" + name + ".json";
-}
-
 void expect_golden(const std::string& name, const std::string& actual) {
-  const std::string path = golden_path(name);
-  if (std::getenv("TESSERA_UPDATE_GOLDEN")) {
-    std::ofstream out(path);
-    out << actual;
-    ASSERT_TRUE(out.good()) << "cannot write " << path;
-    GTEST_SKIP() << "golden file rewritten: " << path;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << "missing " << path << "; create it with TESSERA_UPDATE_GOLDEN=1";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << name
-                                    << "'s output changed; if on purpose, regenerate with "
-                                       "TESSERA_UPDATE_GOLDEN=1";
+  test::expect_golden(test::golden_file("experiment", name + ".json"), actual);
 }
 
 class ExperimentGolden : public ::testing::TestWithParam<std::string> {};

@@ -13,7 +13,7 @@ namespace {
 scenario::Scenario options_scenario() {
   auto s = load_config(Config{.label = "", .scenario_file = "lithos-options.yaml"});
   EXPECT_TRUE(s.has_value()) << s.error().message();
-  return *s;
+  return s.value();
 }
 
 double counter_of(const metrics::ModeReport& m, const std::string& name) {

@@ -5,19 +5,22 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "support/golden/golden.hpp"
 
 namespace tessera::k8s {
 namespace {
 
 using nlohmann::json;
 
+// A pod as kube-scheduler sends it, from tests/k8s/golden/.
 json golden(const std::string& name) {
-  std::ifstream in(std::string(TESSERA_SOURCE_DIR) + "/tests/k8s/golden/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return json::parse(ss.str());
+  const auto file = test::golden_file("k8s", name);
+  const auto text = test::read_text_file(file);
+  if (!text) throw std::runtime_error("cannot read " + file.string());
+  return json::parse(*text);
 }
 
 std::int64_t ceil_of(std::string_view text) {

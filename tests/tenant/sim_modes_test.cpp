@@ -64,12 +64,12 @@ Outcome run(std::string_view mode_name, Training training) {
   sim::Engine engine;
   const auto spec = hw::find_gpu("h100");
   EXPECT_TRUE(spec);
-  sim::SimGpu gpu(engine, *spec);
+  sim::SimGpu gpu(engine, spec.value());
   auto mode = gpu::make_sharing_mode(mode_name);
   EXPECT_TRUE(mode);
   std::vector<gpu::TenantInfo> infos{{.id = 0, .name = "chat", .latency_critical = true}};
   if (training != Training::kNone) infos.push_back({.id = 1, .name = "train"});
-  const auto attached = (*mode)->attach(gpu, infos);
+  const auto attached = mode.value()->attach(gpu, infos);
   EXPECT_TRUE(attached) << attached.error().message();
 
   std::unique_ptr<KernelLog> log;
@@ -79,14 +79,14 @@ Outcome run(std::string_view mode_name, Training training) {
   }
   const auto model = workload::find_model("llama-3-8b");
   EXPECT_TRUE(model);
-  InferenceServer server(0, InferenceConfig{.name = "chat", .model = *model, .slo = {}}, requests(),
-                         **mode, engine);
+  InferenceServer server(0, InferenceConfig{.name = "chat", .model = model.value(), .slo = {}},
+                         requests(), **mode, engine);
   server.start();
   std::unique_ptr<TrainingJob> job;
   if (training == Training::kRunning) {
     const auto resnet = workload::find_training_model("resnet-50");
     EXPECT_TRUE(resnet);
-    job = std::make_unique<TrainingJob>(1, TrainingConfig{.name = "train", .model = *resnet},
+    job = std::make_unique<TrainingJob>(1, TrainingConfig{.name = "train", .model = resnet.value()},
                                         **mode, engine);
     job->start();
   }

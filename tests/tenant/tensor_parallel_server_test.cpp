@@ -40,14 +40,14 @@ Outcome serve(const std::string& model_name, const workload::TensorParallel* tp,
   sim::Engine engine;
   const auto spec = hw::find_gpu("rtx4090");
   EXPECT_TRUE(spec.has_value());
-  sim::SimGpu gpu(engine, *spec);
+  sim::SimGpu gpu(engine, spec.value());
   auto mode = gpu::make_sharing_mode("exclusive");
   EXPECT_TRUE(mode.has_value());
   const std::vector<gpu::TenantInfo> infos{{.id = 0, .name = "svc", .latency_critical = true}};
-  EXPECT_TRUE((*mode)->attach(gpu, infos).has_value());
+  EXPECT_TRUE(mode.value()->attach(gpu, infos).has_value());
   const auto model = workload::find_model(model_name);
   EXPECT_TRUE(model.has_value());
-  InferenceConfig config{.name = "svc", .model = *model, .slo = {}};
+  InferenceConfig config{.name = "svc", .model = model.value(), .slo = {}};
   if (tp != nullptr) config.tensor_parallel = *tp;
   config.kv_cache_tokens = kv_cache_tokens;
   InferenceServer server(0, config, requests(), **mode, engine);

@@ -268,7 +268,7 @@ struct PrimaryStream {
   explicit PrimaryStream(const DriverLibrary& d) : driver(d) {
     auto dev = d.device(0);
     EXPECT_TRUE(dev);
-    device = dev->handle;
+    device = dev.value().handle;
     sms = dev->sms;
     EXPECT_EQ(d.api().primary_ctx_retain(&context, device), CUDA_SUCCESS);
     EXPECT_EQ(d.api().ctx_push_current(context), CUDA_SUCCESS);

@@ -14,7 +14,7 @@ namespace {
 hw::GpuSpec h100() {
   auto spec = hw::find_gpu("h100");
   EXPECT_TRUE(spec.has_value());
-  return *spec;
+  return spec.value();
 }
 
 EmulationBuffers buffers() {

@@ -489,7 +489,7 @@ TEST(NodeCandidates, BestFirstAndConsistentWithPreempt) {
   ASSERT_TRUE(d.chosen);
   EXPECT_EQ(d.chosen->victims, inc[0].victims);
   const auto exh = node_candidates(s, pod, 0, PreemptionMethod::kExhaustive, {}).value();
-  EXPECT_EQ(exh.size(), 8u + 28u + 56u + 70u);
+  ASSERT_EQ(exh.size(), 8u + 28u + 56u + 70u);
   EXPECT_EQ(exh[0].victims, std::vector<int>{0});
   const auto k8s = node_candidates(s, pod, 0, PreemptionMethod::kDefaultK8s, {}).value();
   ASSERT_EQ(k8s.size(), 1u);

@@ -38,8 +38,8 @@ Work make_work() {
   EXPECT_TRUE(model);
   const std::vector<int> prompts{512, 128};
   const std::vector<int> contexts{513, 129};
-  w.llm.push_back(
-      std::make_shared<const workload::KernelSequence>(workload::prefill_step(*model, prompts)));
+  w.llm.push_back(std::make_shared<const workload::KernelSequence>(
+      workload::prefill_step(model.value(), prompts)));
   for (int i = 0; i < 3; ++i) {
     w.llm.push_back(
         std::make_shared<const workload::KernelSequence>(workload::decode_step(*model, contexts)));

@@ -16,9 +16,9 @@ using ::testing::HasSubstr;
 PartitionGrid grid_of(std::string_view gpu) {
   const auto spec = hw::find_gpu(gpu);
   EXPECT_TRUE(spec) << spec.error().message();
-  const auto grid = PartitionGrid::of(*spec);
+  const auto grid = PartitionGrid::of(spec.value());
   EXPECT_TRUE(grid) << grid.error().message();
-  return *grid;
+  return grid.value();
 }
 
 // Every partition is a contiguous run of whole granules, partitions and pool are disjoint, and

@@ -116,8 +116,8 @@ TEST(TpotFirstPolicy, GivesDecodeMoreThanCoGpuUnderAPrefillBurst) {
   const auto tpot = TpotFirstPolicy().decide(s);
   // cogpu scales both inference demands down together; tpot-first reserves the GPU for the
   // decoding tenant first and leaves the new prefill its minimum.
-  EXPECT_THAT(cogpu.sms, ElementsAre(88, 32, 8));
-  EXPECT_THAT(tpot.sms, ElementsAre(8, 112, 8));
+  ASSERT_THAT(cogpu.sms, ElementsAre(88, 32, 8));
+  ASSERT_THAT(tpot.sms, ElementsAre(8, 112, 8));
   EXPECT_GT(tpot.sms[1], cogpu.sms[1]);
   EXPECT_LT(tpot.sms[0], cogpu.sms[0]);  // the cost: the prefill's share (TTFT)
 }

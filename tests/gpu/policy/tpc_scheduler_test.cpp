@@ -47,7 +47,7 @@ TpcScheduler make(std::vector<TenantInfo> infos) {
   for (std::size_t i = 0; i < infos.size(); ++i) infos[i].id = static_cast<TenantId>(10 + i);
   auto s = TpcScheduler::make(tpc_gpu(), infos, kAtom);
   EXPECT_TRUE(s) << s.error().message();
-  return std::move(*s);
+  return std::move(s.value());
 }
 
 std::vector<TpcState> free_tpcs() {

@@ -20,13 +20,13 @@ using ::testing::HasSubstr;
 hw::MigGeometry geometry(std::string_view gpu) {
   auto g = hw::find_mig_geometry(gpu);
   EXPECT_TRUE(g.has_value());
-  return *g;
+  return g.value();
 }
 
 LayoutSpace space_of(const hw::MigGeometry& g, std::vector<int> ids = {}) {
   auto s = LayoutSpace::build(g, std::move(ids));
   EXPECT_TRUE(s.has_value()) << s.error().message();
-  return std::move(*s);
+  return std::move(s.value());
 }
 
 // The profiles of NVIDIA's A100 combination chart: 1g, 2g, 3g, 4g, 7g.

@@ -15,7 +15,7 @@ class PlanInstance : public ::testing::Test {
   PlanInstance() : geometry_(*hw::find_mig_geometry("a100-40gb")) {
     auto s = LayoutSpace::build(geometry_);
     EXPECT_TRUE(s.has_value());
-    space_.emplace(std::move(*s));
+    space_.emplace(std::move(s.value()));
   }
 
   StateId state(std::vector<Placement> instances) {

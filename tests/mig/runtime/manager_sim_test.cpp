@@ -23,9 +23,9 @@ constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 std::unique_ptr<sim::SimMig> make_device(sim::Engine& engine, sim::SimMigOptions o = {}) {
   auto spec = hw::find_gpu("a100-40gb");
   EXPECT_TRUE(spec.has_value());
-  auto mig = sim::SimMig::create(engine, *spec, o);
+  auto mig = sim::SimMig::create(engine, spec.value(), o);
   EXPECT_TRUE(mig.has_value()) << (mig ? "" : mig.error().message());
-  return std::move(*mig);
+  return std::move(mig.value());
 }
 
 // A custom job: `seconds` per iteration on the whole GPU, half of it serial (so it gains from

@@ -12,7 +12,7 @@ namespace {
 ModelConfig qwen14b() {
   auto m = find_model("qwen2.5-14b");
   EXPECT_TRUE(m.has_value());
-  return *m;
+  return m.value();
 }
 
 // Every kernel of a sequence with its group's repeat count, in launch order of one repeat.

@@ -53,9 +53,9 @@ batches:
 ClusterScenario parse(const std::string& text) {
   auto root = core::ConfigNode::parse(text, "small.yaml");
   EXPECT_TRUE(root) << root.error().message();
-  auto sc = parse_cluster_scenario(*root);
+  auto sc = parse_cluster_scenario(root.value());
   EXPECT_TRUE(sc) << sc.error().message();
-  return *sc;
+  return sc.value();
 }
 
 std::string parse_error(const std::string& text) {

@@ -41,9 +41,9 @@ SimMigOptions no_delays() {
 std::unique_ptr<SimMig> make(Engine& engine, SimMigOptions o = no_delays()) {
   auto spec = hw::find_gpu("a100-40gb");
   EXPECT_TRUE(spec.has_value());
-  auto mig = SimMig::create(engine, *spec, o);
+  auto mig = SimMig::create(engine, spec.value(), o);
   EXPECT_TRUE(mig.has_value()) << (mig ? "" : mig.error().message());
-  return std::move(*mig);
+  return std::move(mig.value());
 }
 
 // One large GEMM per iteration: compute-bound at any slice size.

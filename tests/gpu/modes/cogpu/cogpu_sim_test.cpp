@@ -39,13 +39,13 @@ class LaunchLog final : public device::DeviceObserver {
 hw::GpuSpec h100() {
   auto spec = hw::find_gpu("h100");
   EXPECT_TRUE(spec);
-  return *spec;
+  return spec.value();
 }
 
 std::unique_ptr<CheckedMode> checked(std::string_view name) {
   auto mode = make_sharing_mode(name);
   EXPECT_TRUE(mode);
-  return std::make_unique<CheckedMode>(std::move(*mode));
+  return std::make_unique<CheckedMode>(std::move(mode.value()));
 }
 
 // One long tensor-core kernel over every SM, polling a preemption flag at `checkpoints` points.
@@ -139,8 +139,8 @@ double decode_p99_ms(std::string_view mode_name, bool with_training) {
   const auto model = workload::find_model("llama-3-8b");
   EXPECT_TRUE(model);
   const std::vector<int> contexts(32, 1024);
-  const auto step =
-      std::make_shared<const workload::KernelSequence>(workload::decode_step(*model, contexts));
+  const auto step = std::make_shared<const workload::KernelSequence>(
+      workload::decode_step(model.value(), contexts));
   std::vector<double> latencies;
   constexpr int kSteps = 60;
   std::function<void(const device::SubmissionDone&)> next = [&](const device::SubmissionDone& d) {
@@ -153,8 +153,8 @@ double decode_p99_ms(std::string_view mode_name, bool with_training) {
 
   const auto resnet = workload::find_training_model("resnet-50");
   EXPECT_TRUE(resnet);
-  const auto iteration =
-      std::make_shared<const workload::KernelSequence>(resnet->iteration(resnet->default_batch));
+  const auto iteration = std::make_shared<const workload::KernelSequence>(
+      resnet.value().iteration(resnet->default_batch));
   std::function<void(const device::SubmissionDone&)> again = [&](const device::SubmissionDone&) {
     if (latencies.size() < kSteps) {
       EXPECT_TRUE(mode->submit(1, iteration, 0, again));

@@ -16,6 +16,7 @@
 
 #include "backends/sim/gpu/sim_test_util.hpp"
 #include "gpu/mode_test_util.hpp"
+#include "support/fakes/forwarding_gpu_device.hpp"
 #include "tessera/gpu/check/determinism_checker.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/metrics/latency.hpp"
@@ -158,51 +159,28 @@ TEST(LithosMode, RejectsBadInputWithoutRunningAnything) {
 }
 
 // Forwards to a FakeDevice, but once `refuse` is set every launch fails, as on a lost device.
-class RefusingDevice final : public device::GpuDevice {
+class RefusingDevice final : public test::ForwardingGpuDevice {
  public:
-  explicit RefusingDevice(test::FakeDevice& inner) : inner_(inner) {}
+  using ForwardingGpuDevice::ForwardingGpuDevice;
   bool refuse = false;
 
-  const hw::GpuSpec& spec() const override { return inner_.spec(); }
-  device::Capabilities capabilities() const override { return inner_.capabilities(); }
-  device::Executor& executor() override { return inner_.executor(); }
-  core::Result<device::DomainId> create_bandwidth_domain(double share) override {
-    return inner_.create_bandwidth_domain(share);
-  }
-  core::Result<device::StreamId> create_stream(const device::StreamConfig& config) override {
-    return inner_.create_stream(config);
-  }
-  core::Status configure_stream(device::StreamId stream,
-                                const device::StreamConfig& config) override {
-    return inner_.configure_stream(stream, config);
-  }
   core::Status submit(device::StreamId stream, workload::KernelSequencePtr sequence,
                       std::uint64_t tag, device::DoneCallback done) override {
     if (refuse) return lost();
-    return inner_.submit(stream, std::move(sequence), tag, std::move(done));
+    return ForwardingGpuDevice::submit(stream, std::move(sequence), tag, std::move(done));
   }
   core::Status submit_range(device::StreamId stream, workload::KernelSequencePtr sequence,
                             device::BlockRange range, std::uint64_t tag,
                             device::DoneCallback done) override {
     if (refuse) return lost();
-    return inner_.submit_range(stream, std::move(sequence), range, tag, std::move(done));
+    return ForwardingGpuDevice::submit_range(stream, std::move(sequence), range, tag,
+                                             std::move(done));
   }
-  core::Status suspend_context(device::ContextId context) override {
-    return inner_.suspend_context(context);
-  }
-  core::Status resume_context(device::ContextId context) override {
-    return inner_.resume_context(context);
-  }
-  core::Status set_clock_mhz(double mhz) override { return inner_.set_clock_mhz(mhz); }
-  double clock_mhz() const override { return inner_.clock_mhz(); }
-  void add_observer(device::DeviceObserver* observer) override { inner_.add_observer(observer); }
-  device::DeviceStats stats() const override { return inner_.stats(); }
 
  private:
   static core::Status lost() {
     return core::fail(core::Domain::kDevice, core::Code::kFailedPrecondition, "device lost");
   }
-  test::FakeDevice& inner_;
 };
 
 // A launch made while handling a submission fails: that submit says so, and so does every later
@@ -467,10 +445,10 @@ Served serve(std::string_view mode_name, bool with_training) {
   sim::Engine engine;
   const auto spec = hw::find_gpu("h100");
   EXPECT_TRUE(spec);
-  sim::SimGpu gpu(engine, *spec);
+  sim::SimGpu gpu(engine, spec.value());
   auto made = make_sharing_mode(mode_name);
   EXPECT_TRUE(made);
-  CheckedMode mode(std::move(*made));
+  CheckedMode mode(std::move(made.value()));
   std::vector<TenantInfo> infos{{.id = 0, .name = "chat", .latency_critical = true, .priority = 1}};
   if (with_training) infos.push_back({.id = 1, .name = "train"});
   const auto attached = mode.attach(gpu, infos);
@@ -484,15 +462,15 @@ Served serve(std::string_view mode_name, bool with_training) {
   }
   const auto model = workload::find_model("llama-3-8b");
   EXPECT_TRUE(model);
-  tenant::InferenceServer server(0, {.name = "chat", .model = *model, .slo = {}}, requests, mode,
-                                 engine);
+  tenant::InferenceServer server(0, {.name = "chat", .model = model.value(), .slo = {}}, requests,
+                                 mode, engine);
   server.start();
   std::unique_ptr<tenant::TrainingJob> job;
   if (with_training) {
     const auto resnet = workload::find_training_model("resnet-50");
     EXPECT_TRUE(resnet);
     job = std::make_unique<tenant::TrainingJob>(
-        1, tenant::TrainingConfig{.name = "train", .model = *resnet}, mode, engine);
+        1, tenant::TrainingConfig{.name = "train", .model = resnet.value()}, mode, engine);
     job->start();
   }
   engine.run_until(kHorizon);
