@@ -21,6 +21,8 @@
 #include "tessera/core/config.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/core/version.hpp"
+#include "tessera/experiment/data_dir.hpp"
 #include "tessera/experiment/flextopo_study.hpp"
 #include "tessera/experiment/mig_studies.hpp"
 #include "tessera/experiment/run.hpp"
@@ -285,12 +287,16 @@ int main(int argc, char** argv) {
   CLI::App app{
       "tessera: share NVIDIA GPUs between latency-critical inference and best-effort work.\n"
       "Without a GPU, everything runs on tessera's discrete-event GPU simulator."};
-  app.set_version_flag("--version", "tessera 0.1.0");
+  app.set_version_flag("--version", fmt::format("tessera {}", core::kVersion));
   app.require_subcommand(1);
   app.failure_message(CLI::FailureMessage::help);  // a wrong flag shows the usage, not just a line
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();
+  std::string data_dir;
+  app.add_option("--data-dir", data_dir,
+                 "The public data sets the experiments replay (default: $TESSERA_DATA_DIR, else "
+                 "../shared/data)");
 
   cli::RunFlags sim_flags;
   std::string scenario_path;
@@ -348,6 +354,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   if (auto st = core::set_log_level(log_level); !st) return cli::fail_with(st.error());
+  experiment::set_data_dir(data_dir);
 
   if (*list) {
     cli::list_builtins();
