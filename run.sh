@@ -11,9 +11,17 @@ cd "$(dirname "$0")"
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 
+# Release (-O3, no debug information): CI builds from scratch on 2 cores and must stay within 15
+# minutes. Without debug information a compile takes 20-30% less CPU than under RelWithDebInfo,
+# objects are ~30x smaller, and linking bin/tessera takes 0.3 s of CPU instead of 2.8 s (the ~70
+# test and benchmark programs link the same libraries). The results are the same:
+# no assert(), no -ffast-math, no -march, and the suite with its golden outputs passes in Release.
+# BUILD_TYPE=RelWithDebInfo ./run.sh ... for a build to debug.
+BUILD_TYPE=${BUILD_TYPE:-Release}
+
 build() {
   ./scripts/install-deps.sh
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_WERROR=ON >/dev/null
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DTESSERA_WERROR=ON >/dev/null
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }
 
