@@ -11,13 +11,13 @@ cd "$(dirname "$0")"
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 
-# Release (-O3, no debug information): CI builds from scratch on 2 cores and must stay within 15
-# minutes. Without debug information a compile takes 20-30% less CPU than under RelWithDebInfo,
-# objects are ~30x smaller, and linking bin/tessera takes 0.3 s of CPU instead of 2.8 s (the ~70
-# test and benchmark programs link the same libraries). The results are the same:
-# no assert(), no -ffast-math, no -march, and the suite with its golden outputs passes in Release.
-# BUILD_TYPE=RelWithDebInfo ./run.sh ... for a build to debug.
-BUILD_TYPE=${BUILD_TYPE:-Release}
+# BUILD_TYPE=Release (-O3, no debug information) builds with -Werror too and is cheaper on CI's
+# 2 cores: a compile takes 20-30% less CPU, objects are ~30x smaller, and linking bin/tessera
+# takes 0.3 s of CPU instead of 2.8 s (the ~70 test and benchmark programs link the same
+# libraries); the suite and its golden outputs pass in it but for one race, which keeps it
+# opt-in until fixed: in Release `tessera agent` sometimes dies of the SIGTERM it has announced
+# taking (cli_agent_stops_on_sigterm failed 5 of 50 runs; RelWithDebInfo 0 of 20).
+BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
 
 build() {
   ./scripts/install-deps.sh
