@@ -88,7 +88,7 @@ TEST(ExperimentRegistry, AnUnregisteredModeIsAnError) {
   std::string yaml(*text);
   const std::string from = "modes: [";
   yaml.replace(yaml.find(from), from.size(), "modes: [no-such-policy, ");
-  auto s = scenario::parse_scenario(yaml, "hybrid.yaml", std::string(scenarios_dir()));
+  auto s = scenario::parse_scenario(yaml, "hybrid.yaml", ".");
   ASSERT_FALSE(s.has_value());
   EXPECT_NE(s.error().message().find("unknown sharing mode 'no-such-policy'"), std::string::npos)
       << s.error().message();

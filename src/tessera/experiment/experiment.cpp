@@ -6,8 +6,9 @@
 #include <algorithm>
 
 #include "tessera/core/try.hpp"
+#include "tessera/experiment/data_dir.hpp"
+#include "tessera/experiment/internal/scenario_files.hpp"
 #include "tessera/experiment/mig_studies.hpp"
-#include "tessera/experiment/scenario_files.hpp"
 #include "tessera/gpu/registry.hpp"
 
 namespace tessera::experiment {
@@ -15,6 +16,10 @@ namespace tessera::experiment {
 namespace {
 
 using core::Result;
+
+// The scenarios name the shared data as the checkout's examples/experiments sees it; built into
+// the binary, they find those files in the data directory instead.
+constexpr std::string_view kSharedDataFromScenarios = "../../../shared/data/";
 
 std::string micros(core::Nanos ns) {
   return fmt::format("{:g} us", static_cast<double>(ns) / 1e3);
@@ -116,16 +121,18 @@ Result<std::string_view> scenario_text(std::string_view file) {
                      file);
 }
 
-std::string_view scenarios_dir() {
-  return TESSERA_EXPERIMENTS_DIR;
-}
-
 Result<scenario::Scenario> load_config(const Config& config) {
   TESSERA_ASSIGN_OR_RETURN(const std::string_view text, scenario_text(config.scenario_file));
+  const std::string source = "examples/experiments/" + config.scenario_file + " (built in)";
   // parse_scenario rejects a mode that is not registered, naming it and the known ones.
-  return scenario::parse_scenario(text,
-                                  "examples/experiments/" + config.scenario_file + " (built in)",
-                                  std::string(scenarios_dir()));
+  TESSERA_ASSIGN_OR_RETURN(scenario::Scenario s, scenario::parse_scenario(text, source, ""));
+  for (auto& t : s.tenants) {
+    std::string& path = t.arrivals.trace_path;
+    if (!path.starts_with(kSharedDataFromScenarios)) continue;
+    TESSERA_ASSIGN_OR_RETURN(
+        path, core::with_context(data_file(path.substr(kSharedDataFromScenarios.size())), source));
+  }
+  return s;
 }
 
 Result<std::string> assumption_value(const scenario::Scenario& s, std::string_view key) {

@@ -48,9 +48,6 @@ struct Experiment {
 
 // The text of examples/experiments/FILE as built into the binary.
 core::Result<std::string_view> scenario_text(std::string_view file);
-// The folder relative trace paths in those files resolve against: the checkout's
-// examples/experiments, so an experiment runs from any working directory of the checkout.
-std::string_view scenarios_dir();
 
 // A configuration's scenario, parsed. Fails if a mode it lists is not a registered sharing mode
 // (an experiment never drops a mode silently).

@@ -1,4 +1,4 @@
-#include "tessera/experiment/flextopo_mixes.hpp"
+#include "tessera/experiment/internal/flextopo_mixes.hpp"
 
 #include <algorithm>
 #include <span>

@@ -22,7 +22,7 @@
 #include "tessera/backends/sim/cluster/sim_cluster.hpp"
 #include "tessera/core/random.hpp"
 #include "tessera/core/try.hpp"
-#include "tessera/experiment/flextopo_mixes.hpp"
+#include "tessera/experiment/internal/flextopo_mixes.hpp"
 #include "tessera/experiment/run.hpp"
 #include "tessera/hw/topology/presets.hpp"
 

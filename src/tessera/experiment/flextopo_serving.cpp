@@ -61,7 +61,8 @@
 #include "tessera/backends/sim/gpu/sim_gpu.hpp"
 #include "tessera/core/random.hpp"
 #include "tessera/core/try.hpp"
-#include "tessera/experiment/flextopo_mixes.hpp"
+#include "tessera/experiment/data_dir.hpp"
+#include "tessera/experiment/internal/flextopo_mixes.hpp"
 #include "tessera/experiment/run.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/hw/gpu_spec.hpp"
@@ -493,9 +494,8 @@ core::Result<FlextopoResult> run_flextopo_serving(const FlextopoOptions& options
   };
 
   // Serving half: one replica per affinity.
-  // The shared data sit beside the checkout, as examples/experiments/trace-serving.yaml finds them.
-  const std::string trace =
-      std::string(TESSERA_EXPERIMENTS_DIR) + "/../../../shared/data/" + kTraceFile;
+  TESSERA_ASSIGN_OR_RETURN(const std::string trace,
+                           core::with_context(data_file(kTraceFile), "flextopo-serving"));
   workload::TraceOptions topts;
   topts.time_scale = plan.trace_time_scale;
   topts.horizon =

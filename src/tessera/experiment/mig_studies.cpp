@@ -8,8 +8,8 @@
 
 #include "tessera/backends/sim/engine.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/experiment/internal/scenario_files.hpp"
 #include "tessera/experiment/run.hpp"
-#include "tessera/experiment/scenario_files.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/mig/policy/layout_space.hpp"
 #include "tessera/mig/policy/predictor_replay.hpp"

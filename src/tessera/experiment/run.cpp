@@ -33,7 +33,10 @@ std::string wrap(std::string_view text, std::size_t width) {
       out += line + "\n";
       line.clear();
     }
-    if (!word.empty()) line += (line.empty() ? "" : " ") + std::string(word);
+    if (!word.empty()) {
+      if (!line.empty()) line += ' ';
+      line += word;
+    }
     if (next == std::string_view::npos) break;
     pos = next + 1;
   }
@@ -178,8 +181,9 @@ std::string format_result(const ExperimentResult& result) {
                     c.config->label.empty() ? "" : c.config->label + " / ", c.config->scenario_file,
                     s.name, c.report.gpu, c.report.backend, core::to_seconds(s.duration), s.seed);
     out += format_table(e, c.report);
-    if (!c.claims.empty()) out += "\n" + format_claims(c.claims);
-    out += "\n" + wrap(source_line(e, s), kWrap) + "\n";
+    // fmt::format, not "\n" + string: GCC 12 at -O3 warns falsely (-Wrestrict, GCC PR105651).
+    if (!c.claims.empty()) out += fmt::format("\n{}", format_claims(c.claims));
+    out += fmt::format("\n{}\n", wrap(source_line(e, s), kWrap));
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #include "tessera/gpu/policy/dvfs_governor.hpp"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -22,7 +23,7 @@ std::vector<double> clocks() {
 }
 
 KernelKey key(int i) {
-  return KernelKey{.name = "k" + std::to_string(i), .blocks = 64};
+  return KernelKey{.name = fmt::format("k{}", i), .blocks = 64};
 }
 
 // Latency of a kernel of sensitivity s at clock f under the governor's model.

@@ -1,8 +1,10 @@
 #include "tessera/mig/policy/scheduler.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -39,7 +41,7 @@ class SchedulerTest : public ::testing::Test {
   static QueuedJob job(std::size_t index, double need_gib, core::Nanos submitted = 0) {
     QueuedJob q;
     q.job = index;
-    q.name = "j" + std::to_string(index);
+    q.name = fmt::format("j{}", index);
     q.need_bytes = static_cast<std::int64_t>(need_gib * kGiB);
     q.submitted = submitted;
     return q;
@@ -208,14 +210,12 @@ TEST_F(SchedulerTest, StaticBackfillsPastAJobWhoseInstanceIsBusy) {
 
 std::string serialize(const Decisions& d) {
   std::string out;
-  for (const GiveUp& g : d.give_ups) out += "give up " + std::to_string(g.job) + g.reason + ";";
+  auto to = std::back_inserter(out);
+  for (const GiveUp& g : d.give_ups) fmt::format_to(to, "give up {}{};", g.job, g.reason);
   for (const StartDecision& s : d.starts) {
-    out += "start " + std::to_string(s.job) + " " + std::string(to_string(s.plan.kind)) + " " +
-           std::to_string(s.plan.instance.profile_id) + "@" +
-           std::to_string(s.plan.instance.start) + " ->" + std::to_string(s.plan.result) + " d";
-    for (const Placement& p : s.plan.destroy) {
-      out += std::to_string(p.profile_id) + "@" + std::to_string(p.start) + ",";
-    }
+    fmt::format_to(to, "start {} {} {}@{} ->{} d", s.job, to_string(s.plan.kind),
+                   s.plan.instance.profile_id, s.plan.instance.start, s.plan.result);
+    for (const Placement& p : s.plan.destroy) fmt::format_to(to, "{}@{},", p.profile_id, p.start);
     out += ";";
   }
   return out;

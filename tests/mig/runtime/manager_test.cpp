@@ -1,5 +1,6 @@
 #include "tessera/mig/runtime/manager.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -236,7 +237,7 @@ TEST(ManagerTest, AFailureAtEveryDeviceCallStillLosesNoJob) {
   std::vector<workload::BatchJobPtr> jobs;
   const double sizes[] = {18, 4, 4, 9, 30, 2, 2, 2, 15, 4};
   for (int i = 0; i < 10; ++i) {
-    jobs.push_back(make_job({.name = "j" + std::to_string(i),
+    jobs.push_back(make_job({.name = fmt::format("j{}", i),
                              .iterations = 5 + i,
                              .base_gib = sizes[i],
                              .submit = i * 3 * kIteration}));
@@ -281,7 +282,7 @@ TEST(ManagerTest, RandomQueuesKeepTheInvariants) {
     for (int i = 0; i < n; ++i) {
       const double base = 0.5 + static_cast<double>(rng() % 44);
       const bool grows = rng() % 3 == 0;
-      jobs.push_back(make_job({.name = "j" + std::to_string(i),
+      jobs.push_back(make_job({.name = fmt::format("j{}", i),
                                .iterations = 5 + static_cast<std::int64_t>(rng() % 40),
                                .base_gib = grows ? base / 4 : base,
                                .growth_gib_per_iteration = grows ? 0.05 * (rng() % 10) : 0,

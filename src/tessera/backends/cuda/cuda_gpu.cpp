@@ -7,8 +7,8 @@
 #include <string_view>
 #include <utility>
 
-#include "tessera/backends/cuda/cuda_gpu_impl.hpp"
 #include "tessera/backends/cuda/emulation.hpp"
+#include "tessera/backends/cuda/internal/cuda_gpu_impl.hpp"
 #include "tessera/backends/cuda/kernel_params.h"
 #include "tessera/backends/nvml/nvml_library.hpp"
 #include "tessera/core/log.hpp"

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "tessera/backends/cuda/cuda_gpu_impl.hpp"
+#include "tessera/backends/cuda/internal/cuda_gpu_impl.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
 

@@ -5,8 +5,8 @@
 #include <atomic>
 #include <utility>
 
-#include "tessera/backends/cuda/cuda_gpu_impl.hpp"
 #include "tessera/backends/cuda/emulation.hpp"
+#include "tessera/backends/cuda/internal/cuda_gpu_impl.hpp"
 #include "tessera/backends/cuda/kernel_params.h"
 #include "tessera/core/try.hpp"
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <utility>
 
-#include "tessera/backends/cuda/cuda_gpu_impl.hpp"
+#include "tessera/backends/cuda/internal/cuda_gpu_impl.hpp"
 #include "tessera/core/try.hpp"
 
 namespace tessera::cuda {

@@ -16,8 +16,8 @@
 #include "tessera/workload/kernels/gemm_shapes.hpp"
 #include "tessera/workload/kernels/memory_bound.hpp"
 #include "tessera/workload/kernels/optimizer.hpp"
+#include "tessera/workload/models/internal/training_units.hpp"
 #include "tessera/workload/models/training.hpp"
-#include "tessera/workload/models/training_units.hpp"
 
 namespace tessera::workload {
 

@@ -1,4 +1,4 @@
-#include "tessera/workload/models/training_units.hpp"
+#include "tessera/workload/models/internal/training_units.hpp"
 
 namespace tessera::workload {
 

@@ -19,7 +19,7 @@
 #include <set>
 #include <tuple>
 
-#include "tessera/backends/sim/cluster/sim_cluster_util.hpp"
+#include "tessera/backends/sim/cluster/internal/sim_cluster_util.hpp"
 #include "tessera/backends/sim/engine.hpp"
 #include "tessera/core/random.hpp"
 #include "tessera/core/try.hpp"

@@ -4,8 +4,8 @@
 
 #include <map>
 
+#include "tessera/backends/sim/cluster/internal/sim_cluster_util.hpp"
 #include "tessera/backends/sim/cluster/sim_cluster.hpp"
-#include "tessera/backends/sim/cluster/sim_cluster_util.hpp"
 
 namespace tessera::sim {
 

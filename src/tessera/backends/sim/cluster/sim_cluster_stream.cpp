@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tessera/backends/sim/cluster/internal/sim_cluster_util.hpp"
 #include "tessera/backends/sim/cluster/sim_cluster.hpp"
-#include "tessera/backends/sim/cluster/sim_cluster_util.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/hw/topology/presets.hpp"
 
