@@ -144,6 +144,7 @@ Outcome run_agent_command(const AgentFlags& f) {
                            core::with_context(k8s::NodeAgent::create(options, discover, clock),
                                               fmt::format("node '{}'", options.node_name)));
   if (f.once) return print_once(*agent, f.format);
+  StopSignals stop_signals;  // before any thread starts
 
   const auto topology = agent->topology();
   fmt::print(stderr,
@@ -179,8 +180,6 @@ Outcome run_agent_command(const AgentFlags& f) {
   k8s::add_agent_routes(*server, a, [&a] {
     core::logger().info("agent: allocations changed (generation {})", a.generation());
   });
-
-  StopSignals stop_signals;
 
   TESSERA_TRY(server->start());
   fmt::print(stderr, "tessera agent: serving on {}://{}:{}{}\n", server->tls() ? "https" : "http",

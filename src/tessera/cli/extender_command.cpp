@@ -134,6 +134,7 @@ void add_extender_options(CLI::App& command, ExtenderFlags& f) {
 }
 
 Outcome run_extender_command(const ExtenderFlags& f) {
+  StopSignals stop_signals;  // before any thread starts
   k8s::ExtenderConfig config;
   TESSERA_ASSIGN_OR_RETURN(config.method, cluster::parse_preemption_method(f.method));
   if (f.alpha >= 0) {
@@ -175,8 +176,6 @@ Outcome run_extender_command(const ExtenderFlags& f) {
   options.write_timeout = options.read_timeout;
   TESSERA_ASSIGN_OR_RETURN(auto server, k8s::HttpServer::create(options));
   service.register_routes(*server);
-
-  StopSignals stop_signals;
   TESSERA_TRY(server->start());
   core::logger().info(
       "tessera extender on {}://{}:{}{} ({} nodes, preemption {}, alpha {}, binder {})",
