@@ -1,5 +1,5 @@
 #pragma once
-// The determinism harness (issue 6): does co-location change what a latency-critical decode
+// The determinism harness: does co-location change what a latency-critical decode
 // produces? CoGPU claims zero token mismatch under sharing because a kernel's reduction order
 // never depends on the partition it runs in; a GEMM whose algorithm follows the SM count breaks
 // that. The harness runs the decode model ALONE (mode "exclusive", the whole GPU) for N steps,

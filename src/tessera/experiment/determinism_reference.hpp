@@ -1,5 +1,5 @@
 #pragma once
-// The host reference of the decode model (issue 6): workload::ComputeModel computed in C++ on the
+// The host reference of the decode model: workload::ComputeModel computed in C++ on the
 // CPU, with the shapes, kernel names, data and step semantics of the CUDA model
 // (src/tessera/backends/cuda/decode_step.hpp; the shared facts are
 // src/tessera/workload/models/compute_data.hpp and compute_steps.hpp), so the determinism harness

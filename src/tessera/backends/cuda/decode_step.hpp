@@ -1,5 +1,5 @@
 #pragma once
-// The compute models on a real GPU (workload::ComputeModel, issue 6): the decode step of a small
+// The compute models on a real GPU (workload::ComputeModel): the decode step of a small
 // language model (embedding, LM-head GEMM through cuBLASLt, softmax, greedy argmax) and a
 // GEMM-plus-reduction training-like step, both over tessera's kernels
 // (kernels/decode_kernels.cu) and cuBLASLt (lt_gemm.hpp), with the shapes, data, layouts and

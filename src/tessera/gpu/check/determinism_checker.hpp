@@ -1,5 +1,5 @@
 #pragma once
-// The determinism invariant (issue 3, mechanism 7): under every policy, every kernel a tenant
+// The determinism invariant: under every policy, every kernel a tenant
 // submitted runs with the launch configuration and the block-to-work mapping it was submitted
 // with, in submission order. DeterminismChecker compares what a device reports (KernelEvents)
 // with what tenants submitted; CheckedMode wraps any SharingMode so that every run is checked.

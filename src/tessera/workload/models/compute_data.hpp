@@ -1,5 +1,5 @@
 #pragma once
-// The data of the compute models (issue 6), generated on the HOST by this one piece of code, so
+// The data of the compute models, generated on the HOST by this one piece of code, so
 // the CUDA models (src/tessera/backends/cuda/decode_step.hpp) and the host reference
 // (src/tessera/experiment/determinism_reference.hpp) start from the same bits: a splitmix64 stream
 // per tensor, each draw mapped to an fp16 value in [-1, 1). Also the fp16 <-> fp32 conversions, the

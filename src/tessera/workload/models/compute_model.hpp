@@ -1,5 +1,5 @@
 #pragma once
-// A model whose kernels compute real outputs, for the determinism harness (issue 6): the decode
+// A model whose kernels compute real outputs, for the determinism harness: the decode
 // step of a small language model (embedding, LM-head GEMM, softmax, greedy argmax) and a
 // GEMM-plus-reduction training-like step. Policies see a step as an ordinary KernelSequence (each
 // kernel's grid, block shape, FLOPs and bytes describe the real kernel); a backend that runs real

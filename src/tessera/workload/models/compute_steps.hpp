@@ -1,5 +1,5 @@
 #pragma once
-// The kernel sequences of the compute models' steps (issue 6), as policies see them: pure
+// The kernel sequences of the compute models' steps, as policies see them: pure
 // functions of the shapes, shared by the CUDA models (src/tessera/backends/cuda/decode_step.hpp)
 // and the host reference (src/tessera/experiment/determinism_reference.hpp) so both describe the
 // same launches. Each kernel's grid and block shape are the real launch's (tessera's kernels in
