@@ -3,7 +3,6 @@
 // nothing the registries do not hold (a renamed or removed entry fails here, not in a reader's
 // hands).
 
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
