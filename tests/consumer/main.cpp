@@ -7,13 +7,13 @@
 
 int main() {
   using namespace tessera;
-  auto mode = gpu::make_sharing_mode("time-slicing", gpu::ModeOptions{});
+  auto mode = gpu::make_sharing_mode("time-slicing");
   if (!mode) {
     fmt::print(stderr, "{}\n", mode.error().message());
     return 1;
   }
   fmt::print("tessera {}: sharing mode {}\n", core::kVersion, (*mode)->name());
-  auto unknown = gpu::make_sharing_mode("no-such-mode", gpu::ModeOptions{});
+  auto unknown = gpu::make_sharing_mode("no-such-mode");
   fmt::print("no-such-mode: {}\n", unknown ? "made" : unknown.error().message());
   return 0;
 }
