@@ -7,10 +7,9 @@ namespace {
 
 enum class Fruit { kApple, kPear, kPlum, kFig };
 
-constexpr EnumTable<Fruit, 3> kFruits("fruit", Domain::kConfig,
-                                      {{{Fruit::kPlum, "plum"},
-                                        {Fruit::kApple, "apple"},
-                                        {Fruit::kPear, "pear"}}});
+constexpr EnumTable<Fruit, 3> kFruits(
+    "fruit", Domain::kConfig,
+    {{{Fruit::kPlum, "plum"}, {Fruit::kApple, "apple"}, {Fruit::kPear, "pear"}}});
 
 TEST(EnumTable, NamesBothWays) {
   for (const auto& e : kFruits.entries()) {

@@ -3,13 +3,14 @@
 // its scenario has, and a mode that is not registered is an error rather than a row that silently
 // goes missing.
 
+#include "tessera/experiment/registry.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <set>
 
 #include "tessera/experiment/experiment.hpp"
-#include "tessera/experiment/registry.hpp"
 #include "tessera/experiment/run.hpp"
 
 namespace tessera::experiment {
@@ -49,8 +50,7 @@ TEST(ExperimentRegistry, KindsAreTheirStudies) {
   ASSERT_TRUE(find_study<FlextopoExperiment>("flextopo-preemption").has_value());
   auto wrong = find_study<Experiment>("mig-ml");
   ASSERT_FALSE(wrong.has_value());
-  EXPECT_EQ(wrong.error().message(),
-            "experiment 'mig-ml' is a MIG study, not a scenario study");
+  EXPECT_EQ(wrong.error().message(), "experiment 'mig-ml' is a MIG study, not a scenario study");
 }
 
 TEST(ExperimentRegistry, EveryConfigurationLoadsAndValidates) {

@@ -89,7 +89,9 @@ void add_simulate_options(CLI::App& command, RunFlags& flags) {
   add_run_flags(command, flags);
 }
 
-void add_demo_options(CLI::App& command, RunFlags& flags) { add_run_flags(command, flags); }
+void add_demo_options(CLI::App& command, RunFlags& flags) {
+  add_run_flags(command, flags);
+}
 
 Outcome run_simulate_command(const RunFlags& flags) {
   TESSERA_ASSIGN_OR_RETURN(scenario::Scenario s, scenario::load_scenario(flags.scenario_path));

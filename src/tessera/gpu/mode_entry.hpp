@@ -97,10 +97,11 @@ ModeEntry mode_entry(
         return std::any(std::move(o));
       },
       .settings = [render](const std::any& o) { return render(std::any_cast<const Options&>(o)); },
-      .settings_of = [render](const SharingMode& mode) {
-        const auto* made = dynamic_cast<const Mode*>(&mode);
-        return made ? render(made->options()) : std::vector<OptionSetting>{};
-      },
+      .settings_of =
+          [render](const SharingMode& mode) {
+            const auto* made = dynamic_cast<const Mode*>(&mode);
+            return made ? render(made->options()) : std::vector<OptionSetting>{};
+          },
       .make = [make = std::move(make)](
                   const std::any& o) { return make(std::any_cast<const Options&>(o)); },
   };

@@ -4,38 +4,25 @@
 
 #include <optional>
 
+#include "mig/policy/a100_layout_space.hpp"
 #include "tessera/hw/mig_profiles.hpp"
 #include "tessera/mig/policy/layout_space.hpp"
 
 namespace tessera::mig {
 namespace {
 
-constexpr std::int64_t kGiB = std::int64_t{1} << 30;
-// A100-40GB profile IDs ([MIG-T6] in src/tessera/hw/mig_profiles.cpp).
-constexpr int k1g5 = 19;
-constexpr int k1g10 = 15;
-constexpr int k3g20 = 9;
-constexpr int k7g40 = 0;
+using test::k1g10;
+using test::k1g5;
+using test::k3g20;
+using test::k7g40;
+using test::kGiB;
 
-class RestartPolicyTest : public ::testing::Test {
+class RestartPolicyTest : public test::A100LayoutSpaceTest {
  protected:
-  static void SetUpTestSuite() {
-    auto g = hw::find_mig_geometry("a100-40gb");
-    ASSERT_TRUE(g) << g.error().message();
-    auto space = LayoutSpace::build(*g);
-    ASSERT_TRUE(space) << space.error().message();
-    space_ = new LayoutSpace(std::move(*space));
-  }
-  static void TearDownTestSuite() {
-    delete space_;
-    space_ = nullptr;
-  }
-
   static PeakPrediction converged(std::int64_t peak) {
     return PeakPrediction{.peak_bytes = peak, .point_bytes = peak, .converged = true};
   }
 
-  static inline LayoutSpace* space_ = nullptr;
   // 1g.5gb + 1g.5gb + 3g.20gb: the static scheme's only larger step from 1g.5gb is 3g.20gb.
   const Layout static_layout_{{{k1g5, 0}, {k1g5, 1}, {k3g20, 4}}};
 };

@@ -9,35 +9,23 @@
 #include <string>
 #include <vector>
 
+#include "mig/policy/a100_layout_space.hpp"
 #include "tessera/hw/mig_profiles.hpp"
 #include "tessera/mig/policy/layout_space.hpp"
 
 namespace tessera::mig {
 namespace {
 
-constexpr std::int64_t kGiB = std::int64_t{1} << 30;
-// A100-40GB profile IDs ([MIG-T6] in src/tessera/hw/mig_profiles.cpp).
-constexpr int k1g5 = 19;
-constexpr int k1g10 = 15;
-constexpr int k2g10 = 14;
-constexpr int k3g20 = 9;
-constexpr int k4g20 = 5;
-constexpr int k7g40 = 0;
+using test::k1g10;
+using test::k1g5;
+using test::k2g10;
+using test::k3g20;
+using test::k4g20;
+using test::k7g40;
+using test::kGiB;
 
-class SchedulerTest : public ::testing::Test {
+class SchedulerTest : public test::A100LayoutSpaceTest {
  protected:
-  static void SetUpTestSuite() {
-    auto g = hw::find_mig_geometry("a100-40gb");
-    ASSERT_TRUE(g) << g.error().message();
-    auto space = LayoutSpace::build(*g);
-    ASSERT_TRUE(space) << space.error().message();
-    space_ = new LayoutSpace(std::move(*space));
-  }
-  static void TearDownTestSuite() {
-    delete space_;
-    space_ = nullptr;
-  }
-
   static QueuedJob job(std::size_t index, double need_gib, core::Nanos submitted = 0) {
     QueuedJob q;
     q.job = index;
@@ -76,11 +64,7 @@ class SchedulerTest : public ::testing::Test {
     for (const StartDecision& s : d.starts) out.push_back(s.plan.instance.profile_id);
     return out;
   }
-
-  static LayoutSpace* space_;
 };
-
-LayoutSpace* SchedulerTest::space_ = nullptr;
 
 TEST_F(SchedulerTest, ProfileIsTheSmallestWithEnoughMemoryAndNotBelowTheMinimum) {
   EXPECT_EQ(profile_for(*space_, 0, std::nullopt)->id, k1g5);
