@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tessera/cluster/policy/preemption.hpp"
+#include "tessera/cluster/registry.hpp"
 #include "tessera/core/random.hpp"
 #include "tessera/hw/topology/presets.hpp"
 

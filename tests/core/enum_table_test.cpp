@@ -41,5 +41,25 @@ TEST(EnumTable, NamesOfOneAndTwo) {
   EXPECT_EQ(two.names(), "fig or pear");
 }
 
+TEST(EnumTable, ExactByDefaultOrIgnoringCase) {
+  EXPECT_FALSE(kFruits.parse("Plum").has_value());
+  constexpr EnumTable<Fruit, 2> any_case("fruit", Domain::kConfig,
+                                         {{{Fruit::kFig, "Fig"}, {Fruit::kPear, "pear"}}},
+                                         NameCase::kIgnored);
+  EXPECT_EQ(any_case.parse("fIG").value(), Fruit::kFig);
+  EXPECT_EQ(any_case.parse("PEAR").value(), Fruit::kPear);
+  EXPECT_FALSE(any_case.parse("pears").has_value());
+  EXPECT_EQ(any_case.to_string(Fruit::kFig), "Fig");
+}
+
+TEST(EnumTable, ListingHasALinePerEntryWithItsSummary) {
+  constexpr EnumTable<Fruit, 2> summed(
+      "fruit", Domain::kConfig,
+      {{{Fruit::kFig, "fig", "soft, many seeds"}, {Fruit::kPear, "pear", "a pome"}}});
+  EXPECT_EQ(summed.listing(),
+            "  fig                soft, many seeds\n"
+            "  pear               a pome\n");
+}
+
 }  // namespace
 }  // namespace tessera::core

@@ -23,6 +23,7 @@
 
 #include "fuzz_check.hpp"
 #include "tessera/hw/mig_profiles.hpp"
+#include "tessera/mig/registry.hpp"
 #include "tessera/mig/runtime/jobs_file.hpp"
 #include "tessera/mig/runtime/manager.hpp"
 

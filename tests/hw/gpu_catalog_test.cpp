@@ -69,6 +69,25 @@ TEST(FindGpu, RejectsPrefixesAndEmpty) {
   EXPECT_FALSE(find_gpu("H100-SXM5-80GB ").has_value());
 }
 
+TEST(GpuForDeviceName, DriverNamesOfEveryCatalogBoard) {
+  // As cuDeviceGetName and nvmlDeviceGetName report them (nvidia-smi prints the same string).
+  EXPECT_EQ(gpu_for_device_name("NVIDIA A100-SXM4-40GB"), "A100-SXM4-40GB");
+  EXPECT_EQ(gpu_for_device_name("NVIDIA A100-SXM4-80GB"), "A100-SXM4-80GB");
+  EXPECT_EQ(gpu_for_device_name("NVIDIA A100 80GB PCIe"), "A100-SXM4-80GB");
+  EXPECT_EQ(gpu_for_device_name("NVIDIA H100 80GB HBM3"), "H100-SXM5-80GB");
+  EXPECT_EQ(gpu_for_device_name("NVIDIA H200"), "H200-SXM-141GB");
+  EXPECT_EQ(gpu_for_device_name("NVIDIA GeForce RTX 4090"), "RTX-4090-24GB");
+  for (const GpuSpec& g : gpu_catalog()) {
+    EXPECT_EQ(gpu_for_device_name("NVIDIA " + g.name), g.name) << "its own catalog name";
+  }
+}
+
+TEST(GpuForDeviceName, BoardsOutsideTheCatalogAreNone) {
+  EXPECT_EQ(gpu_for_device_name("NVIDIA Tesla K80"), std::nullopt);
+  EXPECT_EQ(gpu_for_device_name("NVIDIA A100"), std::nullopt) << "which memory size is unknown";
+  EXPECT_EQ(gpu_for_device_name(""), std::nullopt);
+}
+
 TEST(GpuCatalog, NamesAreUniqueIgnoringCase) {
   std::set<std::string> seen;
   for (const GpuSpec& g : gpu_catalog()) {

@@ -1,6 +1,6 @@
 // examples/k8s: the KubeSchedulerConfiguration's extender entry points at routes the extender
 // serves (urlPrefix's path + each verb), with the settings tessera relies on, and the extender's
-// Deployment starts it with that prefix.
+// Deployment starts it with that prefix; every container runs the image of this version.
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "tessera/core/version.hpp"
 #include "tessera/k8s/extender_service.hpp"
 
 namespace tessera::k8s {
@@ -81,6 +82,23 @@ TEST(SchedulerConfig, AgentDaemonSetPushesToTheExtender) {
     found = true;
   }
   EXPECT_TRUE(found);
+}
+
+// The image tag is typed in the manifests; the version is CMake's project version.
+TEST(SchedulerConfig, ManifestsRunTheImageOfThisVersion) {
+  const std::string image = std::string("tessera:") + std::string(core::kVersion);
+  int containers = 0;
+  for (const char* file : {"extender.yaml", "agent-daemonset.yaml"}) {
+    for (const auto& doc : YAML::LoadAllFromFile(kExamples + file)) {
+      // Deployments and DaemonSets; the ConfigMaps, Services and RBAC objects hold no pod.
+      if (!doc["spec"] || !doc["spec"]["template"]) continue;
+      for (const auto& c : doc["spec"]["template"]["spec"]["containers"]) {
+        EXPECT_EQ(c["image"].as<std::string>(), image) << file;
+        ++containers;
+      }
+    }
+  }
+  EXPECT_EQ(containers, 2);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "tessera/cli/duration_flag.hpp"
 #include "tessera/cli/output.hpp"
 #include "tessera/cli/progress.hpp"
+#include "tessera/cluster/registry.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/try.hpp"
 
@@ -16,8 +17,8 @@ void add_cluster_sim_options(CLI::App& command, ClusterSimFlags& flags) {
   c->add_option("SCENARIO", flags.scenario_path, "Cluster scenario YAML (examples/cluster/)")
       ->required();
   c->add_option("--method", flags.method,
-                "Preemption method: incremental, exhaustive or default-k8s (default: the "
-                "scenario's)");
+                fmt::format("Preemption method: {} (`tessera list`); default: the scenario's",
+                            cluster::preemption_method_names()));
   c->add_option("--alpha", flags.alpha, "Weight of the priority term in S(C), in [0, 1]");
   c->add_option("--seed", flags.seed, "Override the scenario's seed");
   add_duration_option(*c, flags.duration, "Override the simulated duration, e.g. 6h");

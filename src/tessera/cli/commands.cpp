@@ -28,7 +28,9 @@ std::vector<std::unique_ptr<Command>> make_commands() {
       "Run one of the papers' experiments (LithOS, CoGPU, MIGM, FlexTopo) side by "
       "side with the baselines, with the paper's figures next to tessera's",
       add_experiment_options, run_experiment_command));
-  out.push_back(command<ListFlags>("list", "List built-in GPUs, models and sharing modes",
+  out.push_back(command<ListFlags>("list",
+                                   "List built-in GPUs and models, the sharing modes, MIG schemes, "
+                                   "preemption methods and experiments",
                                    add_list_options, run_list_command));
   out.push_back(command<MigFlags>(
       "mig",

@@ -9,6 +9,7 @@
 
 #include "tessera/cli/stop_signals.hpp"
 #include "tessera/cluster/policy/preemption.hpp"
+#include "tessera/cluster/registry.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/hw/topology/presets.hpp"
@@ -112,7 +113,9 @@ void add_extender_options(CLI::App& command, ExtenderFlags& f) {
   c->add_option("--url-prefix", f.url_prefix,
                 "Path before the verbs, the path of urlPrefix in the scheduler config "
                 "(e.g. /tessera)");
-  c->add_option("--method", f.method, "Preemption search: incremental, exhaustive or default-k8s")
+  c->add_option(
+       "--method", f.method,
+       fmt::format("Preemption search: {} (`tessera list`)", cluster::preemption_method_names()))
       ->capture_default_str();
   c->add_option("--alpha", f.alpha,
                 "Weight of the priority term in S(C) (0-1); default: the cluster level's");

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include "tessera/cli/experiment_command.hpp"
+#include "tessera/cluster/registry.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/hw/gpu_spec.hpp"
+#include "tessera/mig/registry.hpp"
 #include "tessera/workload/models/training.hpp"
 #include "tessera/workload/models/transformer.hpp"
 
@@ -29,6 +31,10 @@ Outcome run_list_command(const ListFlags& /*flags*/) {
   }
   fmt::print("Sharing modes:\n");
   fmt::print("{}", gpu::sharing_modes_listing());
+  fmt::print("MIG schemes (tessera mig plan|run --scheme):\n");
+  fmt::print("{}", mig::schemes_listing());
+  fmt::print("Preemption methods (tessera extender|cluster-sim --method):\n");
+  fmt::print("{}", cluster::preemption_methods_listing());
   fmt::print("Experiments (tessera experiment NAME):\n");
   print_experiments();
   return {};

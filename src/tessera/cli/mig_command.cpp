@@ -18,6 +18,7 @@
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/mig/policy/layout_space.hpp"
 #include "tessera/mig/policy/scheduler.hpp"
+#include "tessera/mig/registry.hpp"
 #include "tessera/mig/runtime/jobs_file.hpp"
 #include "tessera/mig/runtime/run_report.hpp"
 
@@ -345,10 +346,9 @@ void add_mig_options(CLI::App& command, MigFlags& f) {
       "slice it starts on, then the run as the simulated MIG GPU predicts it (reconfigurations "
       "by place, fusion, fission or reuse; attempts and restarts; makespan; energy)");
   f.plan->add_option("JOBS", f.jobs_path, "Job file (JOBS.yaml; docs/mig.md)")->required();
-  f.plan->add_option("--scheme", f.scheme,
-                     "A (sort by memory, uniform slices), B (first come first served, "
-                     "reconfigure on demand), sequential or static (the best fixed layout); "
-                     "default: the job file's");
+  f.plan->add_option(
+      "--scheme", f.scheme,
+      fmt::format("{} (`tessera list`); default: the job file's", mig::scheme_names()));
   f.plan->add_option("--gpu", f.gpu, "Override the job file's GPU, e.g. a100-80gb");
   f.plan->add_option("--json", f.json_path, "Write the plan as JSON to this file ('-' for stdout)");
 
@@ -360,9 +360,9 @@ void add_mig_options(CLI::App& command, MigFlags& f) {
   f.run->add_option("--backend", f.backend, "sim (tessera's simulated MIG GPU) or nvml")
       ->check(CLI::IsMember({"sim", "nvml"}))
       ->capture_default_str();
-  f.run->add_option("--scheme", f.scheme,
-                    "A, B, sequential or static (the best fixed layout for the jobs, found on the "
-                    "simulator); default: the job file's");
+  f.run->add_option(
+      "--scheme", f.scheme,
+      fmt::format("{} (`tessera list`); default: the job file's", mig::scheme_names()));
   f.run->add_option("--gpu", f.gpu, "Override the job file's GPU");
   f.run->add_flag("--dry-run", f.dry_run,
                   "Print the plan (as `tessera mig plan`) and touch nothing");

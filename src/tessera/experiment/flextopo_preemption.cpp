@@ -20,6 +20,7 @@
 #include <map>
 
 #include "tessera/backends/sim/cluster/sim_cluster.hpp"
+#include "tessera/cluster/registry.hpp"
 #include "tessera/core/random.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/experiment/internal/flextopo_mixes.hpp"

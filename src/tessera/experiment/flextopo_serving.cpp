@@ -59,6 +59,7 @@
 #include "tessera/backends/sim/cluster/sim_cluster.hpp"
 #include "tessera/backends/sim/engine.hpp"
 #include "tessera/backends/sim/gpu/sim_gpu.hpp"
+#include "tessera/cluster/registry.hpp"
 #include "tessera/core/random.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/experiment/data_dir.hpp"

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <optional>
 #include <string>
 
 #include "tessera/hw/gpu_spec.hpp"
@@ -215,17 +216,22 @@ GpuSpec rtx4090() {
   return g;
 }
 
+// Each catalog GPU's short name, and the words the device name a driver reports for it contains,
+// in lower case ("NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "NVIDIA H200", "NVIDIA GeForce
+// RTX 4090": cuDeviceGetName and nvmlDeviceGetName give the same string). No entry's words are a
+// subset of another's, so at most one matches.
 struct Alias {
   std::string_view alias;
   std::string_view name;
+  std::array<std::string_view, 2> device_words;
 };
 
 constexpr std::array<Alias, 5> kAliases{{
-    {"a100-40gb", "A100-SXM4-40GB"},
-    {"a100-80gb", "A100-SXM4-80GB"},
-    {"h100", "H100-SXM5-80GB"},
-    {"h200", "H200-SXM-141GB"},
-    {"rtx4090", "RTX-4090-24GB"},
+    {"a100-40gb", "A100-SXM4-40GB", {"a100", "40gb"}},
+    {"a100-80gb", "A100-SXM4-80GB", {"a100", "80gb"}},
+    {"h100", "H100-SXM5-80GB", {"h100", ""}},
+    {"h200", "H200-SXM-141GB", {"h200", ""}},
+    {"rtx4090", "RTX-4090-24GB", {"rtx", "4090"}},
 }};
 
 bool iequals(std::string_view a, std::string_view b) {
@@ -249,6 +255,20 @@ const std::vector<GpuSpec>& gpu_catalog() {
   static const std::vector<GpuSpec> catalog{a100_40gb(), a100_80gb(), h100_sxm5_80gb(),
                                             h200_sxm_141gb(), rtx4090()};
   return catalog;
+}
+
+std::optional<std::string_view> gpu_for_device_name(std::string_view device_name) {
+  std::string name(device_name);
+  std::ranges::transform(name, name.begin(),
+                         [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const Alias& a : kAliases) {
+    if (std::ranges::all_of(a.device_words, [&](std::string_view w) {
+          return w.empty() || name.find(w) != std::string::npos;
+        })) {
+      return a.name;
+    }
+  }
+  return std::nullopt;
 }
 
 core::Result<GpuSpec> find_gpu(std::string_view name) {

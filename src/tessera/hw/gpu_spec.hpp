@@ -3,6 +3,7 @@
 // catalog (gpu_catalog.cpp) names its source beside it.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,5 +66,9 @@ const std::vector<GpuSpec>& gpu_catalog();
 // Case-insensitive lookup by catalog name or short alias ("h100", "a100-40gb", "a100-80gb",
 // "h200", "rtx4090"); the error lists the known names.
 core::Result<GpuSpec> find_gpu(std::string_view name);
+// The catalog name of the GPU a driver reports by this device name ("NVIDIA H100 80GB HBM3" is
+// "H100-SXM5-80GB"): the one table both the CUDA and the NVML backend read. nullopt for a board
+// the catalog does not hold.
+std::optional<std::string_view> gpu_for_device_name(std::string_view device_name);
 
 }  // namespace tessera::hw

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "tessera/cluster/policy/placement.hpp"
+#include "tessera/cluster/registry.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/hw/topology/json.hpp"

@@ -483,12 +483,5 @@ TEST(NvmlMigDevice, InstancesIncludeOnesTesseraDidNotCreate) {
   EXPECT_EQ(d->device->instances().size(), 1u);
 }
 
-TEST(NvmlMigDevice, CatalogNamesFromNvmlNames) {
-  EXPECT_EQ(NvmlMigDevice::catalog_name("NVIDIA A100-SXM4-40GB"), "A100-SXM4-40GB");
-  EXPECT_EQ(NvmlMigDevice::catalog_name("NVIDIA H100 80GB HBM3"), "H100-SXM5-80GB");
-  EXPECT_EQ(NvmlMigDevice::catalog_name("NVIDIA H200"), "H200-SXM-141GB");
-  EXPECT_EQ(NvmlMigDevice::catalog_name("Something Else"), "Something Else");
-}
-
 }  // namespace
 }  // namespace tessera::cuda

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "support/cluster_builders.hpp"
+#include "tessera/cluster/registry.hpp"
 #include "tessera/core/random.hpp"
 
 namespace tessera::cluster {

@@ -12,6 +12,7 @@
 #include "mig/policy/a100_layout_space.hpp"
 #include "tessera/hw/mig_profiles.hpp"
 #include "tessera/mig/policy/layout_space.hpp"
+#include "tessera/mig/registry.hpp"
 
 namespace tessera::mig {
 namespace {

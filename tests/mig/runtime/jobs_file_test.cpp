@@ -224,7 +224,8 @@ TEST(JobsFileTest, ErrorsNameFileLineAndField) {
       {"gpu: v100\njobs: [{name: a, kind: custom, iterations: 1, iteration_time: 1ms, memory: "
        "{base: 1GiB}}]\n",
        "bad.yaml:1:6", "gpu", "MIG"},
-      {"scheme: C\njobs: []\n", "bad.yaml:1:9", "scheme", "unknown scheme"},
+      {"scheme: C\njobs: []\n", "bad.yaml:1:9", "scheme",
+       "scheme 'C': expected A, B, sequential or static"},
       {"jobs: []\n", "bad.yaml:1:7", "jobs", "at least one job"},
       {"jobz: []\n", "bad.yaml:1:1", "jobz", "unknown field"},
       {"jobs:\n  - {name: a, kind: scientific, kernel: myocyte, iterations: 5}\n", "bad.yaml:2:41",

@@ -12,6 +12,7 @@
 #include "tessera/backends/sim/engine.hpp"
 #include "tessera/backends/sim/mig/sim_mig.hpp"
 #include "tessera/hw/gpu_spec.hpp"
+#include "tessera/mig/registry.hpp"
 #include "tessera/mig/runtime/manager.hpp"
 #include "tessera/mig/runtime/run_report.hpp"
 
@@ -63,7 +64,8 @@ ManagerOptions options(Scheme scheme) {
 TEST(ManagerSimTest, EverySchemeRunsTheMixToTheEndAndLeavesNoInstance) {
   const auto jobs = mix();
   std::map<Scheme, core::Nanos> makespan;
-  for (Scheme scheme : {Scheme::kA, Scheme::kB, Scheme::kSequential, Scheme::kStatic}) {
+  for (const auto& entry : schemes()) {
+    const Scheme scheme = entry.value;
     sim::Engine engine;
     auto device = make_device(engine);
     auto r = run_jobs(*device, jobs, options(scheme));

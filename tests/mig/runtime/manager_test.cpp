@@ -12,6 +12,7 @@
 #include "support/fakes/fake_mig_device.hpp"
 #include "tessera/hw/mig_profiles.hpp"
 #include "tessera/mig/policy/scheduler.hpp"
+#include "tessera/mig/registry.hpp"
 #include "tessera/mig/runtime/run_report.hpp"
 
 namespace tessera::mig {
@@ -289,7 +290,8 @@ TEST(ManagerTest, RandomQueuesKeepTheInvariants) {
                                .estimate_gib = rng() % 4 == 0 ? 0.0 : -1.0,
                                .submit = static_cast<core::Nanos>(rng() % 50) * kIteration}));
     }
-    for (Scheme scheme : {Scheme::kA, Scheme::kB, Scheme::kSequential, Scheme::kStatic}) {
+    for (const auto& entry : schemes()) {
+      const Scheme scheme = entry.value;
       FakeMigDevice fake(a100());
       ManagerOptions opts = options(scheme);
       opts.static_layout = Layout{{{k1g5, 0}, {k1g5, 1}, {14, 2}, {k3g20, 4}}};

@@ -48,7 +48,11 @@ inline std::string first_difference(std::string_view golden, std::string_view ac
   const auto line_of = [begin](std::string_view text) -> std::string {
     if (begin >= text.size()) return "(end of file)";
     const auto end = text.find('\n', begin);
-    return "'" + std::string(text.substr(begin, end - begin)) + "'";
+    // Appended, not "'" + string: GCC 12 at -O3 flags that falsely (-Wrestrict, PR105651).
+    std::string line(1, '\'');
+    line += text.substr(begin, end - begin);
+    line += '\'';
+    return line;
   };
   const auto number = std::count(golden.begin(), golden.begin() + begin, '\n') + 1;
   std::ostringstream out;

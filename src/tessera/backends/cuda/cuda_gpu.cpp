@@ -24,42 +24,12 @@ using core::Domain;
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// The catalog's short names (hw/gpu_spec.hpp: find_gpu) and the words a driver's device name
-// contains for each ("NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB",
-// "NVIDIA GeForce RTX 4090"). Entries with more words come first, so "a100-80gb" wins over a
-// bare "a100".
-struct NameRule {
-  std::string_view alias;
-  std::array<std::string_view, 2> words;
-};
-constexpr std::array<NameRule, 5> kNameRules{{
-    {"a100-80gb", {"a100", "80gb"}},
-    {"a100-40gb", {"a100", "40gb"}},
-    {"rtx4090", {"rtx", "4090"}},
-    {"h200", {"h200", ""}},
-    {"h100", {"h100", ""}},
-}};
-
 core::Result<hw::GpuSpec> spec_for(const DriverDevice& device, const std::string& wanted) {
   std::string alias = wanted;
   if (alias.empty()) {
-    const std::string name = lower(device.name);
-    for (const auto& rule : kNameRules) {
-      const bool all = std::ranges::all_of(rule.words, [&](std::string_view w) {
-        return w.empty() || name.find(w) != std::string::npos;
-      });
-      if (all) {
-        alias = rule.alias;
-        break;
-      }
-    }
-    if (alias.empty()) {
+    if (auto known = hw::gpu_for_device_name(device.name)) {
+      alias = *known;
+    } else {
       return core::failf(Domain::kCuda, Code::kNotFound,
                          "GPU {} is a '{}', which matches no GPU in tessera's catalog; set "
                          "CudaGpuOptions::gpu_spec (--gpu) to the catalog GPU closest to it",

@@ -68,10 +68,6 @@ class NvmlMigDevice final : public device::MigDevice {
   core::Status run(const std::function<bool()>& done) override;
   device::MigDeviceStats stats() const override;
 
-  // The catalog name of the board NVML reports as `nvml_name` ("NVIDIA A100-SXM4-40GB" ->
-  // "A100-SXM4-40GB"); the input without its "NVIDIA " prefix when no mapping is known.
-  static std::string catalog_name(std::string_view nvml_name);
-
  private:
   struct Instance;
   struct Run;

@@ -8,6 +8,7 @@
 #include "tessera/backends/nvml/internal/nvml_mig_records.hpp"
 #include "tessera/backends/nvml/nvml_mig_device.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/hw/gpu_spec.hpp"
 
 namespace tessera::cuda {
 
@@ -32,26 +33,6 @@ core::Result<unsigned> full_compute_profile_index(int compute_slices) {
 }
 
 }  // namespace
-
-std::string NvmlMigDevice::catalog_name(std::string_view nvml_name) {
-  constexpr std::string_view kPrefix = "NVIDIA ";
-  std::string_view name = nvml_name;
-  if (name.starts_with(kPrefix)) name.remove_prefix(kPrefix.size());
-  // Boards whose NVML name is not their catalog name. ASSUMPTION: the names as nvidia-smi prints
-  // them in public bug reports; not read from a driver here. A100 names match the catalog as is.
-  struct Mapping {
-    std::string_view nvml;
-    std::string_view catalog;
-  };
-  constexpr std::array<Mapping, 2> kMappings{{
-      {"H100 80GB HBM3", "H100-SXM5-80GB"},
-      {"H200", "H200-SXM-141GB"},
-  }};
-  for (const Mapping& m : kMappings) {
-    if (name == m.nvml) return std::string(m.catalog);
-  }
-  return std::string(name);
-}
 
 NvmlMigDevice::NvmlMigDevice(std::shared_ptr<NvmlLibrary> library, nvml::Device device,
                              unsigned gpu_index, hw::MigGeometry geometry, NvmlMigOptions options)
@@ -99,7 +80,8 @@ core::Result<std::unique_ptr<NvmlMigDevice>> NvmlMigDevice::open(
                        gpu_index, name, gpu_index);
   }
 
-  const std::string catalog = options.gpu.empty() ? catalog_name(name) : options.gpu;
+  std::string catalog = options.gpu;
+  if (catalog.empty()) catalog = hw::gpu_for_device_name(name).value_or(name);
   auto geometry = hw::find_mig_geometry(catalog);
   if (!geometry) {
     return std::unexpected(geometry.error().with_context(fmt::format(

@@ -476,23 +476,6 @@ PreemptionDecision run_k8s(const ClusterState& state, Search& s) {
 
 }  // namespace
 
-std::string_view to_string(PreemptionMethod m) {
-  switch (m) {
-    case PreemptionMethod::kIncremental: return "incremental";
-    case PreemptionMethod::kExhaustive: return "exhaustive";
-    case PreemptionMethod::kDefaultK8s: return "default-k8s";
-  }
-  return "?";
-}
-
-core::Result<PreemptionMethod> parse_preemption_method(std::string_view s) {
-  if (s == "incremental") return PreemptionMethod::kIncremental;
-  if (s == "exhaustive") return PreemptionMethod::kExhaustive;
-  if (s == "default-k8s") return PreemptionMethod::kDefaultK8s;
-  return core::failf(core::Domain::kCluster, core::Code::kInvalidArgument,
-                     "preemption method '{}': expected incremental, exhaustive or default-k8s", s);
-}
-
 double TopologyScores::of(Affinity a) const {
   switch (a) {
     case Affinity::kSameNuma: return same_numa;

@@ -41,13 +41,10 @@
 
 #include "tessera/cluster/policy/decision_status.hpp"
 #include "tessera/cluster/policy/placement.hpp"
+#include "tessera/cluster/policy/preemption_method.hpp"
 #include "tessera/cluster/state/cluster_state.hpp"
 
 namespace tessera::cluster {
-
-enum class PreemptionMethod : std::uint8_t { kIncremental, kExhaustive, kDefaultK8s };
-std::string_view to_string(PreemptionMethod m);  // "incremental", "exhaustive", "default-k8s"
-core::Result<PreemptionMethod> parse_preemption_method(std::string_view s);
 
 // T(C) per affinity the preemptor gets. The paper names the levels high/medium/low without values;
 // tessera's defaults are the inverse of the measured communication penalty at each level

@@ -1,23 +1,21 @@
 #include "tessera/cluster/state/pod.hpp"
 
+#include "tessera/core/enum_table.hpp"
+
 namespace tessera::cluster {
+namespace {
 
-std::string_view to_string(Qos q) {
-  switch (q) {
-    case Qos::kGuaranteed: return "guaranteed";
-    case Qos::kBestEffort: return "best-effort";
-  }
-  return "?";
-}
+constexpr core::EnumTable<Qos, 2> kQos("QoS", core::Domain::kCluster,
+                                       {{{Qos::kGuaranteed, "guaranteed"},
+                                         {Qos::kBestEffort, "best-effort"}}});
+// Strictest first.
+constexpr core::EnumTable<TopologyRequirement, 3> kTopologyRequirements(
+    "topology requirement", core::Domain::kCluster,
+    {{{TopologyRequirement::kNuma, "numa"},
+      {TopologyRequirement::kSocket, "socket"},
+      {TopologyRequirement::kNone, "none"}}});
 
-std::string_view to_string(TopologyRequirement r) {
-  switch (r) {
-    case TopologyRequirement::kNone: return "none";
-    case TopologyRequirement::kSocket: return "socket";
-    case TopologyRequirement::kNuma: return "numa";
-  }
-  return "?";
-}
+}  // namespace
 
 std::string_view to_string(Affinity a) {
   switch (a) {
@@ -28,19 +26,17 @@ std::string_view to_string(Affinity a) {
   return "?";
 }
 
-core::Result<Qos> parse_qos(std::string_view s) {
-  if (s == "guaranteed") return Qos::kGuaranteed;
-  if (s == "best-effort") return Qos::kBestEffort;
-  return core::failf(core::Domain::kCluster, core::Code::kInvalidArgument,
-                     "QoS '{}': expected guaranteed or best-effort", s);
+std::string_view to_string(Qos q) {
+  return kQos.to_string(q);
 }
-
+std::string_view to_string(TopologyRequirement r) {
+  return kTopologyRequirements.to_string(r);
+}
+core::Result<Qos> parse_qos(std::string_view s) {
+  return kQos.parse(s);
+}
 core::Result<TopologyRequirement> parse_topology_requirement(std::string_view s) {
-  if (s == "none") return TopologyRequirement::kNone;
-  if (s == "socket") return TopologyRequirement::kSocket;
-  if (s == "numa") return TopologyRequirement::kNuma;
-  return core::failf(core::Domain::kCluster, core::Code::kInvalidArgument,
-                     "topology requirement '{}': expected numa, socket or none", s);
+  return kTopologyRequirements.parse(s);
 }
 
 bool satisfies(Affinity a, TopologyRequirement r) {

@@ -18,7 +18,7 @@
 #include "tessera/hw/mig_profiles.hpp"
 #include "tessera/mig/policy/layout_space.hpp"
 #include "tessera/mig/policy/reconfig_planner.hpp"
-#include "tessera/mig/runtime/manager.hpp"
+#include "tessera/mig/policy/scheme.hpp"
 
 namespace tessera::mig {
 

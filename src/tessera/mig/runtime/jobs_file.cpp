@@ -28,6 +28,7 @@
 #include "tessera/core/try.hpp"
 #include "tessera/hw/mig_profiles.hpp"
 #include "tessera/mig/policy/memory_estimate.hpp"
+#include "tessera/mig/registry.hpp"
 #include "tessera/mig/runtime/manager.hpp"
 #include "tessera/workload/models/rodinia.hpp"
 #include "tessera/workload/models/training.hpp"

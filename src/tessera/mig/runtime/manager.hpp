@@ -17,17 +17,9 @@
 #include "tessera/mig/policy/layout_space.hpp"
 #include "tessera/mig/policy/peak_predictor.hpp"
 #include "tessera/mig/policy/reconfig_planner.hpp"
+#include "tessera/mig/policy/scheme.hpp"
 
 namespace tessera::mig {
-
-enum class Scheme {
-  kA,           // sort by predicted memory, run in uniform slices (MIGM scheme A)
-  kB,           // first come first served, reconfigure on demand (MIGM scheme B)
-  kSequential,  // one job at a time on the largest instance (the paper's baseline)
-  kStatic,      // a fixed layout, never reconfigured (the reviewers' baseline)
-};
-std::string_view to_string(Scheme s);
-core::Result<Scheme> parse_scheme(std::string_view text);  // "A", "B", "sequential", "static"
 
 struct ManagerOptions {
   Scheme scheme = Scheme::kB;

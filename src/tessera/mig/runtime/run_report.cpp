@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "tessera/mig/registry.hpp"
+
 namespace tessera::mig {
 namespace {
 

@@ -27,6 +27,7 @@
 #include <map>
 #include <sstream>
 
+#include "tessera/cluster/registry.hpp"
 #include "tessera/core/try.hpp"
 
 namespace tessera::sim {

@@ -6,6 +6,7 @@
 
 #include "tessera/backends/sim/cluster/internal/sim_cluster_util.hpp"
 #include "tessera/backends/sim/cluster/sim_cluster.hpp"
+#include "tessera/cluster/registry.hpp"
 
 namespace tessera::sim {
 
