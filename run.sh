@@ -4,6 +4,7 @@
 #   ./run.sh test    install missing packages, build, run every test
 #   ./run.sh build   install missing packages and build only
 #   ./run.sh bench   build and run the benchmarks
+#   ./run.sh fuzz [S] build the fuzz targets with clang 19, run each S seconds (default 20)
 # Needs only bash on a fresh Debian 12: the rest comes from scripts/install-deps.sh.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -39,8 +40,11 @@ case "${1:-}" in
     build
     ./scripts/run-benchmarks.sh "$BUILD_DIR"
     ;;
+  fuzz)
+    ./scripts/run-fuzz.sh "${2:-20}"
+    ;;
   *)
-    echo "usage: ./run.sh demo|test|build|bench" >&2
+    echo "usage: ./run.sh demo|test|build|bench|fuzz [SECONDS]" >&2
     exit 2
     ;;
 esac

@@ -11,6 +11,12 @@ packages=(
   pkgconf libhwloc-dev libpugixml-dev libcpp-httplib-dev openssl
 )
 
+# `install-deps.sh fuzz`: also Debian's clang 19 with libFuzzer, for scripts/run-fuzz.sh (clang 14
+# cannot compile libstdc++ 12's std::expected).
+if [ "${1:-}" = fuzz ]; then
+  packages+=(clang-19 libclang-rt-19-dev)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -20,8 +20,9 @@ file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 run_step("installing tessera" ${CMAKE_COMMAND} --install ${TESSERA_BUILD_DIR} --prefix ${prefix}
   --component tessera_development)
-file(GLOB_RECURSE installed LIST_DIRECTORIES true ${prefix}/include/*)
-list(FILTER installed INCLUDE REGEX "/(internal|cli)(/|$)")
+# Relative to the prefix, so that a checkout under a folder named cli or internal passes.
+file(GLOB_RECURSE installed LIST_DIRECTORIES true RELATIVE ${prefix}/include ${prefix}/include/*)
+list(FILTER installed INCLUDE REGEX "(^|/)(internal|cli)(/|$)")
 if(installed)
   list(JOIN installed "\n  " installed)
   message(FATAL_ERROR "private headers were installed:\n  ${installed}")

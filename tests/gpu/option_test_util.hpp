@@ -24,8 +24,8 @@ inline const ModeEntry& entry_of(std::string_view mode) {
 template <class Options>
 core::Result<Options> decode_options(std::string_view mode, std::string_view yaml) {
   TESSERA_ASSIGN_OR_RETURN(const auto node, core::ConfigNode::parse(yaml, "opts.yaml"));
-  TESSERA_ASSIGN_OR_RETURN(const std::any options, entry_of(mode).decode(node));
-  return std::any_cast<Options>(options);
+  TESSERA_ASSIGN_OR_RETURN(const ErasedOptions options, entry_of(mode).decode(node));
+  return std::any_cast<Options>(options.value);
 }
 
 }  // namespace tessera::gpu::test

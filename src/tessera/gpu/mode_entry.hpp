@@ -31,6 +31,15 @@ struct OptionSetting {
   std::string value;
 };
 
+// One mode's decoded options, type-erased. Not a bare std::any inside a Result, and not an
+// aggregate: std::any is constructible from anything, the expected holding it included, so clang
+// cannot check the converting constructors of std::expected<std::any, E> (or of an expected of
+// an aggregate around it, which C++20 lets parentheses initialize).
+struct ErasedOptions {
+  ErasedOptions() = default;
+  std::any value;
+};
+
 struct ModeEntry {
   std::string_view name;
   std::string_view summary;
@@ -39,7 +48,7 @@ struct ModeEntry {
   std::function<std::any()> defaults;
   // The keys this mode declares, from a scenario's `mode_options:` map (keys of other modes are
   // theirs to read); absent ones keep their defaults, an invalid one is an error at its place.
-  std::function<core::Result<std::any>(const core::ConfigNode& mode_options)> decode;
+  std::function<core::Result<ErasedOptions>(const core::ConfigNode& mode_options)> decode;
   // Decoded options (from `defaults` or `decode`) as key and printed value, in declaration order.
   std::function<std::vector<OptionSetting>(const std::any& options)> settings;
   // The options a mode this entry made runs with, as `settings` prints them; empty for a mode it
@@ -56,7 +65,9 @@ ModeEntry mode_entry(std::string_view name, std::string_view summary) {
       .summary = summary,
       .options = {},
       .defaults = [] { return std::any(); },
-      .decode = [](const core::ConfigNode&) -> core::Result<std::any> { return std::any(); },
+      .decode = [](const core::ConfigNode&) -> core::Result<ErasedOptions> {
+        return ErasedOptions{};
+      },
       .settings = [](const std::any&) { return std::vector<OptionSetting>{}; },
       .settings_of = [](const SharingMode&) { return std::vector<OptionSetting>{}; },
       .make = [](const std::any&) -> std::unique_ptr<SharingMode> {
@@ -91,10 +102,12 @@ ModeEntry mode_entry(
       .summary = summary,
       .options = std::move(options),
       .defaults = [] { return std::any(Options{}); },
-      .decode = [fields](const core::ConfigNode& n) -> core::Result<std::any> {
+      .decode = [fields](const core::ConfigNode& n) -> core::Result<ErasedOptions> {
         Options o;
         for (const auto& f : fields) TESSERA_TRY(f.decode(n, o));
-        return std::any(std::move(o));
+        ErasedOptions erased;
+        erased.value = std::move(o);
+        return erased;
       },
       .settings = [render](const std::any& o) { return render(std::any_cast<const Options&>(o)); },
       .settings_of =

@@ -1,5 +1,7 @@
 #include "tessera/gpu/mode_settings.hpp"
 
+#include <utility>
+
 #include "tessera/core/try.hpp"
 #include "tessera/gpu/registry.hpp"
 
@@ -15,7 +17,8 @@ core::Result<ModeSettings> ModeSettings::decode(const core::ConfigNode& mode_opt
   ModeSettings s;
   const auto& modes = sharing_modes();
   for (std::size_t i = 0; i < modes.size(); ++i) {
-    TESSERA_ASSIGN_OR_RETURN(s.options_[i], modes[i].decode(mode_options));
+    TESSERA_ASSIGN_OR_RETURN(ErasedOptions decoded, modes[i].decode(mode_options));
+    s.options_[i] = std::move(decoded.value);
   }
   return s;
 }
