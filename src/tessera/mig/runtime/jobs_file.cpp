@@ -508,7 +508,7 @@ core::Result<JobsFile> parse_document(const ConfigNode& root) {
 }  // namespace
 
 core::Result<JobsFile> load_jobs_file(const std::string& path) {
-  TESSERA_ASSIGN_OR_RETURN(const ConfigNode root, ConfigNode::load_file(path));
+  TESSERA_ASSIGN_OR_RETURN(const ConfigNode root, ConfigNode::load_file(path, "job file"));
   return parse_document(root);
 }
 
