@@ -135,6 +135,13 @@ TEST(ApiServerBinder, UnreachableAndMisconfigured) {
   auto e = ApiServerBinder::create(no_token);
   ASSERT_FALSE(e);
   EXPECT_NE(e.error().message().find("/nonexistent/token"), std::string::npos);
+  // The token is read whole at every bind: a file that never ends is cut at 1 MiB.
+  ApiServerConfig endless_token = c;
+  endless_token.token_file = "/dev/zero";
+  auto endless = ApiServerBinder::create(endless_token);
+  ASSERT_FALSE(endless);
+  EXPECT_NE(endless.error().message().find("'/dev/zero' is larger than 1 MiB"), std::string::npos)
+      << endless.error().message();
   std::filesystem::remove(c.token_file);
 }
 

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -284,6 +285,22 @@ TEST(ScenarioLoad, MissingFileNamesThePath) {
   auto r = load_scenario("/nonexistent/scenario.yaml");
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message().find("/nonexistent/scenario.yaml"), std::string::npos);
+}
+
+// A path that never ends is read only up to the scenario cap, then refused by name.
+TEST(ScenarioLoad, AnEndlessFileStopsAtTheCap) {
+  auto r = load_scenario("/dev/urandom");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message(),
+            "scenario '/dev/urandom' is larger than 64 MiB, the most tessera reads from one "
+            "scenario");
+}
+
+TEST(ScenarioLoad, AFolderIsNamedAsOne) {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  auto r = load_scenario(dir);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message(), "cannot read scenario '" + dir + "': it is a directory");
 }
 
 }  // namespace

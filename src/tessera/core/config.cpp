@@ -2,19 +2,31 @@
 
 #include <charconv>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
+
+#include "tessera/core/file_read.hpp"
 
 namespace tessera::core {
 
 namespace {
 
+// How much of a value an error quotes.
+constexpr std::size_t kQuotedBytes = 80;
+
+// The first kQuotedBytes of `text` and "..." when it is longer, not cutting a UTF-8 sequence.
+std::string cut(std::string_view text) {
+  if (text.size() <= kQuotedBytes) return std::string(text);
+  std::size_t end = kQuotedBytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  std::string out(text.substr(0, end));
+  out.append("...");
+  return out;
+}
+
 std::string describe(const YAML::Node& n) {
   switch (n.Type()) {
     case YAML::NodeType::Null: return "nothing";
-    case YAML::NodeType::Scalar: return fmt::format("'{}'", n.Scalar());
+    case YAML::NodeType::Scalar: return quote_value(n.Scalar());
     case YAML::NodeType::Sequence: return "a list";
     case YAML::NodeType::Map: return "a mapping";
     case YAML::NodeType::Undefined: return "nothing";
@@ -46,19 +58,11 @@ bool parse_number(std::string_view s, double& out) {
 
 }  // namespace
 
-Result<ConfigNode> ConfigNode::load_file(const std::string& file) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(file, ec)) {
-    return failf(Domain::kConfig, Code::kInvalidArgument,
-                 "'{}' is a directory: name a YAML or JSON file", file);
-  }
-  std::ifstream in(file);
-  if (!in) {
-    return failf(Domain::kConfig, Code::kNotFound, "cannot open '{}': check the path", file);
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse(buffer.str(), file);
+Result<ConfigNode> ConfigNode::load_file(const std::string& file, std::string_view what) {
+  auto text =
+      read_file(file, {.what = what, .domain = Domain::kConfig, .max_bytes = kMaxDocumentBytes});
+  if (!text) return std::unexpected(text.error());
+  return parse(*text, file);
 }
 
 Result<ConfigNode> ConfigNode::parse(std::string_view text, std::string source_name) {
@@ -218,7 +222,7 @@ Status ConfigNode::check_keys(std::span<const std::string_view> allowed) const {
   for (const auto& kv : node_) {
     const std::string key = key_text(kv.first);
     // Point at the key itself, which is where the typo is.
-    const ConfigNode key_node(kv.first, source_, child_path(path_, key));
+    const ConfigNode key_node(kv.first, source_, child_path(path_, cut(key)));
     if (!kv.first.IsScalar()) {
       return std::unexpected(key_node.error(fmt::format(
           "expected a field name, got {}; allowed here: {}", key, fmt::join(allowed, ", "))));
@@ -226,8 +230,8 @@ Status ConfigNode::check_keys(std::span<const std::string_view> allowed) const {
     bool ok = false;
     for (auto a : allowed) ok = ok || a == key;
     if (!ok) {
-      return std::unexpected(key_node.error(
-          fmt::format("unknown field '{}'; allowed here: {}", key, fmt::join(allowed, ", "))));
+      return std::unexpected(key_node.error(fmt::format("unknown field {}; allowed here: {}",
+                                                        quote_value(key), fmt::join(allowed, ", "))));
     }
   }
   return {};
@@ -251,8 +255,8 @@ Result<Nanos> parse_duration(std::string_view text) {
         // Past the int64 range llround is undefined; about 292 years is the limit.
         if (nanos >= static_cast<double>(std::numeric_limits<Nanos>::max())) {
           return failf(Domain::kConfig, Code::kInvalidArgument,
-                       "duration '{}' is too long: at most about 292 years (in nanoseconds) fits",
-                       text);
+                       "duration {} is too long: at most about 292 years (in nanoseconds) fits",
+                       quote_value(text));
         }
         return static_cast<Nanos>(nanos);
       }
@@ -260,8 +264,13 @@ Result<Nanos> parse_duration(std::string_view text) {
     }
   }
   return failf(Domain::kConfig, Code::kParse,
-               "expected a non-negative duration with a unit (ns, us, ms, s, min, h), got '{}'",
-               text);
+               "expected a non-negative duration with a unit (ns, us, ms, s, min, h), got {}",
+               quote_value(text));
+}
+
+std::string quote_value(std::string_view text) {
+  if (text.size() <= kQuotedBytes) return fmt::format("'{}'", text);
+  return fmt::format("'{}' ({} bytes)", cut(text), text.size());
 }
 
 }  // namespace tessera::core

@@ -24,7 +24,9 @@ namespace tessera::core {
 
 class ConfigNode {
  public:
-  static Result<ConfigNode> load_file(const std::string& file);
+  // The file is read through core::read_file (at most kMaxDocumentBytes); `what` names it in
+  // errors ("cannot open job file 'jobs.yaml': permission denied").
+  static Result<ConfigNode> load_file(const std::string& file, std::string_view what = "file");
   static Result<ConfigNode> parse(std::string_view text, std::string source_name);
 
   const std::string& path() const { return path_; }
@@ -82,5 +84,9 @@ class ConfigNode {
 
 // Parses a duration string such as "250ms"; exposed for CLI flags.
 Result<Nanos> parse_duration(std::string_view text);
+
+// A value as an error quotes it: 'text', or for one longer than 80 bytes its first 80 and its
+// length ('aaaa...' (104857600 bytes)), so a huge scalar is not repeated whole.
+std::string quote_value(std::string_view text);
 
 }  // namespace tessera::core

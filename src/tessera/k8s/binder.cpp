@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "tessera/core/file_read.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
 
@@ -15,15 +15,18 @@ namespace {
 
 constexpr const char* kServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 
+// A service-account token is a JWT of a few KiB; a file far larger is not one.
+constexpr std::uint64_t kMaxTokenBytes = core::kMiB;
+
 core::Result<std::string> read_token(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return core::failf(core::Domain::kK8s, core::Code::kNotFound,
-                       "cannot read the API server token file '{}'; give --token-file", path);
+  auto text = core::read_file(
+      path,
+      {.what = "API server token file", .domain = core::Domain::kK8s, .max_bytes = kMaxTokenBytes});
+  if (!text) {
+    return core::failf(core::Domain::kK8s, text.error().code(), "{}; give --token-file",
+                       text.error().message());
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string token = ss.str();
+  std::string token = std::move(*text);
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
     token.pop_back();
   }

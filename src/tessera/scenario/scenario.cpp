@@ -1,11 +1,10 @@
 #include "tessera/scenario/scenario.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "tessera/core/config.hpp"
+#include "tessera/core/file_read.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/workload/models/training.hpp"
@@ -294,15 +293,12 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& source
 }
 
 Result<Scenario> load_scenario(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return core::failf(core::Domain::kScenario, core::Code::kNotFound,
-                       "cannot open scenario '{}': check the path", path);
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  TESSERA_ASSIGN_OR_RETURN(const std::string text,
+                           core::read_file(path, {.what = "scenario",
+                                                  .domain = core::Domain::kScenario,
+                                                  .max_bytes = core::kMaxDocumentBytes}));
   const auto dir = std::filesystem::path(path).parent_path().string();
-  return parse_scenario(buffer.str(), path, dir.empty() ? "." : dir);
+  return parse_scenario(text, path, dir.empty() ? "." : dir);
 }
 
 }  // namespace tessera::scenario

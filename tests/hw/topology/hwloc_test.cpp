@@ -196,6 +196,38 @@ TEST(TopologyHwloc, BadInputIsAnErrorNamingTheOrigin) {
   EXPECT_NE(bad_options.error().message().find("cores per group"), std::string::npos);
 }
 
+// One changed byte of power8gpudistances.xml (a nodeset of ",x00000002") make libhwloc 2.9 fail
+// an assertion in hwloc_bitmap_sscanf and abort inside hwloc_topology_load. The import runs in a
+// child process, so the crash is an error naming the file and the signal, and this process goes
+// on loading other files.
+TEST(TopologyHwloc, AFileThatCrashesHwlocIsAnError) {
+  const std::string path =
+      std::string(TESSERA_SOURCE_DIR) + "/tests/hw/topology/malformed/" + "power8-crash.xml";
+  for (const auto& crashed : {load_hwloc_xml(path), load_topology_file(path)}) {
+    ASSERT_FALSE(crashed);
+    EXPECT_EQ(crashed.error().domain(), core::Domain::kTopology);
+    EXPECT_EQ(crashed.error().code(), core::Code::kParse);
+    EXPECT_EQ(
+        crashed.error().message().find(path + ": hwloc crashed (SIGABRT) importing this file"), 0U)
+        << crashed.error().message();
+  }
+  auto after = load_hwloc_xml(kDir + "power8gpudistances.xml");
+  ASSERT_TRUE(after) << after.error().message();
+  EXPECT_EQ(after->gpus().size(), 4U);
+}
+
+// Topology files are read up to 64 MiB: a path that never ends is refused, not read forever.
+TEST(TopologyHwloc, TopologyFilesAreReadUpToTheirCap) {
+  auto endless = load_topology_file("/dev/zero");
+  ASSERT_FALSE(endless);
+  EXPECT_EQ(endless.error().message(),
+            "topology file '/dev/zero' is larger than 64 MiB, the most tessera reads from one "
+            "topology file");
+  auto folder = load_hwloc_xml(kDir);
+  ASSERT_FALSE(folder);
+  EXPECT_NE(folder.error().message().find("is a directory"), std::string::npos);
+}
+
 TEST(TopologyHwloc, LoadTopologyFileSniffsHwloc) {
   auto t = load_topology_file(kDir + "power8gpudistances.xml");
   ASSERT_TRUE(t) << t.error().message();

@@ -154,6 +154,20 @@ TEST(JobsFileTest, TrainingTruthAddsAllocatorSlackAndWarmUp) {
   EXPECT_GT(m.peak_reserved(100), job.estimated_peak_bytes);
 }
 
+// A one-iteration training job still runs its optimizer step, which allocates the optimizer
+// state: the step lies inside the job (iteration 0), and that iteration holds the whole estimate.
+TEST(JobsFileTest, OneIterationTrainingJobHoldsItsOptimizerStateInItsOnlyIteration) {
+  auto f = parse_jobs("jobs:\n  - {name: t, kind: training, model: bert-base, iterations: 1}\n",
+                      "one.yaml");
+  ASSERT_TRUE(f.has_value()) << f.error().message();
+  const auto& job = *f->jobs[0];
+  ASSERT_EQ(job.iterations, 1);
+  ASSERT_EQ(job.memory.steps.size(), 1U);
+  EXPECT_EQ(job.memory.steps[0].iteration, 0);
+  EXPECT_EQ(job.memory.requested_at(0, 1), job.estimated_peak_bytes);
+  EXPECT_GE(job.memory.peak_reserved(1), job.estimated_peak_bytes);
+}
+
 // The parts of a model job's static estimate are kept by name (for `tessera mig plan`) and add
 // up to the estimate; jobs without a model have none.
 TEST(JobsFileTest, ModelJobsKeepTheirEstimatesParts) {

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <string>
 
+#include "tessera/core/file_read.hpp"
 #include "tessera/core/random.hpp"
 #include "tessera/workload/arrivals.hpp"
 
@@ -205,6 +206,28 @@ TEST(TraceCsvTest, ReadsFromDiskAndReportsMissingFiles) {
   ASSERT_FALSE(missing.has_value());
   EXPECT_EQ(missing.error().code(), core::Code::kNotFound);
   EXPECT_NE(missing.error().message().find("/nonexistent/trace.csv"), std::string::npos);
+}
+
+// A trace past the 1 GiB cap is refused without being read (a sparse file: its size is all there
+// is), and a folder is named as one.
+TEST(TraceCsvTest, FilesPastTheCapAndFoldersAreRefused) {
+  const auto dir =
+      std::filesystem::temp_directory_path() /
+      ("tessera_trace_cap_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::create_directories(dir);
+  const auto huge = dir / "huge.csv";
+  std::ofstream(huge) << kHeader;
+  std::filesystem::resize_file(huge, core::kMaxTableBytes + 1);
+  auto big = load_trace_csv(huge.string(), {});
+  auto folder = load_trace_csv(dir.string(), {});
+  std::filesystem::remove_all(dir);
+  ASSERT_FALSE(big.has_value());
+  EXPECT_EQ(big.error().message(), "trace file '" + huge.string() +
+                                       "' is larger than 1 GiB, the most tessera reads from one "
+                                       "trace file");
+  ASSERT_FALSE(folder.has_value());
+  EXPECT_EQ(folder.error().message(),
+            "cannot read trace file '" + dir.string() + "': it is a directory");
 }
 
 // Robustness: random edits of a valid trace never crash the parser; every outcome is a value or

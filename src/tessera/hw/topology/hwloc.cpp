@@ -30,7 +30,9 @@
 #include <type_traits>
 
 #include "tessera/core/try.hpp"
+#include "tessera/hw/topology/internal/child_process.hpp"
 #include "tessera/hw/topology/internal/source_util.hpp"
+#include "tessera/hw/topology/json.hpp"
 #include "tessera/hw/topology/sources.hpp"
 
 namespace tessera::hw {
@@ -483,6 +485,74 @@ std::string root_info(hwloc_topology_t topo, const char* name) {
   return v == nullptr ? std::string() : std::string(v);
 }
 
+// libhwloc 2.9's XML import trusts its input beyond what prepare_for_hwloc can check: a few
+// changed bytes of a real export make it abort on an assertion (a nodeset of ",x00000002", in
+// hwloc_bitmap_sscanf) or dereference NULL inside hwloc_topology_load. So the
+// import and the conversion run in a child process (child_process.hpp), which sends back the
+// graph in tessera's JSON or the error it met; a crash, a hang or a runaway allocation ends only
+// the child. The limits are far above what any real export needs (a DGX-2 file loads in
+// milliseconds and a few MiB).
+constexpr detail::ChildLimits kImportLimits{.memory_bytes = 2ULL << 30,
+                                            .cpu_seconds = 20,
+                                            .wall_seconds = 30,
+                                            .max_output_bytes = 256 << 20};
+
+// In the child: hwloc's import of `text` and the conversion; the reply is {"topology": <to_json>}
+// or {"error": {"code": N, "message": "..."}}.
+std::string import_in_child(hwloc_topology_t topo, const std::string& text,
+                            const std::string& origin, const TopologyOptions& options) {
+  const auto error_reply = [](core::Code code, const std::string& message) {
+    const nlohmann::json reply = {
+        {"error", {{"code", static_cast<int>(code)}, {"message", message}}}};
+    return reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  // hwloc wants the terminating NUL inside `size`. Imported XML never describes this machine
+  // (hwloc sets is_thissystem only when HWLOC_THISSYSTEM=1 asks), so nothing is bound.
+  if (hwloc_topology_set_xmlbuffer(topo, text.c_str(), static_cast<int>(text.size() + 1)) != 0 ||
+      hwloc_topology_load(topo) != 0) {
+    return error_reply(core::Code::kParse,
+                       fmt::format("{}: hwloc could not import it as an hwloc XML topology ({}); "
+                                   "export one with `lstopo --of xml FILE`",
+                                   origin, std::strerror(errno)));
+  }
+  std::string hostname = root_info(topo, "HostName");
+  if (hostname.empty()) hostname = detail::hostname_from_origin(origin);
+  Options opt;
+  opt.topology = options;
+  auto t = convert(topo, std::move(hostname), "hwloc-xml:" + origin, origin, opt);
+  if (!t) return error_reply(t.error().code(), t.error().message());
+  try {
+    return nlohmann::json{{"topology", to_json(*t)}}.dump();
+  } catch (const nlohmann::json::type_error&) {
+    return error_reply(core::Code::kParse,
+                       fmt::format("{}: names in the file (host, GPU models, UUIDs) are not valid "
+                                   "UTF-8",
+                                   origin));
+  }
+}
+
+// The parent's side of import_in_child: the topology is rebuilt and checked by
+// topology_from_json like any JSON file, so the child's output is trusted no more than the file.
+core::Result<HostTopology> read_child_reply(const std::string& reply, const std::string& origin) {
+  const auto j = nlohmann::json::parse(reply, nullptr, /*allow_exceptions=*/false);
+  if (j.is_object() && j.contains("topology")) return topology_from_json(j["topology"], origin);
+  if (j.is_object() && j.contains("error")) {
+    const nlohmann::json& e = j["error"];
+    if (e.is_object() && e.contains("code") && e["code"].is_number_integer() &&
+        e.contains("message") && e["message"].is_string()) {
+      const auto code = e["code"].get<std::int64_t>();
+      if (code >= 0 && code <= static_cast<std::int64_t>(core::Code::kInternal)) {
+        return std::unexpected(
+            topo_error(static_cast<core::Code>(code), e["message"].get<std::string>()));
+      }
+    }
+  }
+  return std::unexpected(topo_error(
+      core::Code::kInternal,
+      fmt::format("{}: the process importing it with hwloc sent a reply tessera cannot read",
+                  origin)));
+}
+
 }  // namespace
 
 core::Result<HostTopology> parse_hwloc_xml(std::string_view xml, const std::string& origin,
@@ -494,24 +564,20 @@ core::Result<HostTopology> parse_hwloc_xml(std::string_view xml, const std::stri
                                                   "import",
                                                   origin, xml.size())));
   }
-  TESSERA_ASSIGN_OR_RETURN(TopologyPtr topo, new_topology(origin));
   TESSERA_ASSIGN_OR_RETURN(const std::string text, prepare_for_hwloc(xml, origin));
-  // hwloc wants the terminating NUL inside `size`. Imported XML never describes this machine
-  // (hwloc sets is_thissystem only when HWLOC_THISSYSTEM=1 asks), so nothing is bound.
-  if (hwloc_topology_set_xmlbuffer(topo.get(), text.c_str(), static_cast<int>(text.size() + 1)) !=
-          0 ||
-      hwloc_topology_load(topo.get()) != 0) {
-    return std::unexpected(
-        topo_error(core::Code::kParse,
-                   fmt::format("{}: hwloc could not import it as an hwloc XML topology ({}); "
-                               "export one with `lstopo --of xml FILE`",
-                               origin, std::strerror(errno))));
+  // The handle is made here: hwloc's setup of its components takes a process-wide lock, which
+  // another thread of this process may hold at the moment of the fork, so the child never takes
+  // it.
+  TESSERA_ASSIGN_OR_RETURN(TopologyPtr topo, new_topology(origin));
+  const auto reply = detail::run_in_child(
+      [&] { return import_in_child(topo.get(), text, origin, options); }, kImportLimits);
+  if (!reply) {
+    return std::unexpected(topo_error(
+        core::Code::kParse,
+        fmt::format("{}: hwloc {} importing this file; export one with `lstopo --of xml FILE`",
+                    origin, reply.error())));
   }
-  std::string hostname = root_info(topo.get(), "HostName");
-  if (hostname.empty()) hostname = detail::hostname_from_origin(origin);
-  Options opt;
-  opt.topology = options;
-  return convert(topo.get(), std::move(hostname), "hwloc-xml:" + origin, origin, opt);
+  return read_child_reply(*reply, origin);
 }
 
 core::Result<HostTopology> load_hwloc_xml(const std::string& path, const TopologyOptions& options) {

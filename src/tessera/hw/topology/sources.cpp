@@ -3,11 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "tessera/core/file_read.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/hw/topology/internal/source_util.hpp"
 #include "tessera/hw/topology/json.hpp"
@@ -16,21 +14,9 @@ namespace tessera::hw {
 namespace detail {
 
 core::Result<std::string> read_text_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return core::failf(core::Domain::kTopology, core::Code::kNotFound,
-                       "topology file {}: no such file (give an hwloc XML export, an NCCL topology "
-                       "XML or tessera's topology JSON)",
-                       path);
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof()) {
-    return core::failf(core::Domain::kTopology, core::Code::kNotFound,
-                       "topology file {}: cannot be read: {}", path, std::strerror(errno));
-  }
-  return text.str();
+  return core::read_file(path, {.what = "topology file",
+                                .domain = core::Domain::kTopology,
+                                .max_bytes = core::kMaxDocumentBytes});
 }
 
 core::Status check_options(const TopologyOptions& options, const std::string& origin) {

@@ -13,7 +13,8 @@
 //   c10/cuda/CUDACachingAllocator.cpp: `constexpr size_t kRoundLarge = 2097152; // round up
 //   large allocs to 2 MiB`), so reserved bytes are a multiple of 2 MiB.
 // - Warm-up (training): optimizer state is allocated by the first optimizer.step(), at the end
-//   of iteration 0 (torch.optim creates its state lazily), so it is held from iteration 1 on.
+//   of iteration 0 (torch.optim creates its state lazily), so it is held from iteration 1 on; a
+//   one-iteration job's only step still allocates it, so it holds the state in iteration 0.
 
 #include "tessera/mig/runtime/jobs_file.hpp"
 
@@ -176,9 +177,13 @@ core::Result<BatchJob> training_job(const ConfigNode& n, BatchJob job, MemoryBre
   job.estimated_peak_bytes = est.total();
   breakdown = est;
   // The truth: everything but the optimizer state from iteration 0, the state from iteration 1
-  // (lazy creation), all through the allocator.
+  // (lazy creation), or from iteration 0 when that is the job's only one, all through the
+  // allocator.
   job.memory.base_bytes = est.total() - est.optimizer_state;
-  if (est.optimizer_state > 0) job.memory.steps = {{.iteration = 1, .bytes = est.optimizer_state}};
+  if (est.optimizer_state > 0) {
+    const std::int64_t first_held = std::min<std::int64_t>(1, job.iterations - 1);
+    job.memory.steps = {{.iteration = first_held, .bytes = est.optimizer_state}};
+  }
   allocator_slack(job.memory, kTrainingReuseStart, kTrainingReuseEnd);
   job.description = fmt::format("{} training, batch {}", model->name, batch);
   // Timing uses the model's own iteration (its optimizer kernels); the optimizer field changes
@@ -503,7 +508,7 @@ core::Result<JobsFile> parse_document(const ConfigNode& root) {
 }  // namespace
 
 core::Result<JobsFile> load_jobs_file(const std::string& path) {
-  TESSERA_ASSIGN_OR_RETURN(const ConfigNode root, ConfigNode::load_file(path));
+  TESSERA_ASSIGN_OR_RETURN(const ConfigNode root, ConfigNode::load_file(path, "job file"));
   return parse_document(root);
 }
 

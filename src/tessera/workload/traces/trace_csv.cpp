@@ -10,11 +10,10 @@
 #include <climits>
 #include <cmath>
 #include <expected>
-#include <fstream>
 #include <limits>
 #include <optional>
-#include <sstream>
 
+#include "tessera/core/file_read.hpp"
 #include "tessera/workload/arrivals.hpp"
 
 namespace tessera::workload {
@@ -281,19 +280,11 @@ core::Result<std::vector<Request>> parse_trace_csv(std::string_view text,
 
 core::Result<std::vector<Request>> load_trace_csv(const std::string& path,
                                                   const TraceOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return core::failf(core::Domain::kWorkload, core::Code::kNotFound,
-                       "cannot open trace file '{}': check that the path exists and is readable",
-                       path);
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    return core::failf(core::Domain::kIo, core::Code::kInternal,
-                       "reading trace file '{}' failed part-way", path);
-  }
-  return parse_trace_csv(text.str(), path, options);
+  auto text = core::read_file(
+      path,
+      {.what = "trace file", .domain = core::Domain::kWorkload, .max_bytes = core::kMaxTableBytes});
+  if (!text) return std::unexpected(text.error());
+  return parse_trace_csv(*text, path, options);
 }
 
 }  // namespace tessera::workload

@@ -23,11 +23,11 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "tessera/cluster/registry.hpp"
+#include "tessera/core/file_read.hpp"
 #include "tessera/core/try.hpp"
 
 namespace tessera::sim {
@@ -306,21 +306,23 @@ bool to_double(const std::string& s, double& v) {
   return ec == std::errc() && p == end;
 }
 
-core::Result<std::ifstream> open_csv(const std::string& path, std::string what) {
-  std::ifstream in(path);
-  if (!in) {
+// The whole table (core::read_file's cap for tables), to be read line by line.
+core::Result<std::istringstream> open_csv(const std::string& path, std::string_view what) {
+  auto text = core::read_file(
+      path, {.what = what, .domain = core::Domain::kWorkload, .max_bytes = core::kMaxTableBytes});
+  if (!text && text.error().code() == core::Code::kNotFound) {
     return core::failf(core::Domain::kWorkload, core::Code::kNotFound,
-                       "cannot read {} '{}': check the path (relative paths resolve against the "
-                       "scenario file's folder)",
-                       what, path);
+                       "{} (relative paths resolve against the scenario file's folder)",
+                       text.error().message());
   }
-  return in;
+  if (!text) return std::unexpected(text.error());
+  return std::istringstream(std::move(*text));
 }
 
 }  // namespace
 
 core::Result<std::vector<double>> load_philly_runtimes(const std::string& csv_path) {
-  TESSERA_ASSIGN_OR_RETURN(std::ifstream in, open_csv(csv_path, "the Philly runtime table"));
+  TESSERA_ASSIGN_OR_RETURN(std::istringstream in, open_csv(csv_path, "the Philly runtime table"));
   std::string line;
   if (!std::getline(in, line) || line.rfind("runtime", 0) != 0) {
     return core::failf(core::Domain::kWorkload, core::Code::kParse,
@@ -348,7 +350,7 @@ core::Result<std::vector<double>> load_philly_runtimes(const std::string& csv_pa
 
 core::Result<std::vector<TracePod>> load_openb_pods(const TraceSpec& spec) {
   const std::string& path = spec.openb_pod_csv;
-  TESSERA_ASSIGN_OR_RETURN(std::ifstream in, open_csv(path, "the openb pod list"));
+  TESSERA_ASSIGN_OR_RETURN(std::istringstream in, open_csv(path, "the openb pod list"));
   std::string line;
   if (!std::getline(in, line)) {
     return core::failf(core::Domain::kWorkload, core::Code::kParse, "{}: empty file", path);

@@ -14,7 +14,7 @@
 
 namespace tessera::hw::detail {
 
-// The whole file, or an error naming the path and why it could not be read.
+// The whole file (at most core::kMaxDocumentBytes), or an error naming the path and the cause.
 core::Result<std::string> read_text_file(const std::string& path);
 
 // cores_per_group >= 1, nccl_numa_per_socket >= 0; the error names `origin`.
