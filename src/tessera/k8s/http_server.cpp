@@ -116,8 +116,8 @@ core::Result<std::string> read_file(const std::string& path) {
   return text;
 }
 
-// libmicrohttpd's diagnostics (a refused connection, a closed upload) go to the debug log: they
-// describe clients, not the server.
+// libmicrohttpd's diagnostics (a refused connection, a client's malformed request) go to the debug
+// log: they describe clients, not the server.
 [[gnu::format(printf, 2, 0)]] void log_mhd(void*, const char* format, va_list args) {
   char text[512];
   std::vsnprintf(text, sizeof text, format, args);
