@@ -8,7 +8,7 @@ packages=(
   g++ cmake ninja-build
   libfmt-dev libspdlog-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  pkgconf libhwloc-dev libpugixml-dev libcpp-httplib-dev openssl
+  pkgconf libhwloc-dev libpugixml-dev libcpp-httplib-dev libmicrohttpd-dev openssl
 )
 
 # `install-deps.sh fuzz`: also Debian's clang 19 with libFuzzer, for scripts/run-fuzz.sh (clang 14

@@ -1,5 +1,6 @@
-// HttpServer: ephemeral ports, JSON error bodies on every error, handler exceptions as 500s, the
-// body limit, TLS, and start/stop.
+// HttpServer: ephemeral ports, routes with capture groups, headers and query parameters, JSON error
+// bodies on every error, handler exceptions as 500s, the body limit, TLS, and start/stop. Abusive
+// clients: http_server_limits_test.cpp.
 
 #include "tessera/k8s/http_server.hpp"
 
@@ -27,6 +28,10 @@ std::unique_ptr<HttpServer> started(HttpServerOptions o = {}) {
   server->post("/echo/([a-z]+)", [](const HttpRequest& r) {
     return json_response(json{{"name", r.matches.at(1)}, {"body", r.body}});
   });
+  server->get("/whoami", [](const HttpRequest& r) {
+    return json_response(
+        json{{"name", r.header("x-name")}, {"q", r.param("q")}, {"from", r.remote_addr}});
+  });
   server->get("/throws", [](const HttpRequest&) -> HttpResponse {
     throw std::runtime_error("boom in handler");
   });
@@ -52,6 +57,36 @@ TEST(HttpServer, ServesOnAnEphemeralLoopbackPort) {
   ASSERT_TRUE(e);
   EXPECT_EQ(body_of(e)["name"], "abc");
   EXPECT_EQ(body_of(e)["body"], "payload");
+}
+
+TEST(HttpServer, HandlersSeeHeadersAndQueryParameters) {
+  auto s = started();
+  ASSERT_TRUE(s);
+  httplib::Client c("127.0.0.1", s->port());
+  auto r = c.Get("/whoami?q=a%20b&other=1", httplib::Headers{{"X-Name", "pod-1"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(body_of(r)["name"], "pod-1");
+  EXPECT_EQ(body_of(r)["q"], "a b");
+  EXPECT_EQ(body_of(r)["from"], "127.0.0.1");
+}
+
+TEST(HttpServer, RoutesAnswerTheirOwnMethods) {
+  auto s = started();
+  ASSERT_TRUE(s);
+  httplib::Client c("127.0.0.1", s->port());
+  auto wrong = c.Post("/hello", "x", "text/plain");
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 405);
+  EXPECT_NE(body_of(wrong)["error"].get<std::string>().find("POST"), std::string::npos);
+  auto head = c.Head("/hello");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+  EXPECT_TRUE(head->body.empty());
+  // The pattern must match the whole path.
+  auto longer = c.Post("/echo/abc/def", "x", "text/plain");
+  ASSERT_TRUE(longer);
+  EXPECT_EQ(longer->status, 404);
 }
 
 TEST(HttpServer, EveryErrorHasAJsonReason) {
@@ -106,6 +141,17 @@ TEST(HttpServer, OptionsAreChecked) {
   HttpServerOptions port;
   port.port = 70000;
   EXPECT_FALSE(HttpServer::create(port));
+
+  HttpServerOptions deadline;
+  deadline.request_timeout = std::chrono::milliseconds(0);
+  EXPECT_FALSE(HttpServer::create(deadline));
+
+  HttpServerOptions cap;
+  cap.threads = 4;
+  cap.max_connections = 2;
+  auto c = HttpServer::create(cap);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message().find("4 server threads"), std::string::npos);
 }
 
 TEST(HttpServer, PortInUseIsAnError) {

@@ -132,7 +132,17 @@ void add_extender_options(CLI::App& command, ExtenderFlags& f) {
   c->add_flag("--in-cluster", f.in_cluster,
               "Bind through the API server of the cluster this pod runs in (service account)");
   c->add_option("--max-body", f.max_body, "Largest request body in bytes")->capture_default_str();
-  c->add_option("--timeout", f.timeout_s, "Read and write timeout per request, seconds")
+  c->add_option("--timeout", f.timeout_s,
+                "Close a connection silent this long (mid-request or idle between requests), "
+                "seconds")
+      ->capture_default_str();
+  c->add_option("--request-timeout", f.request_timeout_s,
+                "Longest one request may take, request line to response, seconds")
+      ->capture_default_str();
+  c->add_option("--max-connections", f.max_connections, "Connections served at once")
+      ->capture_default_str();
+  c->add_option("--threads", f.threads,
+                "Threads that serve connections and run the verbs (0: one per core, 2 to 8)")
       ->capture_default_str();
 }
 
@@ -165,6 +175,18 @@ Outcome run_extender_command(const ExtenderFlags& f) {
     return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
                       "--timeout must be positive");
   }
+  if (!(f.request_timeout_s > 0)) {
+    return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
+                      "--request-timeout must be positive");
+  }
+  if (f.max_connections < 1) {
+    return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
+                      "--max-connections must be at least 1");
+  }
+  if (f.threads < 0) {
+    return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
+                      "--threads must be at least 1, or 0 for one per core");
+  }
   TESSERA_ASSIGN_OR_RETURN(auto binder, make_binder(f));
   k8s::ExtenderService service(config, binder);
   if (!f.topology_dir.empty()) TESSERA_TRY(load_topology_dir(service, f.topology_dir));
@@ -177,6 +199,10 @@ Outcome run_extender_command(const ExtenderFlags& f) {
   options.max_body_bytes = static_cast<std::size_t>(f.max_body);
   options.read_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(f.timeout_s * 1000));
   options.write_timeout = options.read_timeout;
+  options.request_timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(f.request_timeout_s * 1000));
+  options.max_connections = f.max_connections;
+  options.threads = f.threads;
   TESSERA_ASSIGN_OR_RETURN(auto server, k8s::HttpServer::create(options));
   service.register_routes(*server);
   TESSERA_TRY(server->start());

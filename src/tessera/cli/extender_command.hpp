@@ -27,6 +27,9 @@ struct ExtenderFlags {
   bool in_cluster = false;
   std::int64_t max_body = 8 << 20;
   double timeout_s = 5;
+  double request_timeout_s = 10;
+  int max_connections = 512;
+  int threads = 0;  // 0: one per core, 2 to 8
 };
 
 void add_extender_options(CLI::App& command, ExtenderFlags& flags);

@@ -1,11 +1,14 @@
 #pragma once
 // A small HTTP(S) server for tessera's Kubernetes-facing processes (the scheduler extender and the
-// node agent), over cpp-httplib. What it adds to httplib: options with safe defaults (loopback,
-// a body limit, timeouts), TLS when a certificate and key are given, a JSON error body with a
-// reason on every 4xx/5xx, handler exceptions turned into 500s instead of a dead process, and a
-// start/stop API that tests can run on an ephemeral port.
+// node agent), over GNU libmicrohttpd. Its threads poll their connections with epoll, so slow or
+// idle clients hold a socket, never a thread. What the wrapper adds: options with safe defaults
+// (loopback, a body limit that holds for chunked bodies too, an idle timeout, a whole-request
+// deadline, a connection cap), regular-expression routes, TLS when a certificate and key are
+// given, a JSON error body with a reason on the errors it answers, handler exceptions turned into
+// 500s instead of a dead process, and a start/stop API that tests can run on an ephemeral port.
 //
-// Handlers see plain structs, so httplib's header stays out of everything that includes this one.
+// Handlers see plain structs, so libmicrohttpd's header stays out of everything that includes
+// this one.
 
 #include <chrono>
 #include <cstddef>
@@ -28,11 +31,24 @@ struct HttpServerOptions {
   // Both set: HTTPS with this PEM certificate chain and key. Both empty: plain HTTP.
   std::string cert_file;
   std::string key_file;
-  // Largest request body accepted; larger ones get 413 before the body is read.
+  // Largest request body accepted, chunked or not: past it the body is read and thrown away (no
+  // buffer holds more than this) and the request gets 413; a client that asked for "100
+  // Continue" gets the 413 before sending a Content-Length over the limit.
   std::size_t max_body_bytes = std::size_t{8} << 20;
+  // A connection silent this long is closed: a client that stops sending mid-request, one that
+  // stops reading the response, or an idle keep-alive connection. libmicrohttpd has one such
+  // timeout for both directions, in whole seconds: the larger of the two, rounded up.
   std::chrono::milliseconds read_timeout{5000};
   std::chrono::milliseconds write_timeout{5000};
-  // Worker threads; 0: httplib's default (at least 8).
+  // The longest one request may take, from its request line to its response's last byte,
+  // however steadily the client trickles; a connection that sends no request line within this
+  // long of opening (or of its previous response) is closed too.
+  std::chrono::milliseconds request_timeout{10000};
+  // Connections held at once; past it new ones are closed as they are accepted (or wait in the
+  // kernel's backlog) until others end.
+  int max_connections = 512;
+  // Threads that poll connections and run handlers (a handler runs on its connection's thread);
+  // 0: one per core, 2 to 8.
   int threads = 0;
 };
 
@@ -40,7 +56,7 @@ struct HttpRequest {
   std::string method;
   std::string path;
   std::string body;
-  // Capture groups of the route's pattern (matches[0] is the whole path), as httplib gives them.
+  // Capture groups of the route's pattern (matches[0] is the whole path).
   std::vector<std::string> matches;
   std::multimap<std::string, std::string> headers;
   std::multimap<std::string, std::string> params;  // the query string's, decoded
@@ -73,7 +89,9 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Routes: `pattern` is a full-path regular expression (httplib's); register before start().
+  // Routes: `pattern` is a regular expression (std::regex) the whole decoded path must match;
+  // register before start(). GET routes serve HEAD too. A path that only another method's route
+  // matches gets 405, one that none matches 404.
   void get(const std::string& pattern, HttpHandler handler);
   void post(const std::string& pattern, HttpHandler handler);
   void put(const std::string& pattern, HttpHandler handler);
@@ -82,7 +100,8 @@ class HttpServer {
   // Binds and serves on a background thread; returns once the server accepts connections.
   // Fails when the address cannot be bound (in use, bad host, no permission).
   core::Status start();
-  // Stops accepting, finishes in-flight requests, joins the thread. Idempotent.
+  // Stops accepting, lets the requests being served finish (up to write_timeout), closes every
+  // connection, joins the threads. Idempotent.
   void stop();
   bool running() const;
   // The bound port (the chosen one when options.port was 0); 0 before start().
