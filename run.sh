@@ -4,12 +4,13 @@
 #   ./run.sh test    install missing packages, build, run every test
 #   ./run.sh build   install missing packages and build only
 #   ./run.sh bench   build and run the benchmarks
-#   ./run.sh fuzz [S] build the fuzz targets with clang 19, run each S seconds (default 20)
+#   ./run.sh test-asan  every test under AddressSanitizer (with LeakSanitizer) and UBSan
+#   ./run.sh test-tsan  the tests that run threads under ThreadSanitizer
+#   ./run.sh fuzz [S]   build the fuzz targets with clang 19, run each S seconds (default 20)
 # Needs only bash on a fresh Debian 12: the rest comes from scripts/install-deps.sh.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 
 # Release (-O3, no debug information) by default: on CI's 2 cores a compile takes 20-30% less CPU
@@ -18,10 +19,32 @@ JOBS=${JOBS:-$(nproc)}
 BUILD_TYPE=${BUILD_TYPE:-Release}
 
 build() {
+  BUILD_DIR=${BUILD_DIR:-build}
   ./scripts/install-deps.sh
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DTESSERA_WERROR=ON >/dev/null
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }
+
+# Configures a Debug build (-O1) under the sanitizers $1 in its own directory, without the
+# benchmarks.
+sanitized_configure() {
+  ./scripts/install-deps.sh
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTESSERA_WERROR=ON \
+    -DTESSERA_SANITIZE="$1" -DTESSERA_BUILD_BENCH=OFF >/dev/null
+}
+
+# A finding stops the program that made it (and fails its test); a leak is a finding. The
+# suppressions name what is not tessera's and why (tests/sanitizers/).
+sanitizer_env() {
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1:strict_init_order=1}
+  export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+  export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+}
+
+# The tests that run threads: the HTTP servers (extender, agent, API-server client), the agent's
+# push loop and `tessera agent` serving, and the programs the interposer runs under.
+TSAN_TESTS='^(HttpServer|ExtenderHttp|AgentHttpTest|AgentPush|AgentLoopTest|ApiServerBinder|SchedulerConfig|Interpose)\.|^cli_agent_stops_on_sigterm$'
 
 case "${1:-}" in
   demo)
@@ -40,11 +63,30 @@ case "${1:-}" in
     build
     ./scripts/run-benchmarks.sh "$BUILD_DIR"
     ;;
+  test-asan)
+    BUILD_DIR=${BUILD_DIR:-build-asan}
+    sanitized_configure address,undefined
+    cmake --build "$BUILD_DIR" -j "$JOBS"
+    sanitizer_env
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
+    ;;
+  test-tsan)
+    BUILD_DIR=${BUILD_DIR:-build-tsan}
+    sanitized_configure thread
+    targets=(tessera tessera_k8s_extender_tests tessera_k8s_agent_tests)
+    # The interposer is built only with the CUDA toolkit.
+    if ninja -C "$BUILD_DIR" -t query tessera_interpose_tests >/dev/null 2>&1; then
+      targets+=(tessera_interpose_tests)
+    fi
+    cmake --build "$BUILD_DIR" -j "$JOBS" --target "${targets[@]}"
+    sanitizer_env
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" -R "$TSAN_TESTS"
+    ;;
   fuzz)
     ./scripts/run-fuzz.sh "${2:-20}"
     ;;
   *)
-    echo "usage: ./run.sh demo|test|build|bench|fuzz [SECONDS]" >&2
+    echo "usage: ./run.sh demo|test|build|bench|test-asan|test-tsan|fuzz [SECONDS]" >&2
     exit 2
     ;;
 esac

@@ -14,6 +14,10 @@ foreach(lib ${TESSERA_EXPORTED_LIBRARIES})
   # tessera_gpu is exported as tessera::gpu, the name of its alias in the build.
   set_target_properties(tessera_${lib} PROPERTIES EXPORT_NAME ${lib})
   list(APPEND _tessera_library_targets tessera_${lib})
+  # A sanitized build's archives call into the sanitizer's runtime: whoever links them needs it.
+  if(TESSERA_SANITIZE_FLAGS)
+    target_link_options(tessera_${lib} INTERFACE ${TESSERA_SANITIZE_FLAGS})
+  endif()
 endforeach()
 install(TARGETS ${_tessera_library_targets} EXPORT tesseraTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT tessera_development

@@ -46,6 +46,16 @@ struct PartitionInfo {
   std::vector<TenantId> tenants;
 };
 
+// Lifetime. attach() binds a mode to a device and to the device's executor, on which the mode
+// keeps timers that call back into it. A device runs on an executor that outlives it; the
+// executor must outlive the mode as well. The device may go before or after the mode:
+// - the mode's destructor makes no device calls; it only cancels the mode's timers on the
+//   executor, so destroying the device first is safe;
+// - the work a mode submitted holds callbacks into the mode, so once the mode is gone its device
+//   must not run again (destroy the device next);
+// - once the device is gone, the mode is not used and the executor not run until the mode is
+//   destroyed as well (a timer due would call into the device).
+// tests/gpu/modes/mode_lifetime_test.cpp holds every registered mode to the first two.
 class SharingMode {
  public:
   virtual ~SharingMode() = default;

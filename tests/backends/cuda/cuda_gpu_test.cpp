@@ -153,7 +153,8 @@ TEST(CudaGpu, WithoutYieldSlotsThereIsNoControlKernelAndNoKernelPreemption) {
   ASSERT_TRUE(rig.drain());
   ASSERT_EQ(rig.recorder.events.size(), 1u);
   EXPECT_FALSE(rig.recorder.events[0].yielded);
-  for (const auto& op : rig.fake.log()["ops"]) {
+  const json log = rig.fake.log();
+  for (const auto& op : log["ops"]) {
     EXPECT_NE(op.value("kernel", ""), TESSERA_KERNEL_CONTROL);
   }
 }
@@ -368,7 +369,8 @@ TEST(CudaGpu, TeardownWithKernelsInFlightAndEmptySubmissionsRefused) {
   // The device goes with both kernels in flight; every event and stream it made is destroyed
   // once (the fake's calls log their return codes).
   rig.gpu.reset();
-  for (const auto& call : rig.fake.log()["calls"]) {
+  const json log = rig.fake.log();
+  for (const auto& call : log["calls"]) {
     EXPECT_EQ(call.value("ret", 0), 0) << call.dump();
   }
 }

@@ -2,6 +2,7 @@
 // the fake libcuda, and the CUDA runtime program (runtime_app.cu) on a real GPU.
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -90,6 +91,15 @@ Outcome run(const std::string& program, const std::string& arg,
   return r;
 }
 
+// LD_PRELOAD for the interposer. In a sanitizer build the programs and the interposer are
+// instrumented, and the sanitizer's runtime must come first in the process, ahead of any
+// preloaded library, so it is preloaded before the interposer.
+std::string interposer_preload() {
+  const std::string runtime = TESSERA_SANITIZER_RUNTIME;
+  return runtime.empty() ? std::string(TESSERA_INTERPOSE_LIB)
+                         : fmt::format("{}:{}", runtime, TESSERA_INTERPOSE_LIB);
+}
+
 std::map<std::string, std::string> fake_env(const json& script) {
   return {{"LD_LIBRARY_PATH", TESSERA_FAKE_CUDA_DIR}, {"FAKE_CUDA_SCRIPT", script.dump()}};
 }
@@ -98,7 +108,7 @@ Outcome run_driver_app(std::map<std::string, std::string> env, bool preload = tr
                        const json& script = json{{"schedule", "reverse"}}) {
   auto all = fake_env(script);
   all.merge(env);
-  if (preload) all["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
+  if (preload) all["LD_PRELOAD"] = interposer_preload();
   return run(TESSERA_INTERPOSE_DRIVER_APP, "launches", all);
 }
 
@@ -342,7 +352,7 @@ TEST(Interpose, AMalformedSmCountPassesThroughAndIsReported) {
 // under the partition's mutex; without it another thread's record could slip in between).
 TEST(Interpose, ConcurrentLaunchesFromManyThreadsKeepTheirOwnStreamsOrder) {
   auto env = fake_env(json{{"schedule", "round_robin"}});
-  env["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
+  env["LD_PRELOAD"] = interposer_preload();
   env["TESSERA_PARTITION_SMS"] = "16";
   const Outcome r = run(TESSERA_INTERPOSE_DRIVER_APP, "threads", env);
   ASSERT_EQ(r.status, 0) << r.output;
@@ -390,7 +400,7 @@ TEST(Interpose, ConcurrentLaunchesFromManyThreadsKeepTheirOwnStreamsOrder) {
 
 TEST(Interpose, DlsymWithRtldNextStillAnswersForTheCaller) {
   auto env = fake_env(json::object());
-  env["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
+  env["LD_PRELOAD"] = interposer_preload();
   const Outcome r = run(TESSERA_INTERPOSE_DRIVER_APP, "dlsym-next", env);
   EXPECT_EQ(r.status, 0) << r.output;
 }
@@ -401,7 +411,7 @@ TEST(Interpose, DlsymWithRtldNextStillAnswersForTheCaller) {
 // have (docs/cuda.md, "The interposer").
 TEST(Interpose, CudaRuntimeLookupsAreHookedBeforeItStopsOnTheFake) {
   auto env = fake_env(json::object());
-  env["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
+  env["LD_PRELOAD"] = interposer_preload();
   env["TESSERA_PARTITION_SMS"] = "16";
   const Outcome r = run(TESSERA_INTERPOSE_RUNTIME_APP, "", env);
   ASSERT_TRUE(r.summary.is_object()) << r.output;
@@ -422,7 +432,7 @@ TEST(Interpose, CudaRuntimeLookupsAreHookedBeforeItStopsOnTheFake) {
 TEST(RealGpuInterpose, CudaRuntimeProgramRunsInItsPartitionWithCorrectResults) {
   REAL_GPU_OR_SKIP(driver);
   const Outcome r = run(TESSERA_INTERPOSE_RUNTIME_APP, "",
-                        {{"LD_PRELOAD", TESSERA_INTERPOSE_LIB},
+                        {{"LD_PRELOAD", interposer_preload()},
                          {"TESSERA_PARTITION_SMS", "16"},
                          {"TESSERA_TENANT", "runtime_app"}});
   ASSERT_EQ(r.status, 0) << r.output;
@@ -451,7 +461,7 @@ TEST(RealGpuInterpose, CudaRuntimeProgramRunsInItsPartitionWithCorrectResults) {
 
 TEST(RealGpuInterpose, CudaRuntimeProgramPassesThroughWithoutPartition) {
   REAL_GPU_OR_SKIP(driver);
-  const Outcome r = run(TESSERA_INTERPOSE_RUNTIME_APP, "", {{"LD_PRELOAD", TESSERA_INTERPOSE_LIB}});
+  const Outcome r = run(TESSERA_INTERPOSE_RUNTIME_APP, "", {{"LD_PRELOAD", interposer_preload()}});
   ASSERT_EQ(r.status, 0) << r.output;
   ASSERT_TRUE(r.summary.is_object()) << r.output;
   EXPECT_TRUE(r.summary.at("partitions").empty());

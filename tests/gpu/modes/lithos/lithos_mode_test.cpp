@@ -71,12 +71,14 @@ struct Rig {
   void repeat(TenantId id, workload::KernelSequencePtr seq, int times,
               std::vector<core::Nanos>* durations = nullptr) {
     auto next = std::make_shared<std::function<void(int)>>();
+    // `keep` owns the function; holding itself by shared_ptr, it would never be freed.
+    const std::weak_ptr<std::function<void(int)>> self = next;
     *next = [=, this](int left) {
       const auto ok = checked.submit(id, seq, static_cast<std::uint64_t>(left),
                                      [=](const device::SubmissionDone& d) {
                                        if (durations)
                                          durations->push_back(d.finished - d.submitted);
-                                       if (left > 1) (*next)(left - 1);
+                                       if (left > 1) (*self.lock())(left - 1);
                                      });
       EXPECT_TRUE(ok) << ok.error().message();
     };

@@ -148,8 +148,9 @@ TEST(StaticPartitions, TenantsRunInTheirOwnPartitions) {
   EXPECT_FALSE(f.mode.submit(42, test::sequence_of({100}), 9, {}));
   f.exec.run_all();
   ASSERT_EQ(f.dev.runs().size(), 2u);
+  const auto parts = f.mode.partitions();
   for (const auto& run : f.dev.runs()) {
-    const auto& expected = f.mode.partitions()[run.tag == 8 ? 0 : 1];
+    const auto& expected = parts[run.tag == 8 ? 0 : 1];
     EXPECT_EQ(run.config.sms, expected.sms);
     EXPECT_EQ(run.config.bandwidth_domain, expected.bandwidth_domain);
   }

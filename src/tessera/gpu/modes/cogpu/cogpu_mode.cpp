@@ -15,13 +15,13 @@ using core::Domain;
 CoGpuMode::CoGpuMode(const CoGpuOptions& options, std::unique_ptr<RemapPolicy> policy)
     : options_(options), policy_(std::move(policy)) {}
 
+// The executor outlives the device (SharingMode's lifetime contract), which may be gone already.
 CoGpuMode::~CoGpuMode() {
-  if (device_ == nullptr) return;
-  auto& exec = device_->executor();
+  if (executor_ == nullptr) return;
   for (auto& c : contexts_) {
-    if (c.remap_timer) exec.cancel(*c.remap_timer);
+    if (c.remap_timer) executor_->cancel(*c.remap_timer);
   }
-  if (residency_timer_) exec.cancel(*residency_timer_);
+  if (residency_timer_) executor_->cancel(*residency_timer_);
 }
 
 core::Status CoGpuMode::attach(device::GpuDevice& device, std::span<const TenantInfo> tenants) {
@@ -51,6 +51,7 @@ core::Status CoGpuMode::attach(device::GpuDevice& device, std::span<const Tenant
   const core::Nanos now = device.executor().now();
   std::vector<Context> contexts(tenants.size());
   device_ = &device;
+  executor_ = &device.executor();
   grid_ = grid;
   layout_order_ = order;
   for (std::size_t k = 0; k < order.size(); ++k) {
@@ -62,6 +63,7 @@ core::Status CoGpuMode::attach(device::GpuDevice& device, std::span<const Tenant
     auto stream = device.create_stream(config_for(i, contexts[i].mask));
     if (!stream) {
       device_ = nullptr;
+      executor_ = nullptr;
       return std::unexpected(stream.error().with_context(
           fmt::format("{}: stream for tenant '{}'", name(), tenants[i].name)));
     }
@@ -112,7 +114,7 @@ core::Status CoGpuMode::submit(TenantId tenant, workload::KernelSequencePtr sequ
     if (done) done(d);
   };
   auto& c = contexts_[i];
-  TESSERA_TRY(c.vc.push(std::move(sequence), tag, std::move(observe), device_->executor().now()));
+  TESSERA_TRY(c.vc.push(std::move(sequence), tag, std::move(observe), executor_->now()));
   if (busy_ == 0) pump();
   if (failure_) return std::unexpected(*failure_);
   return {};
@@ -121,7 +123,7 @@ core::Status CoGpuMode::submit(TenantId tenant, workload::KernelSequencePtr sequ
 const RemapSnapshot& CoGpuMode::snapshot() {
   // Filled in place: the tenants' vector keeps its capacity from one decision to the next.
   RemapSnapshot& s = snapshot_;
-  s.now = device_->executor().now();
+  s.now = executor_->now();
   s.grid = grid_;
   s.min_residency = options_.remap_min_residency;
   s.tenants.clear();
@@ -171,7 +173,7 @@ void CoGpuMode::decide() {
 void CoGpuMode::retarget(std::size_t i, const device::SmMask& target) {
   auto& c = contexts_[i];
   if (c.target == target) return;
-  const core::Nanos now = device_->executor().now();
+  const core::Nanos now = executor_->now();
   c.target = target;
   c.last_change = now;
   switch (c.state) {
@@ -181,7 +183,7 @@ void CoGpuMode::retarget(std::size_t i, const device::SmMask& target) {
       break;
     case State::kWaiting: break;
     case State::kRemapping:
-      device_->executor().cancel(*c.remap_timer);
+      executor_->cancel(*c.remap_timer);
       c.remap_timer.reset();
       set_owned(c, {});
       c.state = State::kWaiting;
@@ -197,7 +199,7 @@ bool CoGpuMode::free_for(std::size_t i, const device::SmMask& sms) const {
 }
 
 void CoGpuMode::set_owned(Context& c, const device::SmMask& sms) {
-  const core::Nanos now = device_->executor().now();
+  const core::Nanos now = executor_->now();
   c.sm_ns += static_cast<double>(c.owned.count()) * static_cast<double>(now - c.sm_since);
   c.sm_since = now;
   c.owned = sms;
@@ -211,7 +213,7 @@ void CoGpuMode::pump() {
     moved = false;
     for (std::size_t i = 0; i < contexts_.size() && !failure_; ++i) moved = step(i) || moved;
   }
-  const core::Nanos now = device_->executor().now();
+  const core::Nanos now = executor_->now();
   for (auto& c : contexts_) {
     const bool blocked = c.state != State::kRunning && !c.in_flight && c.vc.has_next();
     if (blocked && c.blocked_since < 0) c.blocked_since = now;
@@ -248,7 +250,7 @@ bool CoGpuMode::step(std::size_t i) {
       }
       c.state = State::kRemapping;
       c.remap_timer =
-          device_->executor().schedule_after(options_.remap_cost, [this, i] { finish_remap(i); });
+          executor_->schedule_after(options_.remap_cost, [this, i] { finish_remap(i); });
       return true;
     case State::kRemapping: return false;
   }
@@ -278,7 +280,7 @@ void CoGpuMode::launch(std::size_t i) {
   auto piece = workload::single_kernel(k, c.vc.next_phase());
   const std::uint64_t tag = c.vc.next_tag();
   const int checkpoints = k.checkpoints;
-  if (auto st = c.vc.launch_blocks(k.blocks, device_->executor().now()); !st) {
+  if (auto st = c.vc.launch_blocks(k.blocks, executor_->now()); !st) {
     return fail(st.error().with_context(name()));
   }
   c.in_flight = true;
@@ -348,7 +350,7 @@ void CoGpuMode::on_piece_done(std::size_t i, const device::SubmissionDone& done)
 void CoGpuMode::schedule_residency_check() {
   // A partition held for its residency may shrink when it ends, and a policy deciding by time
   // may change its answer, with no event to say so.
-  const core::Nanos now = device_->executor().now();
+  const core::Nanos now = executor_->now();
   core::Nanos at = revisit_at_ > now ? revisit_at_ : core::kNever;
   for (std::size_t i = 0; i < contexts_.size(); ++i) {
     const auto& c = contexts_[i];
@@ -358,11 +360,11 @@ void CoGpuMode::schedule_residency_check() {
     }
   }
   if (at == residency_check_at_) return;
-  if (residency_timer_) device_->executor().cancel(*residency_timer_);
+  if (residency_timer_) executor_->cancel(*residency_timer_);
   residency_timer_.reset();
   residency_check_at_ = at;
   if (at == core::kNever) return;
-  residency_timer_ = device_->executor().schedule_at(at, [this] {
+  residency_timer_ = executor_->schedule_at(at, [this] {
     residency_timer_.reset();
     residency_check_at_ = core::kNever;
     pump();
@@ -388,7 +390,7 @@ std::vector<ModeCounter> CoGpuMode::counters() const {
       {"remap_wait_ms", core::to_millis(remap_wait_)},
   };
   if (device_ == nullptr) return out;
-  const core::Nanos now = device_->executor().now();
+  const core::Nanos now = executor_->now();
   core::Nanos wait = remap_wait_;
   for (const auto& c : contexts_) {
     if (c.blocked_since >= 0) wait += now - c.blocked_since;

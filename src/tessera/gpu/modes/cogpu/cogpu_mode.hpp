@@ -106,6 +106,8 @@ class CoGpuMode final : public SharingMode, private device::DeviceObserver {
   CoGpuOptions options_;
   std::unique_ptr<RemapPolicy> policy_;
   device::GpuDevice* device_ = nullptr;
+  // device.executor(), which outlives the device: the timers live there.
+  device::Executor* executor_ = nullptr;
   TenantTable tenants_;
   PartitionGrid grid_;
   std::vector<std::size_t> layout_order_;  // latency-critical first, so partitions move little

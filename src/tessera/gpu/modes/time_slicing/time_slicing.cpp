@@ -9,7 +9,8 @@ using core::Code;
 using core::Domain;
 
 TimeSlicingMode::~TimeSlicingMode() {
-  // Timers hold `this`; the executor may outlive the mode.
+  // Timers hold `this`; the executor may outlive the mode, and the device may be gone already
+  // (SharingMode's lifetime contract).
   cancel_timer(slice_timer_);
   cancel_timer(switch_timer_);
 }
@@ -38,6 +39,7 @@ core::Status TimeSlicingMode::attach(device::GpuDevice& device,
   tenants_ = std::move(table);
   contexts_ = std::move(contexts);
   device_ = &device;
+  executor_ = &device.executor();
   return {};
 }
 
@@ -78,7 +80,7 @@ void TimeSlicingMode::reschedule() {
     for (std::size_t i = 0; i < contexts_.size(); ++i) {
       if (contexts_[i].pending == 0) continue;
       holder_ = i;
-      slice_start_ = device_->executor().now();
+      slice_start_ = executor_->now();
       note_fault(device_->resume_context(contexts_[i].id));
       break;
     }
@@ -107,11 +109,10 @@ std::optional<std::size_t> TimeSlicingMode::next_pending_after(std::size_t index
 }
 
 void TimeSlicingMode::arm_slice_timer() {
-  auto& exec = device_->executor();
-  const core::Nanos elapsed = exec.now() - slice_start_;
+  const core::Nanos elapsed = executor_->now() - slice_start_;
   const core::Nanos boundary =
       slice_start_ + (elapsed / options_.time_slice + 1) * options_.time_slice;
-  slice_timer_ = exec.schedule_at(boundary, [this] { on_slice_end(); });
+  slice_timer_ = executor_->schedule_at(boundary, [this] { on_slice_end(); });
 }
 
 void TimeSlicingMode::on_slice_end() {
@@ -126,21 +127,21 @@ void TimeSlicingMode::begin_switch(std::size_t to) {
   holder_.reset();
   switching_ = true;
   ++switches_;
-  switch_timer_ = device_->executor().schedule_after(options_.context_switch,
-                                                     [this, to] { finish_switch(to); });
+  switch_timer_ =
+      executor_->schedule_after(options_.context_switch, [this, to] { finish_switch(to); });
 }
 
 void TimeSlicingMode::finish_switch(std::size_t to) {
   switch_timer_.reset();
   switching_ = false;
   holder_ = to;
-  slice_start_ = device_->executor().now();
+  slice_start_ = executor_->now();
   note_fault(device_->resume_context(contexts_[to].id));
   reschedule();
 }
 
 void TimeSlicingMode::cancel_timer(std::optional<device::TimerId>& timer) {
-  if (timer && device_ != nullptr) device_->executor().cancel(*timer);
+  if (timer && executor_ != nullptr) executor_->cancel(*timer);
   timer.reset();
 }
 

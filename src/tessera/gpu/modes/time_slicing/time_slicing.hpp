@@ -58,6 +58,8 @@ class TimeSlicingMode final : public SharingMode {
 
   TimeSlicingOptions options_;
   device::GpuDevice* device_ = nullptr;
+  // device.executor(), which outlives the device: the timers live there.
+  device::Executor* executor_ = nullptr;
   TenantTable tenants_;
   std::vector<Context> contexts_;  // per tenant, in attach order
 

@@ -1,0 +1,49 @@
+# -DTESSERA_SANITIZE=address,undefined (or thread): every target of this build, the tests, their
+# fakes and the interposer included, is compiled and linked with those sanitizers.
+# `./run.sh test-asan` and `./run.sh test-tsan` configure it in build-asan/ and build-tsan/.
+# Unlike the warnings, these flags are global: a sanitizer must see all code in the process, and
+# static libraries built with it need its runtime where they are linked, so the exported targets
+# carry the link option to a project that links the installed package (TesseraInstall.cmake).
+set(TESSERA_SANITIZE "" CACHE STRING
+  "Sanitizers for every target, comma-separated: address, undefined, leak, thread (empty: none)")
+
+set(TESSERA_SANITIZER_RUNTIME "")
+if(TESSERA_SANITIZE)
+  string(REPLACE "," ";" _tessera_sanitizers "${TESSERA_SANITIZE}")
+  foreach(s IN LISTS _tessera_sanitizers)
+    if(NOT s MATCHES "^(address|undefined|leak|thread)$")
+      message(FATAL_ERROR "TESSERA_SANITIZE: unknown sanitizer '${s}' in '${TESSERA_SANITIZE}'; "
+                          "use address, undefined, leak or thread, comma-separated")
+    endif()
+  endforeach()
+  if("thread" IN_LIST _tessera_sanitizers AND ("address" IN_LIST _tessera_sanitizers OR
+                                               "leak" IN_LIST _tessera_sanitizers))
+    message(FATAL_ERROR "TESSERA_SANITIZE='${TESSERA_SANITIZE}': thread cannot be combined with "
+                        "address or leak; configure a separate build for each")
+  endif()
+  set(TESSERA_SANITIZE_FLAGS -fsanitize=${TESSERA_SANITIZE} -fno-omit-frame-pointer)
+  if("undefined" IN_LIST _tessera_sanitizers)
+    # A finding fails the test that made it instead of scrolling past in its output.
+    list(APPEND TESSERA_SANITIZE_FLAGS -fno-sanitize-recover=undefined)
+  endif()
+  add_compile_options(${TESSERA_SANITIZE_FLAGS})
+  add_link_options(${TESSERA_SANITIZE_FLAGS})
+  # Debug builds at -O1, as the sanitizers' documentation advises: -O0 makes the instrumented
+  # suite much slower, and -O1 still keeps stacks and line numbers readable.
+  add_compile_options($<$<CONFIG:Debug>:-O1>)
+
+  # The runtime a program that is not linked with it must preload first, ahead of any other
+  # LD_PRELOAD library (the interposer's tests spawn their programs that way).
+  set(_tessera_runtime "")
+  if("address" IN_LIST _tessera_sanitizers)
+    set(_tessera_runtime libasan.so)
+  elseif("thread" IN_LIST _tessera_sanitizers)
+    set(_tessera_runtime libtsan.so)
+  endif()
+  if(_tessera_runtime)
+    execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=${_tessera_runtime}
+      OUTPUT_VARIABLE _tessera_runtime OUTPUT_STRIP_TRAILING_WHITESPACE)
+    get_filename_component(TESSERA_SANITIZER_RUNTIME "${_tessera_runtime}" REALPATH)
+  endif()
+  message(STATUS "tessera: sanitizers ${TESSERA_SANITIZE} on every target")
+endif()
