@@ -113,9 +113,9 @@ TEST(ConfigErrors, ALongValueIsQuotedShort) {
 
   auto seed = root->get_int("seed");
   ASSERT_FALSE(seed.has_value());
-  EXPECT_EQ(seed.error().message(),
-            fmt::format("long.yaml:1:7: seed: expected an integer, got '{}...' (1000001 bytes)",
-                        head));
+  EXPECT_EQ(
+      seed.error().message(),
+      fmt::format("long.yaml:1:7: seed: expected an integer, got '{}...' (1000001 bytes)", head));
 
   auto wait = root->get_duration("wait");
   ASSERT_FALSE(wait.has_value());

@@ -230,8 +230,8 @@ Status ConfigNode::check_keys(std::span<const std::string_view> allowed) const {
     bool ok = false;
     for (auto a : allowed) ok = ok || a == key;
     if (!ok) {
-      return std::unexpected(key_node.error(fmt::format("unknown field {}; allowed here: {}",
-                                                        quote_value(key), fmt::join(allowed, ", "))));
+      return std::unexpected(key_node.error(fmt::format(
+          "unknown field {}; allowed here: {}", quote_value(key), fmt::join(allowed, ", "))));
     }
   }
   return {};
