@@ -440,6 +440,10 @@ TEST(FakeCudaScript, MalformedScriptsAreRefusedWithTheReason) {
 // FAKE_CUDA_SCRIPT and FAKE_CUDA_LOG, for processes a test cannot reset: a fresh copy of the fake
 // (its own link-map namespace, so none of this process's state) reads them.
 TEST(FakeCudaEnvironment, ScriptAndLogFileComeFromTheEnvironment) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "not in a sanitizer build: the fake's fresh namespace would load a second copy "
+                  "of the sanitizer's runtime, which refuses to start";
+#endif
   const std::string log_path =
       (std::filesystem::temp_directory_path() / ("fake_cuda_env_" + std::to_string(getpid())))
           .string();

@@ -2,7 +2,6 @@
 // the fake libcuda, and the CUDA runtime program (runtime_app.cu) on a real GPU.
 
 #include <fcntl.h>
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -15,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "support/cuda_test_env.hpp"
@@ -91,14 +91,18 @@ Outcome run(const std::string& program, const std::string& arg,
   return r;
 }
 
-// LD_PRELOAD for the interposer. In a sanitizer build the programs and the interposer are
-// instrumented, and the sanitizer's runtime must come first in the process, ahead of any
-// preloaded library, so it is preloaded before the interposer.
-std::string interposer_preload() {
-  const std::string runtime = TESSERA_SANITIZER_RUNTIME;
-  return runtime.empty() ? std::string(TESSERA_INTERPOSE_LIB)
-                         : fmt::format("{}:{}", runtime, TESSERA_INTERPOSE_LIB);
-}
+// In a sanitizer build the interposer is instrumented too, and it hooks dlsym, which the
+// sanitizer's runtime calls while it initializes, before instrumented code can run: every program
+// under the interposer would crash at start. The uninstrumented build (./run.sh test) runs them.
+class Interpose : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string_view(TESSERA_SANITIZER_RUNTIME).empty()) return;
+    GTEST_SKIP() << "not in a sanitizer build: the interposer's dlsym hook is called by the "
+                    "sanitizer's runtime before that runtime is initialized";
+  }
+};
+using RealGpuInterpose = Interpose;
 
 std::map<std::string, std::string> fake_env(const json& script) {
   return {{"LD_LIBRARY_PATH", TESSERA_FAKE_CUDA_DIR}, {"FAKE_CUDA_SCRIPT", script.dump()}};
@@ -108,7 +112,7 @@ Outcome run_driver_app(std::map<std::string, std::string> env, bool preload = tr
                        const json& script = json{{"schedule", "reverse"}}) {
   auto all = fake_env(script);
   all.merge(env);
-  if (preload) all["LD_PRELOAD"] = interposer_preload();
+  if (preload) all["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
   return run(TESSERA_INTERPOSE_DRIVER_APP, "launches", all);
 }
 
@@ -140,7 +144,7 @@ const json& entry(const Outcome& r, const char* symbol) {
 const std::vector<std::string> kOrder = {"app_step",     "app_ptsz", "app_ex", "app_ex_ptsz",
                                          "app_coop_big", "app_coop", "graph"};
 
-TEST(Interpose, RoutesEveryLaunchOntoThePartitionStreamInTheApplicationsOrder) {
+TEST_F(Interpose, RoutesEveryLaunchOntoThePartitionStreamInTheApplicationsOrder) {
   const Outcome r = run_driver_app({{"TESSERA_PARTITION_SMS", "16"}, {"TESSERA_TENANT", "infer"}});
   ASSERT_EQ(r.status, 0) << r.output;
   const json& log = r.fake_log;
@@ -219,7 +223,7 @@ TEST(Interpose, RoutesEveryLaunchOntoThePartitionStreamInTheApplicationsOrder) {
   EXPECT_GT(copy_out, ls.back().at("seq").get<std::size_t>());
 }
 
-TEST(Interpose, SummaryCountsEachVariantAndWhy) {
+TEST_F(Interpose, SummaryCountsEachVariantAndWhy) {
   const Outcome r = run_driver_app({{"TESSERA_PARTITION_SMS", "16"}, {"TESSERA_TENANT", "infer"}});
   ASSERT_EQ(r.status, 0) << r.output;
   ASSERT_TRUE(r.summary.is_object()) << r.output;
@@ -258,7 +262,7 @@ TEST(Interpose, SummaryCountsEachVariantAndWhy) {
   }
 }
 
-TEST(Interpose, WithoutPartitionSmsEveryLaunchPassesThroughAndIsCounted) {
+TEST_F(Interpose, WithoutPartitionSmsEveryLaunchPassesThroughAndIsCounted) {
   const Outcome r = run_driver_app({{"TESSERA_TENANT", "infer"}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(r.fake_log.at("green_contexts").empty());
@@ -281,14 +285,14 @@ TEST(Interpose, WithoutPartitionSmsEveryLaunchPassesThroughAndIsCounted) {
   }
 }
 
-TEST(Interpose, WithoutThePreloadTheProgramRunsTheSame) {
+TEST_F(Interpose, WithoutThePreloadTheProgramRunsTheSame) {
   const Outcome r = run_driver_app({{"TESSERA_PARTITION_SMS", "16"}}, /*preload=*/false);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(r.summary.is_null());
   EXPECT_EQ(launches(r.fake_log).size(), kOrder.size());
 }
 
-TEST(Interpose, APartitionLargerThanTheGpuPassesThroughAndSaysWhy) {
+TEST_F(Interpose, APartitionLargerThanTheGpuPassesThroughAndSaysWhy) {
   const Outcome r = run_driver_app({{"TESSERA_PARTITION_SMS", "1000"}});
   ASSERT_EQ(r.status, 0) << r.output;
   ASSERT_EQ(r.summary.at("partitions").size(), 1u);
@@ -299,7 +303,7 @@ TEST(Interpose, APartitionLargerThanTheGpuPassesThroughAndSaysWhy) {
   for (const json& l : launches(r.fake_log)) EXPECT_EQ(l.at("green_ctx"), 0);
 }
 
-TEST(Interpose, ReportsTheSmsTheDriverReallyGave) {
+TEST_F(Interpose, ReportsTheSmsTheDriverReallyGave) {
   // The fake gives 8 SMs fewer than asked (as a real driver may: notes section 1).
   json script{{"schedule", "fifo"},
               {"devices", json::array({json{{"sms", 132}, {"shortfall", 8}}})}};
@@ -310,7 +314,7 @@ TEST(Interpose, ReportsTheSmsTheDriverReallyGave) {
   EXPECT_EQ(launches(r.fake_log).front().at("sms"), 24);
 }
 
-TEST(Interpose, APartitionFailingHalfWayIsUndoneAndLaunchesPassThrough) {
+TEST_F(Interpose, APartitionFailingHalfWayIsUndoneAndLaunchesPassThrough) {
   json script{
       {"schedule", "fifo"},
       {"fail", json::array({json{{"call", "cuGreenCtxStreamCreate"}, {"nth", 1}, {"ret", 2}}})}};
@@ -328,7 +332,7 @@ TEST(Interpose, APartitionFailingHalfWayIsUndoneAndLaunchesPassThrough) {
   EXPECT_EQ(launches(r.fake_log).size(), kOrder.size());
 }
 
-TEST(Interpose, PrintsNothingUnlessVerbose) {
+TEST_F(Interpose, PrintsNothingUnlessVerbose) {
   const Outcome quiet = run_driver_app({{"TESSERA_PARTITION_SMS", "16"}});
   ASSERT_EQ(quiet.status, 0) << quiet.output;
   EXPECT_EQ(quiet.output, "ok\n");
@@ -339,7 +343,7 @@ TEST(Interpose, PrintsNothingUnlessVerbose) {
   EXPECT_NE(verbose.output.find("green context of 16 SMs (asked 16)"), std::string::npos);
 }
 
-TEST(Interpose, AMalformedSmCountPassesThroughAndIsReported) {
+TEST_F(Interpose, AMalformedSmCountPassesThroughAndIsReported) {
   const Outcome r = run_driver_app({{"TESSERA_PARTITION_SMS", "sixteen"}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.summary.at("config_error").get<std::string>().find("sixteen"), std::string::npos);
@@ -350,9 +354,9 @@ TEST(Interpose, AMalformedSmCountPassesThroughAndIsReported) {
 // Four threads launch at once on their own streams: one partition is made, every launch is
 // routed, and each is bracketed by events of its own thread's stream (the shared events are used
 // under the partition's mutex; without it another thread's record could slip in between).
-TEST(Interpose, ConcurrentLaunchesFromManyThreadsKeepTheirOwnStreamsOrder) {
+TEST_F(Interpose, ConcurrentLaunchesFromManyThreadsKeepTheirOwnStreamsOrder) {
   auto env = fake_env(json{{"schedule", "round_robin"}});
-  env["LD_PRELOAD"] = interposer_preload();
+  env["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
   env["TESSERA_PARTITION_SMS"] = "16";
   const Outcome r = run(TESSERA_INTERPOSE_DRIVER_APP, "threads", env);
   ASSERT_EQ(r.status, 0) << r.output;
@@ -398,9 +402,9 @@ TEST(Interpose, ConcurrentLaunchesFromManyThreadsKeepTheirOwnStreamsOrder) {
   EXPECT_EQ(stream_of.size(), 4u);
 }
 
-TEST(Interpose, DlsymWithRtldNextStillAnswersForTheCaller) {
+TEST_F(Interpose, DlsymWithRtldNextStillAnswersForTheCaller) {
   auto env = fake_env(json::object());
-  env["LD_PRELOAD"] = interposer_preload();
+  env["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
   const Outcome r = run(TESSERA_INTERPOSE_DRIVER_APP, "dlsym-next", env);
   EXPECT_EQ(r.status, 0) << r.output;
 }
@@ -409,9 +413,9 @@ TEST(Interpose, DlsymWithRtldNextStillAnswersForTheCaller) {
 // fetches every launch variant through cuGetProcAddress, and each comes back wrapped. It then
 // stops: it needs the driver's private export tables (cuGetExportTable), which the fake does not
 // have (docs/cuda.md, "The interposer").
-TEST(Interpose, CudaRuntimeLookupsAreHookedBeforeItStopsOnTheFake) {
+TEST_F(Interpose, CudaRuntimeLookupsAreHookedBeforeItStopsOnTheFake) {
   auto env = fake_env(json::object());
-  env["LD_PRELOAD"] = interposer_preload();
+  env["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
   env["TESSERA_PARTITION_SMS"] = "16";
   const Outcome r = run(TESSERA_INTERPOSE_RUNTIME_APP, "", env);
   ASSERT_TRUE(r.summary.is_object()) << r.output;
@@ -429,10 +433,10 @@ TEST(Interpose, CudaRuntimeLookupsAreHookedBeforeItStopsOnTheFake) {
   EXPECT_TRUE(export_table);
 }
 
-TEST(RealGpuInterpose, CudaRuntimeProgramRunsInItsPartitionWithCorrectResults) {
+TEST_F(RealGpuInterpose, CudaRuntimeProgramRunsInItsPartitionWithCorrectResults) {
   REAL_GPU_OR_SKIP(driver);
   const Outcome r = run(TESSERA_INTERPOSE_RUNTIME_APP, "",
-                        {{"LD_PRELOAD", interposer_preload()},
+                        {{"LD_PRELOAD", TESSERA_INTERPOSE_LIB},
                          {"TESSERA_PARTITION_SMS", "16"},
                          {"TESSERA_TENANT", "runtime_app"}});
   ASSERT_EQ(r.status, 0) << r.output;
@@ -459,9 +463,9 @@ TEST(RealGpuInterpose, CudaRuntimeProgramRunsInItsPartitionWithCorrectResults) {
   EXPECT_EQ(other_passes, 0) << r.summary;
 }
 
-TEST(RealGpuInterpose, CudaRuntimeProgramPassesThroughWithoutPartition) {
+TEST_F(RealGpuInterpose, CudaRuntimeProgramPassesThroughWithoutPartition) {
   REAL_GPU_OR_SKIP(driver);
-  const Outcome r = run(TESSERA_INTERPOSE_RUNTIME_APP, "", {{"LD_PRELOAD", interposer_preload()}});
+  const Outcome r = run(TESSERA_INTERPOSE_RUNTIME_APP, "", {{"LD_PRELOAD", TESSERA_INTERPOSE_LIB}});
   ASSERT_EQ(r.status, 0) << r.output;
   ASSERT_TRUE(r.summary.is_object()) << r.output;
   EXPECT_TRUE(r.summary.at("partitions").empty());
