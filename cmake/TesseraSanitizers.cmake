@@ -38,8 +38,8 @@ if(TESSERA_SANITIZE)
   # suite much slower, and -O1 still keeps stacks and line numbers readable.
   add_compile_options($<$<CONFIG:Debug>:-O1>)
 
-  # The runtime a program that is not linked with it must preload first, ahead of any other
-  # LD_PRELOAD library (the interposer's tests spawn their programs that way).
+  # The sanitizer's runtime library, which must be first in a process (ahead of any LD_PRELOAD
+  # library); the interposer's tests, which preload the interposer, skip themselves when it is set.
   set(_tessera_runtime "")
   if("address" IN_LIST _tessera_sanitizers)
     set(_tessera_runtime libasan.so)
