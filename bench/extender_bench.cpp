@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 
+#include "served_extender.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/hw/topology/presets.hpp"
 #include "tessera/k8s/extender_service.hpp"
@@ -54,38 +55,18 @@ std::string filter_body() {
 }
 
 struct Fixture {
-  std::unique_ptr<k8s::ExtenderService> service;
-  std::unique_ptr<k8s::HttpServer> server;
+  bench::ServedExtender served = bench::serve_extender(kNodes);
   std::string body = filter_body();
 };
 
 Fixture& fixture() {
-  static Fixture f = [] {
-    (void)core::set_log_level("warn");  // the per-decision info lines would be the cost
-    Fixture x;
-    x.service = std::make_unique<k8s::ExtenderService>(k8s::ExtenderConfig{},
-                                                       std::make_shared<k8s::RecordOnlyBinder>());
-    for (int i = 0; i < kNodes; ++i) {
-      const std::string name = fmt::format("node{:03}", i);
-      auto t = hw::preset("rtx4090-2s", name);
-      if (!t) throw std::runtime_error(t.error().message());
-      auto added =
-          x.service->put_topology(name, std::make_shared<const hw::HostTopology>(std::move(*t)));
-      if (!added) throw std::runtime_error(added.error().message());
-    }
-    auto s = k8s::HttpServer::create({});
-    if (!s) throw std::runtime_error(s.error().message());
-    x.server = std::move(*s);
-    x.service->register_routes(*x.server);
-    if (auto st = x.server->start(); !st) throw std::runtime_error(st.error().message());
-    return x;
-  }();
+  static Fixture f;
   return f;
 }
 
 void BM_FilterOverLoopback(benchmark::State& state) {
   Fixture& f = fixture();
-  httplib::Client client("127.0.0.1", f.server->port());
+  httplib::Client client("127.0.0.1", f.served.server->port());
   client.set_keep_alive(true);
   client.set_tcp_nodelay(true);  // as Go's net/http client (kube-scheduler) does by default
   for (auto _ : state) {
@@ -103,7 +84,7 @@ BENCHMARK(BM_FilterOverLoopback)->Threads(1)->Threads(2)->UseRealTime();
 void BM_FilterInProcess(benchmark::State& state) {
   Fixture& f = fixture();
   for (auto _ : state) {
-    auto r = f.service->handle_filter(f.body);
+    auto r = f.served.service->handle_filter(f.body);
     benchmark::DoNotOptimize(r.body.data());
   }
   state.SetItemsProcessed(state.iterations());

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "served_extender.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/hw/topology/presets.hpp"
 #include "tessera/k8s/extender_service.hpp"
@@ -48,32 +49,12 @@ std::string filter_body() {
 }
 
 struct Fixture {
-  std::unique_ptr<k8s::ExtenderService> service;
-  std::unique_ptr<k8s::HttpServer> server;
+  bench::ServedExtender served = bench::serve_extender(kNodes);
   std::string body = filter_body();
 };
 
 Fixture& fixture() {
-  static Fixture f = [] {
-    (void)core::set_log_level("warn");  // the per-decision info lines would be the cost
-    Fixture x;
-    x.service = std::make_unique<k8s::ExtenderService>(k8s::ExtenderConfig{},
-                                                       std::make_shared<k8s::RecordOnlyBinder>());
-    for (int i = 0; i < kNodes; ++i) {
-      const std::string name = fmt::format("node{:03}", i);
-      auto t = hw::preset("rtx4090-2s", name);
-      if (!t) throw std::runtime_error(t.error().message());
-      auto added =
-          x.service->put_topology(name, std::make_shared<const hw::HostTopology>(std::move(*t)));
-      if (!added) throw std::runtime_error(added.error().message());
-    }
-    auto s = k8s::HttpServer::create({});
-    if (!s) throw std::runtime_error(s.error().message());
-    x.server = std::move(*s);
-    x.service->register_routes(*x.server);
-    if (auto st = x.server->start(); !st) throw std::runtime_error(st.error().message());
-    return x;
-  }();
+  static Fixture f;
   return f;
 }
 
@@ -143,9 +124,9 @@ void BM_Filter(benchmark::State& state) {
   Fixture& f = fixture();
   static std::unique_ptr<Abusers> abusers;
   if (state.thread_index() == 0 && state.range(0) != 0) {
-    abusers = std::make_unique<Abusers>(f.server->port());
+    abusers = std::make_unique<Abusers>(f.served.server->port());
   }
-  httplib::Client client("127.0.0.1", f.server->port());
+  httplib::Client client("127.0.0.1", f.served.server->port());
   client.set_keep_alive(true);
   client.set_tcp_nodelay(true);  // as Go's net/http client (kube-scheduler) does by default
   std::vector<double> micros;
