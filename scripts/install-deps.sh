@@ -11,10 +11,11 @@ packages=(
   pkgconf libhwloc-dev libpugixml-dev libcpp-httplib-dev libmicrohttpd-dev openssl
 )
 
-# `install-deps.sh fuzz`: also Debian's clang 19 with libFuzzer, for scripts/run-fuzz.sh (clang 14
-# cannot compile libstdc++ 12's std::expected).
-if [ "${1:-}" = fuzz ]; then
-  packages+=(clang-19 libclang-rt-19-dev)
+# `install-deps.sh clang`: also Debian's clang 19 with its sanitizer runtimes and libFuzzer, for
+# the sanitizer builds (./run.sh test-asan, test-tsan) and scripts/run-fuzz.sh (clang 14 cannot
+# compile libstdc++ 12's std::expected).
+if [ "${1:-}" = clang ]; then
+  packages+=(clang-19 libclang-rt-19-dev llvm-19)
 fi
 
 missing=()

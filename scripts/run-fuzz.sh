@@ -15,7 +15,7 @@ BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
 JOBS=${JOBS:-$(nproc)}
 DATA=../shared/data
 
-./scripts/install-deps.sh fuzz
+./scripts/install-deps.sh clang
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER=clang++-19 -DTESSERA_BUILD_FUZZ=ON >/dev/null
 cmake --build "$BUILD_DIR" -j "$JOBS" --target tessera_fuzzers

@@ -440,7 +440,7 @@ TEST(FakeCudaScript, MalformedScriptsAreRefusedWithTheReason) {
 // FAKE_CUDA_SCRIPT and FAKE_CUDA_LOG, for processes a test cannot reset: a fresh copy of the fake
 // (its own link-map namespace, so none of this process's state) reads them.
 TEST(FakeCudaEnvironment, ScriptAndLogFileComeFromTheEnvironment) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#ifdef TESSERA_SANITIZED
   GTEST_SKIP() << "not in a sanitizer build: the fake's fresh namespace would load a second copy "
                   "of the sanitizer's runtime, which refuses to start";
 #endif
