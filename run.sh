@@ -31,7 +31,7 @@ build() {
 sanitized_configure() {
   ./scripts/install-deps.sh clang
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTESSERA_WERROR=ON \
-    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+    -DCMAKE_CXX_COMPILER=clang++-19 \
     -DTESSERA_SANITIZE="$1" -DTESSERA_BUILD_BENCH=OFF >/dev/null
 }
 
