@@ -5,8 +5,10 @@
 namespace tessera::cuda {
 
 core::Result<std::unique_ptr<SharedLibrary>> SharedLibrary::open(const std::string& path,
-                                                                 core::Domain domain) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+                                                                 core::Domain domain,
+                                                                 Unload unload) {
+  const int flags = RTLD_NOW | RTLD_LOCAL | (unload == Unload::kNever ? RTLD_NODELETE : 0);
+  void* handle = dlopen(path.c_str(), flags);
   if (handle == nullptr) {
     const char* why = dlerror();
     return core::failf(domain, core::Code::kNotFound, "cannot load {}: {}", path,

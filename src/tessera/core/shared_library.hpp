@@ -13,10 +13,18 @@ namespace tessera::cuda {
 
 class SharedLibrary {
  public:
+  enum class Unload {
+    kOnClose,  // dlclose when this object goes
+    // Never unmapped (RTLD_NODELETE): for a library that keeps allocations and destructors of
+    // its own past its handles, so nothing points into unmapped code and a leak report can
+    // still name the library.
+    kNever,
+  };
   // dlopen(path, RTLD_NOW | RTLD_LOCAL); the error carries dlerror()'s text. `domain` is the
   // error domain of the library's user (core::Domain::kNvml for NVML).
   static core::Result<std::unique_ptr<SharedLibrary>> open(const std::string& path,
-                                                           core::Domain domain);
+                                                           core::Domain domain,
+                                                           Unload unload = Unload::kOnClose);
   ~SharedLibrary();
   SharedLibrary(const SharedLibrary&) = delete;
   SharedLibrary& operator=(const SharedLibrary&) = delete;

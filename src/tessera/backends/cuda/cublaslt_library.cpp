@@ -20,7 +20,9 @@ core::Result<std::unique_ptr<CublasLt>> CublasLt::open(const std::string& path) 
   std::unique_ptr<SharedLibrary> lib;
   std::string why;
   for (const auto& file : paths) {
-    auto loaded = SharedLibrary::open(file, core::Domain::kCuda);
+    // Kept mapped: cuBLASLt carries a static C++ runtime whose allocations (its exception pool,
+    // its handles' caches) outlive cublasLtDestroy.
+    auto loaded = SharedLibrary::open(file, core::Domain::kCuda, SharedLibrary::Unload::kNever);
     if (loaded) {
       lib = std::move(*loaded);
       break;
