@@ -33,6 +33,22 @@ if(TESSERA_SANITIZE)
     target_compile_options(tessera_warnings INTERFACE -Wno-maybe-uninitialized)
   endif()
   add_link_options(${TESSERA_SANITIZE_FLAGS})
+  # Clang links its runtime statically into executables only, so the shared libraries (the
+  # interposer, linked --no-undefined, and the fakes) would have none. Linked shared as GCC does,
+  # every object of a process uses the one copy, found through the runpath of the binaries.
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    if("thread" IN_LIST _tessera_sanitizers)
+      set(_tessera_runtime libclang_rt.tsan-x86_64.so)
+    elseif("address" IN_LIST _tessera_sanitizers)
+      set(_tessera_runtime libclang_rt.asan-x86_64.so)
+    else()
+      set(_tessera_runtime libclang_rt.ubsan_standalone-x86_64.so)
+    endif()
+    execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=${_tessera_runtime}
+      OUTPUT_VARIABLE _tessera_runtime OUTPUT_STRIP_TRAILING_WHITESPACE)
+    get_filename_component(_tessera_runtime_dir "${_tessera_runtime}" DIRECTORY)
+    add_link_options(-shared-libsan "LINKER:-rpath,${_tessera_runtime_dir}")
+  endif()
   # Debug builds at -O1, as the sanitizers' documentation advises: -O0 makes the instrumented
   # suite much slower. Line tables only: a report's stack still names file and line, and full
   # debug information costs about a fifth of the compile time (measured on one k8s source).
