@@ -7,9 +7,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "tessera/backends/nvml/nvml_mig_device.hpp"
 #include "tessera/backends/sim/engine.hpp"
 #include "tessera/backends/sim/mig/sim_mig.hpp"
+#include "tessera/cli/mig_nvml_run.hpp"
 #include "tessera/cli/output.hpp"
 #include "tessera/cli/progress.hpp"
 #include "tessera/core/try.hpp"
@@ -203,31 +203,6 @@ Result<mig::MigRunResult> simulate(const Loaded& l, const mig::ManagerOptions& o
   return mig::run_jobs(*device, l.jobs.jobs, options, progress);
 }
 
-// An NVML failure with what to do instead where no GPU is at hand.
-core::Error without_nvml(const core::Error& e) {
-  return core::Error(e.domain(), e.code(),
-                     fmt::format("--backend nvml: {}; `--backend sim` runs the same jobs on "
-                                 "tessera's simulated MIG GPU",
-                                 e.message()));
-}
-
-Result<mig::MigRunResult> run_on_nvml(const Loaded& l, unsigned index,
-                                      const mig::ManagerOptions& options,
-                                      const mig::ProgressFn& progress) {
-  auto library = cuda::NvmlLibrary::open();
-  if (!library) return std::unexpected(without_nvml(library.error()));
-  auto device =
-      cuda::NvmlMigDevice::open(std::shared_ptr<cuda::NvmlLibrary>(std::move(*library)), index);
-  if (!device) return std::unexpected(without_nvml(device.error()));
-  if ((*device)->geometry().gpu != l.spec.name) {
-    return core::failf(core::Domain::kMig, core::Code::kInvalidArgument,
-                       "the job file is for {}, but NVML device {} is {}; set `gpu:` in the file "
-                       "or --gpu",
-                       l.spec.name, index, (*device)->geometry().gpu);
-  }
-  return mig::run_jobs(**device, l.jobs.jobs, options, progress);
-}
-
 // ---- tessera mig plan ----------------------------------------------------------------------
 
 core::Status run_plan(const MigFlags& f) {
@@ -291,7 +266,7 @@ core::Status run_plan(const MigFlags& f) {
 
 // ---- tessera mig run -----------------------------------------------------------------------
 
-core::Status run_run(const MigFlags& f) {
+Outcome run_run(const MigFlags& f) {
   if (f.dry_run) return run_plan(f);
   TESSERA_ASSIGN_OR_RETURN(const Loaded l, load(f));
   std::string static_layout;
@@ -301,9 +276,27 @@ core::Status run_run(const MigFlags& f) {
   const auto on_progress = [&progress](const mig::Progress& p) {
     progress.update("jobs finished", p.finished, p.total, p.now);
   };
-  Result<mig::MigRunResult> result = f.backend == "sim"
-                                         ? simulate(l, options, on_progress)
-                                         : run_on_nvml(l, f.nvml_device, options, on_progress);
+  Result<mig::MigRunResult> result;
+  int stop_signal = 0;
+  std::string journal;
+  if (f.backend == "sim") {
+    result = simulate(l, options, on_progress);
+  } else {
+    auto nvml = run_on_nvml({.jobs_path = f.jobs_path,
+                             .jobs = &l.jobs,
+                             .gpu = l.spec.name,
+                             .nvml_device = f.nvml_device,
+                             .journal_path = f.journal,
+                             .options = options,
+                             .progress = on_progress});
+    if (nvml) {
+      result = std::move(nvml->result);
+      stop_signal = nvml->stop_signal;
+      journal = nvml->journal_path;
+    } else {
+      result = std::unexpected(nvml.error());
+    }
+  }
   progress.finish();
   if (!result) return std::unexpected(result.error());
   const hw::MigGeometry& geometry = l.geometry;
@@ -314,11 +307,22 @@ core::Status run_run(const MigFlags& f) {
     if (!static_layout.empty()) fmt::print("static layout: {}\n", static_layout);
     fmt::print("{}", mig::run_report_table(*result, geometry));
   }
-  if (f.json_path.empty()) return {};
-  json out = mig::run_report_json(*result, geometry);
-  out["backend"] = f.backend;
-  out["jobs_file"] = f.jobs_path;
-  return write_text(f.json_path, out.dump(2));
+  if (!f.json_path.empty()) {
+    json out = mig::run_report_json(*result, geometry);
+    out["backend"] = f.backend;
+    out["jobs_file"] = f.jobs_path;
+    TESSERA_TRY(write_text(f.json_path, out.dump(2)));
+  }
+  if (result->stopped.empty()) return {};
+  // 128 + the signal, as a shell reports a process the signal ended.
+  const auto unfinished =
+      std::ranges::count_if(result->jobs, [](const mig::JobOutcome& j) { return !j.resolved; });
+  return Outcome::failure(
+      core::Error(core::Domain::kMig, core::Code::kFailedPrecondition,
+                  fmt::format("stopped by {}: {} job{} did not finish; the same command runs "
+                              "them (journal {})",
+                              result->stopped, unfinished, unfinished == 1 ? "" : "s", journal)),
+      128 + stop_signal);
 }
 
 }  // namespace
@@ -368,6 +372,10 @@ void add_mig_options(CLI::App& command, MigFlags& f) {
                   "Print the plan (as `tessera mig plan`) and touch nothing");
   f.run->add_option("--nvml-device", f.nvml_device, "NVML device index (--backend nvml)")
       ->capture_default_str();
+  f.run->add_option("--journal", f.journal,
+                    "Where the run records what it has started and finished, so that a run "
+                    "after a crash cleans up and finishes the rest (--backend nvml; default "
+                    "$XDG_STATE_HOME/tessera/mig-gpu<N>.journal, else under ~/.local/state)");
   f.run->add_option("--json", f.json_path,
                     "Write the result as JSON to this file ('-' for stdout)");
   f.run->add_flag("-q,--quiet", f.quiet, "No progress line");

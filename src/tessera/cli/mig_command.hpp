@@ -27,6 +27,7 @@ struct MigFlags {
   std::string backend = "sim";
   bool dry_run = false;
   unsigned nvml_device = 0;
+  std::string journal;  // --backend nvml; empty: default_journal_path
   std::string json_path;
   bool quiet = false;
 };

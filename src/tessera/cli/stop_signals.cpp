@@ -18,6 +18,16 @@ StopSignals::~StopSignals() {
 std::string_view StopSignals::wait() {
   int signal = 0;
   sigwait(&signals_, &signal);
+  return name(signal);
+}
+
+int StopSignals::take_pending() {
+  const timespec now{0, 0};
+  const int signal = sigtimedwait(&signals_, nullptr, &now);
+  return signal > 0 ? signal : 0;
+}
+
+std::string_view StopSignals::name(int signal) {
   return signal == SIGINT ? "SIGINT" : "SIGTERM";
 }
 

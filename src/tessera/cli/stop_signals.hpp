@@ -1,7 +1,7 @@
 #pragma once
-// SIGINT and SIGTERM for the servers (agent, extender): blocked before any thread starts, so every
-// thread inherits the mask and none is interrupted, then taken by the main thread with sigwait,
-// so a stop is an orderly one.
+// SIGINT and SIGTERM for the servers (agent, extender) and the MIG manager: blocked before any
+// thread starts, so every thread inherits the mask and none is interrupted, then taken by the
+// main thread (sigwait, or a look between events), so a stop is an orderly one.
 
 #include <csignal>
 #include <string_view>
@@ -19,6 +19,10 @@ class StopSignals {
 
   // Waits for one of the two; returns its name, "SIGINT" or "SIGTERM".
   std::string_view wait();
+  // The signal that has arrived (taking it), or 0 when none has: for a loop that looks between
+  // its own events.
+  int take_pending();
+  static std::string_view name(int signal);
 
  private:
   sigset_t signals_;

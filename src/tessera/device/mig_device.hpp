@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,15 @@ class MigJobObserver {
   virtual void on_exit(const JobExit& exit) = 0;
 };
 
+// The operating-system process group a job runs as, where a backend runs jobs as processes: what
+// a restart needs to find the job again after the manager died (mig::kill_orphans).
+struct JobProcess {
+  std::int64_t process_group = 0;  // also the leader's process ID
+  // The leader's start time in clock ticks since boot (/proc/<pid>/stat field 22): with the boot
+  // ID it tells the job's processes from later ones that reuse the number.
+  std::uint64_t start_ticks = 0;
+};
+
 struct MigDeviceStats {
   core::Nanos elapsed = 0;
   double energy_joules = 0;  // whole GPU, idle power included
@@ -101,6 +111,8 @@ class MigDevice {
                                            MigJobObserver& observer) = 0;
   // Stops a running job; its exit is reported as kKilled. Stopping a finished run is a no-op.
   virtual core::Status stop_job(JobRunId run) = 0;
+  // The process group of a running job; none where jobs are not processes (the simulator).
+  virtual std::optional<JobProcess> job_process(JobRunId /*run*/) const { return std::nullopt; }
 
   // Runs the backend's event loop (timers, job progress) until `done()` is true after an event,
   // or nothing is left to happen. The simulator runs its engine; a real backend polls its

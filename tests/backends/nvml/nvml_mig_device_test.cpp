@@ -6,15 +6,18 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "backends/nvml/fake_nvml_env.hpp"
+#include "tessera/core/process_table.hpp"
 #include "tessera/core/try.hpp"
 
 namespace tessera::cuda {
@@ -273,6 +276,54 @@ TEST(NvmlMigDevice, DestroyIsRefusedWhileAJobRunsThenRemovesComputeAndGpuInstanc
   EXPECT_LT(ci, gi);
   EXPECT_TRUE(d->device->instances().empty());
   EXPECT_EQ(d->device->stats().instances_destroyed, 1);
+}
+
+// What a restart needs to find a job again (mig::recover): its process group and start time,
+// while it runs; nothing once it has ended.
+TEST(NvmlMigDevice, ARunningJobNamesItsProcessGroupAndStartTime) {
+  test::FakeNvmlEnv env;
+  NvmlMigOptions options;
+  options.kill_grace = core::millis(100);
+  auto d = open_fake(options);
+  ASSERT_TRUE(d) << d.error().message();
+  auto inst = d->device->create_instance(k1g, 0);
+  ASSERT_TRUE(inst) << inst.error().message();
+  Recorder rec;
+  auto run = d->device->start_job(inst->id, shell_job("sleeper", "exec sleep 30"), rec);
+  ASSERT_TRUE(run) << run.error().message();
+  const auto process = d->device->job_process(*run);
+  ASSERT_TRUE(process.has_value());
+  const auto info = core::read_process(static_cast<pid_t>(process->process_group));
+  ASSERT_TRUE(info) << info.error().message();
+  EXPECT_EQ(info->process_group, process->process_group);  // a group of its own
+  EXPECT_EQ(info->start_ticks, process->start_ticks);
+  ASSERT_TRUE(d->device->stop_job(*run));
+  run_until_exits(*d->device, rec, 1);
+  EXPECT_FALSE(d->device->job_process(*run).has_value());
+}
+
+// A job that has exited 0 by the time a stop reaches it completed: the stop came too late to
+// matter, and a manager stopping for a signal must not run it again.
+TEST(NvmlMigDevice, AJobThatEndedBeforeItsStopCompleted) {
+  test::FakeNvmlEnv env;
+  auto d = open_fake();
+  ASSERT_TRUE(d) << d.error().message();
+  auto inst = d->device->create_instance(k1g, 0);
+  ASSERT_TRUE(inst) << inst.error().message();
+  Recorder rec;
+  auto run = d->device->start_job(inst->id, shell_job("done", "exit 0"), rec);
+  ASSERT_TRUE(run) << run.error().message();
+  // Until the loop reaps it, the ended job is still the device's run.
+  for (int i = 0;
+       i < 200 &&
+       core::read_process(static_cast<pid_t>(d->device->job_process(*run)->process_group))->state !=
+           'Z';
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(d->device->stop_job(*run));
+  run_until_exits(*d->device, rec, 1);
+  EXPECT_EQ(rec.exits[0].kind, device::JobExitKind::kCompleted) << rec.exits[0].message;
 }
 
 TEST(NvmlMigDevice, AJobSeesItsInstancesMigUuid) {

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,61 @@ TEST(ManagerSimTest, SequentialRunsOnTheWholeGpuWithMigDisabled) {
   ASSERT_TRUE(r) << r.error().message();
   EXPECT_EQ(r->completed(), static_cast<std::int64_t>(jobs.size()));
   for (const JobOutcome& job : r->jobs) EXPECT_EQ(job.attempts.front().profile_id, -1);
+  EXPECT_TRUE(device->instances().empty());
+}
+
+// A stop (ManagerOptions::stop, a signal in `tessera mig run`) stops the running jobs, destroys
+// the instances the run created and leaves every job not yet resolved unresolved, for a later
+// run; the jobs resolved before it were reported as they were.
+TEST(ManagerSimTest, AStopEndsTheRunWithUnfinishedJobsUnresolvedAndNoInstanceLeft) {
+  sim::Engine engine;
+  auto device = make_device(engine);
+  std::vector<workload::BatchJobPtr> jobs = {job("short", 3, 2), job("long-a", 3, 500),
+                                             job("long-b", 9, 500)};
+  ManagerOptions o = options(Scheme::kB);
+  std::vector<std::string> resolved;
+  o.on_resolved = [&](const JobOutcome& outcome) { resolved.push_back(outcome.name); };
+  int asked_after_short = 0;
+  o.stop = [&]() -> std::optional<std::string> {
+    if (resolved.empty()) return std::nullopt;
+    ++asked_after_short;
+    return std::string("SIGTERM");
+  };
+  auto r = run_jobs(*device, jobs, o);
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->stopped, "SIGTERM");
+  EXPECT_EQ(resolved, std::vector<std::string>{"short"});
+  EXPECT_GE(asked_after_short, 1);
+  ASSERT_EQ(r->jobs.size(), 3u);
+  EXPECT_TRUE(r->jobs[0].resolved);
+  EXPECT_TRUE(r->jobs[0].completed);
+  for (int i : {1, 2}) {
+    const JobOutcome& unfinished = r->jobs[static_cast<std::size_t>(i)];
+    EXPECT_FALSE(unfinished.resolved) << unfinished.name;
+    EXPECT_FALSE(unfinished.completed) << unfinished.name;
+    EXPECT_NE(unfinished.reason.find("stopped (SIGTERM)"), std::string::npos) << unfinished.reason;
+    ASSERT_FALSE(unfinished.attempts.empty()) << unfinished.name;
+    EXPECT_EQ(unfinished.attempts.back().exit, device::JobExitKind::kKilled);
+    EXPECT_LT(unfinished.attempts.back().iterations_done, 500);
+  }
+  EXPECT_TRUE(device->instances().empty());
+  const std::string table = run_report_table(*r, device->geometry());
+  EXPECT_NE(table.find("stopped (SIGTERM) before they finished: long-a, long-b"), std::string::npos)
+      << table;
+  EXPECT_EQ(run_report_json(*r, device->geometry()).at("stopped"), "SIGTERM");
+}
+
+// A stop asked at the first event ends the run with every job unresolved.
+TEST(ManagerSimTest, AStopAtTheFirstEventResolvesNoJob) {
+  sim::Engine engine;
+  auto device = make_device(engine);
+  ManagerOptions o = options(Scheme::kA);
+  o.stop = [] { return std::optional<std::string>("SIGINT"); };
+  auto r = run_jobs(*device, mix(), o);
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->stopped, "SIGINT");
+  EXPECT_EQ(r->completed(), 0);
+  for (const JobOutcome& j : r->jobs) EXPECT_FALSE(j.resolved) << j.name;
   EXPECT_TRUE(device->instances().empty());
 }
 

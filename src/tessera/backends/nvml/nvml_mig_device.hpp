@@ -65,6 +65,7 @@ class NvmlMigDevice final : public device::MigDevice {
                                            workload::BatchJobPtr job,
                                            device::MigJobObserver& observer) override;
   core::Status stop_job(device::JobRunId run) override;
+  std::optional<device::JobProcess> job_process(device::JobRunId run) const override;
   core::Status run(const std::function<bool()>& done) override;
   device::MigDeviceStats stats() const override;
 

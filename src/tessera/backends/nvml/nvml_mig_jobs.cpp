@@ -15,6 +15,7 @@
 
 #include "tessera/backends/nvml/internal/nvml_mig_records.hpp"
 #include "tessera/backends/nvml/nvml_mig_device.hpp"
+#include "tessera/core/process_table.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/device/poll_loop.hpp"
 
@@ -112,6 +113,8 @@ core::Result<device::JobRunId> NvmlMigDevice::start_job(device::MigInstanceId in
   run->job = std::move(job);
   run->observer = &observer;
   run->pid = pid;
+  // Read at once: the child exists until this process reaps it, so the number is still its own.
+  if (const auto info = core::read_process(pid)) run->start_ticks = info->start_ticks;
   run->mig = inst.mig;
   run->instance_bytes = inst.info.memory_bytes;
   const device::JobRunId id = run->id;
@@ -160,6 +163,13 @@ core::Status NvmlMigDevice::stop_job(device::JobRunId id) {
   return {};
 }
 
+std::optional<device::JobProcess> NvmlMigDevice::job_process(device::JobRunId id) const {
+  const auto it = runs_.find(id);
+  if (it == runs_.end()) return std::nullopt;
+  return device::JobProcess{.process_group = it->second->pid,
+                            .start_ticks = it->second->start_ticks};
+}
+
 void NvmlMigDevice::finish(Run& run, std::optional<int> wait_status) {
   if (run.sample_timer != 0) executor_.cancel(run.sample_timer);
   if (run.kill_timer != 0) executor_.cancel(run.kill_timer);
@@ -171,11 +181,11 @@ void NvmlMigDevice::finish(Run& run, std::optional<int> wait_status) {
                        .message = {}};
   const bool success = wait_status && WIFEXITED(*wait_status) && WEXITSTATUS(*wait_status) == 0;
   const std::int64_t limit = run.total_seen > 0 ? run.total_seen : run.instance_bytes;
-  if (run.stopping) {
+  if (success) {
+    exit.kind = device::JobExitKind::kCompleted;  // even if a stop came too late to matter
+  } else if (run.stopping) {
     exit.kind = device::JobExitKind::kKilled;
     exit.message = fmt::format("stopped ({})", describe_wait_status(wait_status));
-  } else if (success) {
-    exit.kind = device::JobExitKind::kCompleted;
   } else if (limit > 0 && static_cast<double>(run.peak_used) >=
                               options_.oom_fraction * static_cast<double>(limit)) {
     exit.kind = device::JobExitKind::kOutOfMemory;

@@ -86,18 +86,25 @@ class Manager final : public device::MigJobObserver {
     schedule_releases();
     if (!jobs_.empty()) {
       const auto total = static_cast<std::int64_t>(jobs_.size());
-      auto st = device_.run([&] { return fatal_.has_value() || resolved_ == total; });
+      auto st = device_.run(
+          [&] { return fatal_.has_value() || resolved_ == total || stopped_and_idle(); });
       if (!st) return fail_after_cleanup(st.error());
       if (fatal_) return fail_after_cleanup(*fatal_);
     }
-    // Nothing is left to happen and a job is still unresolved: no plan existed for it even with
-    // the GPU idle. It is reported, not lost.
     for (std::size_t j = 0; j < jobs_.size(); ++j) {
-      if (jobs_[j].phase != Phase::kResolved) {
-        resolve(j, false,
-                fmt::format("no instance could be planned for it on {}",
-                            describe(space_.geometry(), current_layout())));
+      if (jobs_[j].phase == Phase::kResolved) continue;
+      if (stopping_) {
+        // Not resolved: a later run of the same jobs runs it.
+        jobs_[j].outcome.resolved = false;
+        jobs_[j].outcome.reason =
+            fmt::format("the run stopped ({}) before it finished", *stopping_);
+        continue;
       }
+      // Nothing is left to happen and a job is still unresolved: no plan existed for it even
+      // with the GPU idle. It is reported, not lost.
+      resolve(j, false,
+              fmt::format("no instance could be planned for it on {}",
+                          describe(space_.geometry(), current_layout())));
     }
     TESSERA_TRY(cleanup());
 
@@ -112,6 +119,7 @@ class Manager final : public device::MigJobObserver {
     result.energy_joules = device_.stats().energy_joules;
     result.oom_restarts = oom_restarts_;
     result.early_restarts = early_restarts_;
+    result.stopped = stopping_.value_or("");
     return result;
   }
 
@@ -121,7 +129,7 @@ class Manager final : public device::MigJobObserver {
     JobState& js = jobs_[it->second];
     js.outcome.actual_peak_bytes = std::max(js.outcome.actual_peak_bytes, s.reserved_bytes);
     js.predictor->add(s.iteration, s.requested_bytes, s.reserved_bytes);
-    if (!options_.early_restart || !caps_.memory_samples || js.stop_requested) return;
+    if (stopping_ || !options_.early_restart || !caps_.memory_samples || js.stop_requested) return;
     const auto early =
         restarts_.early_restart(js.predictor->predict(), js.outcome.attempts.back().profile_id,
                                 js.instance_memory, js.need);
@@ -147,6 +155,10 @@ class Manager final : public device::MigJobObserver {
     js.outcome.actual_peak_bytes = std::max(js.outcome.actual_peak_bytes, e.peak_reserved_bytes);
     const auto prediction = js.predictor->predict();
     js.predictor.reset();
+    if (stopping_ && e.kind != device::JobExitKind::kCompleted) {
+      js.phase = Phase::kQueued;  // stopped by the run's stop: left for a later run
+      return;
+    }
     const hw::MigProfile* profile = space_.geometry().find(a.profile_id);
     const std::string profile_name =
         profile ? profile->name : fmt::format("profile {}", a.profile_id);
@@ -209,6 +221,7 @@ class Manager final : public device::MigJobObserver {
     js.outcome.reason = std::move(reason);
     js.outcome.finished = device_.executor().now();
     ++resolved_;
+    if (options_.on_resolved) options_.on_resolved(js.outcome);
     if (progress_) {
       progress_(Progress{.finished = resolved_,
                          .total = static_cast<std::int64_t>(jobs_.size()),
@@ -411,11 +424,23 @@ class Manager final : public device::MigJobObserver {
 
   bool anything_runs() const { return !runs_.empty(); }
 
+  // Asks options_.stop after each event; once it says stop, every running job is stopped and
+  // the loop ends when the last has exited.
+  bool stopped_and_idle() {
+    if (!stopping_ && options_.stop) {
+      if (auto why = options_.stop()) {
+        stopping_ = std::move(why);
+        for (const auto& [run, j] : runs_) (void)device_.stop_job(run);
+      }
+    }
+    return stopping_ && runs_.empty();
+  }
+
   // Asks the scheduler and carries its decisions out. After a device failure the state is read
   // back from the device; the job stays queued and is tried again at once while nothing runs
   // (no event would come to retry it), otherwise at the next event.
   void pump() {
-    while (!fatal_) {
+    while (!fatal_ && !stopping_) {
       auto state = current_state();
       if (!state) {
         fatal_ = state.error();
@@ -541,6 +566,7 @@ class Manager final : public device::MigJobObserver {
   std::map<device::JobRunId, std::size_t> runs_;
   std::vector<ReconfigEvent> reconfigurations_;
   std::optional<core::Error> fatal_;
+  std::optional<std::string> stopping_;  // why the run stops (ManagerOptions::stop)
   std::int64_t resolved_ = 0;
   std::int64_t oom_restarts_ = 0;
   std::int64_t early_restarts_ = 0;

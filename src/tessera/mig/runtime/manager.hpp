@@ -21,6 +21,11 @@
 
 namespace tessera::mig {
 
+struct JobOutcome;
+
+// Why to stop the run now ("SIGTERM"), or nothing to go on. Asked after every event.
+using StopFn = std::function<std::optional<std::string>()>;
+
 struct ManagerOptions {
   Scheme scheme = Scheme::kB;
   bool early_restart = true;
@@ -28,6 +33,12 @@ struct ManagerOptions {
   Layout static_layout;  // Scheme::kStatic: created at the start, kept to the end
   // Profiles the scheduler may hand out (empty: every profile without media extensions).
   std::vector<int> profile_ids;
+  // Null: never. When it says stop, running jobs are stopped (device::MigDevice::stop_job), the
+  // instances this run created destroyed, and the result says why, with every job not yet
+  // resolved left unresolved.
+  StopFn stop;
+  // Told of each job as it is resolved (completed, or given up with its reason).
+  std::function<void(const JobOutcome&)> on_resolved;
 };
 
 // One attempt of a job on one instance.
@@ -45,7 +56,8 @@ struct Attempt {
 struct JobOutcome {
   std::string name;
   bool completed = false;
-  std::string reason;  // why it cannot run on this GPU, when !completed
+  bool resolved = true;  // false: the run stopped first (MigRunResult::stopped)
+  std::string reason;    // why it cannot run on this GPU, when !completed
   core::Nanos submitted = 0;
   core::Nanos finished = 0;  // completion (or when it was given up)
   std::int64_t estimated_peak_bytes = 0;
@@ -75,6 +87,8 @@ struct MigRunResult {
   double energy_joules = 0;
   std::int64_t oom_restarts = 0;
   std::int64_t early_restarts = 0;
+  // Why the run stopped before every job was resolved (ManagerOptions::stop); empty: it did not.
+  std::string stopped;
   std::int64_t completed() const;
   double jobs_per_hour() const;
 };

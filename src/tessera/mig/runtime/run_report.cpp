@@ -66,6 +66,7 @@ nlohmann::json run_report_json(const MigRunResult& result, const hw::MigGeometry
                     {"estimated_peak_gib", gib(job.estimated_peak_bytes)},
                     {"actual_peak_gib", gib(job.actual_peak_bytes)},
                     {"attempts", std::move(attempts)}});
+    if (!job.resolved) jobs.back()["resolved"] = false;  // the run stopped first
   }
   json reconfigurations = json::array();
   for (const ReconfigEvent& r : result.reconfigurations) {
@@ -79,16 +80,18 @@ nlohmann::json run_report_json(const MigRunResult& result, const hw::MigGeometry
     if (!r.error.empty()) event["error"] = r.error;  // `created` was asked for, not created
     reconfigurations.push_back(std::move(event));
   }
-  return {{"gpu", result.gpu},
-          {"scheme", to_string(result.scheme)},
-          {"makespan_s", core::to_seconds(result.makespan)},
-          {"energy_j", result.energy_joules},
-          {"jobs_per_hour", result.jobs_per_hour()},
-          {"completed", result.completed()},
-          {"oom_restarts", result.oom_restarts},
-          {"early_restarts", result.early_restarts},
-          {"jobs", std::move(jobs)},
-          {"reconfigurations", std::move(reconfigurations)}};
+  json out{{"gpu", result.gpu},
+           {"scheme", to_string(result.scheme)},
+           {"makespan_s", core::to_seconds(result.makespan)},
+           {"energy_j", result.energy_joules},
+           {"jobs_per_hour", result.jobs_per_hour()},
+           {"completed", result.completed()},
+           {"oom_restarts", result.oom_restarts},
+           {"early_restarts", result.early_restarts},
+           {"jobs", std::move(jobs)},
+           {"reconfigurations", std::move(reconfigurations)}};
+  if (!result.stopped.empty()) out["stopped"] = result.stopped;
+  return out;
 }
 
 std::string run_report_table(const MigRunResult& result, const hw::MigGeometry& g) {
@@ -102,16 +105,28 @@ std::string run_report_table(const MigRunResult& result, const hw::MigGeometry& 
       fmt::format("{:<{}}  {:<9}  {:<{}}  {:>9}  {:>9}  {:>12}\n", "job", name_width, "result",
                   "attempts", attempts_width, "est GiB", "peak GiB", "turnaround s");
   std::vector<std::string> reasons;
+  std::vector<std::string> unfinished;
   for (const JobOutcome& job : result.jobs) {
-    out += fmt::format("{:<{}}  {:<9}  {:<{}}  {:>9.2f}  {:>9.2f}  {:>12.1f}\n", job.name,
-                       name_width, job.completed ? "completed" : "given up", attempts_text(g, job),
-                       attempts_width, gib(job.estimated_peak_bytes), gib(job.actual_peak_bytes),
-                       core::to_seconds(job.turnaround()));
-    if (!job.completed) reasons.push_back(fmt::format("  {}: {}\n", job.name, job.reason));
+    const std::string_view status = !job.resolved   ? "stopped"
+                                    : job.completed ? "completed"
+                                                    : "given up";
+    out +=
+        fmt::format("{:<{}}  {:<9}  {:<{}}  {:>9.2f}  {:>9.2f}  {:>12.1f}\n", job.name, name_width,
+                    status, attempts_text(g, job), attempts_width, gib(job.estimated_peak_bytes),
+                    gib(job.actual_peak_bytes), core::to_seconds(job.turnaround()));
+    if (!job.resolved) {
+      unfinished.push_back(job.name);
+    } else if (!job.completed) {
+      reasons.push_back(fmt::format("  {}: {}\n", job.name, job.reason));
+    }
   }
   if (!reasons.empty()) {
     out += "given up:\n";
     for (const std::string& r : reasons) out += r;
+  }
+  if (!unfinished.empty()) {
+    out += fmt::format("stopped ({}) before they finished: {}\n", result.stopped,
+                       fmt::join(unfinished, ", "));
   }
   out += fmt::format(
       "{} on {}: {}/{} completed, makespan {:.1f} s, {:.1f} jobs/h, energy {:.0f} J, "

@@ -17,6 +17,8 @@
 //     Locking sets the current SM and graphics clock to the lock's maximum; a reset restores
 //     `sm_clock`. Utilisation is NOT_SUPPORTED while MIG mode is on, as the header says.
 //   FAKE_NVML_LOG     a file that gets one line per call: "<name> <args> -> <return>".
+//   FAKE_NVML_STATE   a file that holds the GPU's instances across processes, as the driver does:
+//     read at nvmlInit_v2 (when no other init is open), rewritten after every create and destroy.
 //
 // Every exported function is extern "C" and catches everything: no exception crosses the ABI.
 // The NVML state lives from the first successful nvmlInit_v2 to the matching nvmlShutdown.
@@ -32,6 +34,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tessera/backends/nvml/nvml_api.hpp"
@@ -199,6 +202,57 @@ void load_script() {
   }
 }
 
+const Profile* profile_by_id(unsigned id);
+
+const char* state_path() {
+  const char* path = std::getenv("FAKE_NVML_STATE");
+  return path != nullptr && *path != '\0' ? path : nullptr;
+}
+
+void load_gpu_state() {
+  const char* path = state_path();
+  if (path == nullptr) return;
+  std::ifstream in(path);
+  if (!in) return;  // no instances yet
+  const nlohmann::json j = nlohmann::json::parse(in);
+  g_state.serial = j.value("serial", 0u);
+  for (const auto& g : j.value("gpu_instances", nlohmann::json::array())) {
+    const Profile* p = profile_by_id(g.at("profile_id").get<unsigned>());
+    if (p == nullptr) throw std::runtime_error("FAKE_NVML_STATE: unknown profile");
+    const unsigned id = g.at("id").get<unsigned>();
+    g_state.gis[id] = GpuInstance{id,
+                                  p,
+                                  g.at("start").get<unsigned>(),
+                                  g.at("serial").get<unsigned>(),
+                                  g.value("has_ci", false),
+                                  g.value("ci_profile", 0u)};
+  }
+}
+
+// Written whole to a temporary file and renamed over the old one, so a reader in another process
+// never sees half of it.
+void save_gpu_state() {
+  const char* path = state_path();
+  if (path == nullptr) return;
+  nlohmann::json gis = nlohmann::json::array();
+  for (const auto& [id, gi] : g_state.gis) {
+    gis.push_back({{"id", id},
+                   {"profile_id", gi.profile->id},
+                   {"start", gi.start},
+                   {"serial", gi.serial},
+                   {"has_ci", gi.has_ci},
+                   {"ci_profile", gi.ci_profile}});
+  }
+  const std::string tmp = std::string(path) + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << nlohmann::json{{"serial", g_state.serial}, {"gpu_instances", gis}}.dump();
+    if (!out) throw std::runtime_error("cannot write FAKE_NVML_STATE");
+  }
+  if (std::rename(tmp.c_str(), path) != 0)
+    throw std::runtime_error("cannot replace FAKE_NVML_STATE");
+}
+
 const Profile* profile_by_index(unsigned index) {
   for (const Profile& p : g_state.profiles) {
     if (p.index == index) return &p;
@@ -266,6 +320,11 @@ nvml::Return guarded(const char* call, const std::string& args, Body body) {
       r = *f;
     } else {
       r = body();
+      const std::string_view name(call);
+      if (r == nvml::kSuccess && (name.find("Create") != std::string_view::npos ||
+                                  name.find("Destroy") != std::string_view::npos)) {
+        save_gpu_state();
+      }
     }
     log_line(std::string(call) + (args.empty() ? "" : " " + args) + " -> " + std::to_string(r));
     return r;
@@ -292,7 +351,10 @@ std::string num(unsigned long long v) {
 FAKE_NVML_EXPORT nvml::Return nvmlInit_v2() {
   try {
     std::lock_guard lock(g_mutex);
-    if (g_state.inits == 0) load_script();
+    if (g_state.inits == 0) {
+      load_script();
+      load_gpu_state();
+    }
   } catch (const std::exception& e) {
     log_line(std::string("nvmlInit_v2 script error: ") + e.what());
     return nvml::kErrorUnknown;

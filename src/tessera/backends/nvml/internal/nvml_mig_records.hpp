@@ -23,7 +23,8 @@ struct NvmlMigDevice::Run {
   device::MigInstanceId instance = 0;
   workload::BatchJobPtr job;
   device::MigJobObserver* observer = nullptr;
-  pid_t pid = -1;  // also the process group: the job runs in a group of its own
+  pid_t pid = -1;                 // also the process group: the job runs in a group of its own
+  std::uint64_t start_ticks = 0;  // the process's start (core::read_process), 0 if unread
   nvml::Device mig = nullptr;
   std::int64_t instance_bytes = 0;
   std::int64_t samples = 0;
