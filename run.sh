@@ -4,8 +4,8 @@
 #   ./run.sh test    install missing packages, build, run every test
 #   ./run.sh build   install missing packages and build only
 #   ./run.sh bench   build and run the benchmarks
-#   ./run.sh test-asan  every test under AddressSanitizer (with LeakSanitizer) and UBSan
-#   ./run.sh test-tsan  the tests that run threads under ThreadSanitizer
+#   ./run.sh test-asan  every test under AddressSanitizer (with LeakSanitizer) and UBSan (clang 19)
+#   ./run.sh test-tsan  the tests that run threads under ThreadSanitizer (clang 19)
 #   ./run.sh fuzz [S]   build the fuzz targets with clang 19, run each S seconds (default 20)
 # Needs only bash on a fresh Debian 12: the rest comes from scripts/install-deps.sh.
 set -euo pipefail

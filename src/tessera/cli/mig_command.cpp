@@ -302,7 +302,7 @@ Outcome run_run(const MigFlags& f) {
   const hw::MigGeometry& geometry = l.geometry;
 
   if (f.json_path != "-") {
-    fmt::print("{}: {} jobs on {} ({}), scheme {}\n", f.jobs_path, l.jobs.jobs.size(), l.spec.name,
+    fmt::print("{}: {} jobs on {} ({}), scheme {}\n", f.jobs_path, result->jobs.size(), l.spec.name,
                f.backend == "sim" ? "simulator" : "NVML", mig::to_string(l.scheme));
     if (!static_layout.empty()) fmt::print("static layout: {}\n", static_layout);
     fmt::print("{}", mig::run_report_table(*result, geometry));
