@@ -7,6 +7,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -27,11 +29,11 @@ TEST(ChildProcess, ReturnsTheOutputWhole) {
   std::string big(3 << 20, 'x');
   for (std::size_t i = 0; i < big.size(); i += 4093) big[i] = static_cast<char>('a' + i % 26);
   auto out = run_in_child([&] { return big; }, small_limits());
-  ASSERT_TRUE(out.has_value()) << out.error();
+  ASSERT_TRUE(out.has_value()) << out.error().what;
   EXPECT_EQ(*out, big);
 
   auto empty = run_in_child([] { return std::string(); }, small_limits());
-  ASSERT_TRUE(empty.has_value()) << empty.error();
+  ASSERT_TRUE(empty.has_value()) << empty.error().what;
   EXPECT_EQ(*empty, "");
 }
 
@@ -43,7 +45,7 @@ TEST(ChildProcess, ACrashIsNamedBySignal) {
       },
       small_limits());
   ASSERT_FALSE(out.has_value());
-  EXPECT_EQ(out.error(), "crashed (SIGSEGV)");
+  EXPECT_EQ(out.error().what, "crashed (SIGSEGV)");
 }
 
 // The child's signal state is its own: a handler in the parent does not save it.
@@ -60,7 +62,38 @@ TEST(ChildProcess, TheParentsSignalHandlersDoNotCarryOver) {
       small_limits());
   sigaction(SIGABRT, &old, nullptr);
   ASSERT_FALSE(out.has_value());
-  EXPECT_EQ(out.error(), "crashed (SIGABRT)");
+  EXPECT_EQ(out.error().what, "crashed (SIGABRT)");
+}
+
+// A library's last words (an assertion before abort) come back with the failure, cut short, and
+// never reach this process's stderr.
+TEST(ChildProcess, WhatTheChildPrintedComesBackWithItsFailure) {
+  auto out = run_in_child(
+      [] {
+        std::fputs("first line\nlib.c:42: check: Assertion `x' failed.\n", stderr);
+        std::fflush(stderr);
+        abort();
+        return std::string();
+      },
+      small_limits());
+  ASSERT_FALSE(out.has_value());
+  EXPECT_EQ(out.error().what, "crashed (SIGABRT)");
+  EXPECT_EQ(out.error().printed, "lib.c:42: check: Assertion `x' failed.");
+
+  auto long_line = run_in_child(
+      [] {
+        std::fputs((std::string(1000, 'a') + std::string(kMaxPrintedBytes, 'z')).c_str(), stderr);
+        std::fflush(stderr);
+        _exit(3);
+        return std::string();
+      },
+      small_limits());
+  ASSERT_FALSE(long_line.has_value());
+  EXPECT_EQ(long_line.error().what, "exited with status 3");
+  EXPECT_EQ(long_line.error().printed, std::string(kMaxPrintedBytes, 'z'));
+
+  auto quiet = run_in_child([] { return std::string("ok"); }, small_limits());
+  ASSERT_TRUE(quiet.has_value());
 }
 
 TEST(ChildProcess, ALoopRunsIntoTheCpuLimit) {
@@ -72,7 +105,7 @@ TEST(ChildProcess, ALoopRunsIntoTheCpuLimit) {
       },
       ChildLimits{.cpu_seconds = 1, .wall_seconds = 60});
   ASSERT_FALSE(out.has_value());
-  EXPECT_EQ(out.error(), "ran past its 1 s CPU limit (SIGXCPU)");
+  EXPECT_EQ(out.error().what, "ran past its 1 s CPU limit (SIGXCPU)");
 }
 
 TEST(ChildProcess, AHangIsStoppedAtTheDeadline) {
@@ -83,7 +116,7 @@ TEST(ChildProcess, AHangIsStoppedAtTheDeadline) {
       },
       ChildLimits{.cpu_seconds = 60, .wall_seconds = 1});
   ASSERT_FALSE(out.has_value());
-  EXPECT_EQ(out.error(), "ran past its 1 s limit");
+  EXPECT_EQ(out.error().what, "ran past its 1 s limit");
 }
 
 TEST(ChildProcess, AllocationPastTheMemoryLimitFails) {
@@ -97,9 +130,10 @@ TEST(ChildProcess, AllocationPastTheMemoryLimitFails) {
 #ifdef TESSERA_SANITIZED
   // AddressSanitizer's allocator meets the limit first: it reports its own out-of-memory and
   // exits 1 instead of throwing std::bad_alloc.
-  EXPECT_EQ(out.error(), "exited with status 1");
+  EXPECT_EQ(out.error().what, "exited with status 1");
+  EXPECT_NE(out.error().printed.find("ABORTING"), std::string::npos) << out.error().printed;
 #else
-  EXPECT_EQ(out.error(), "ran out of memory (its limit is 256 MiB more than tessera's)");
+  EXPECT_EQ(out.error().what, "ran out of memory (its limit is 256 MiB more than tessera's)");
 #endif
 }
 
@@ -108,13 +142,13 @@ TEST(ChildProcess, OutputPastItsCapIsRefused) {
   limits.max_output_bytes = 1000;
   auto out = run_in_child([] { return std::string(100000, 'y'); }, limits);
   ASSERT_FALSE(out.has_value());
-  EXPECT_EQ(out.error(), "produced more than 1000 bytes of output");
+  EXPECT_EQ(out.error().what, "produced more than 1000 bytes of output");
 }
 
 TEST(ChildProcess, AnExceptionEndsTheChild) {
   auto out = run_in_child([]() -> std::string { throw std::runtime_error("no"); }, small_limits());
   ASSERT_FALSE(out.has_value());
-  EXPECT_EQ(out.error(), "failed with an exception");
+  EXPECT_EQ(out.error().what, "failed with an exception");
 }
 
 }  // namespace

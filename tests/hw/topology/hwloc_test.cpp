@@ -210,6 +210,10 @@ TEST(TopologyHwloc, AFileThatCrashesHwlocIsAnError) {
     EXPECT_EQ(
         crashed.error().message().find(path + ": hwloc crashed (SIGABRT) importing this file"), 0U)
         << crashed.error().message();
+    // hwloc's own assertion, from the child's stderr.
+    EXPECT_NE(crashed.error().message().find("importing this file (it printed: "),
+              std::string::npos)
+        << crashed.error().message();
   }
   auto after = load_hwloc_xml(kDir + "power8gpudistances.xml");
   ASSERT_TRUE(after) << after.error().message();

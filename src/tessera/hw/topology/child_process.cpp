@@ -59,7 +59,7 @@ void lower_limit(int resource, rlim_t value) {
   setrlimit(resource, &wanted);
 }
 
-[[noreturn]] void child_main(int out_fd, const std::function<std::string()>& work,
+[[noreturn]] void child_main(int out_fd, int err_fd, const std::function<std::string()>& work,
                              const ChildLimits& limits, rlim_t address_space) {
   // Whatever the parent does with signals (handlers, a blocked SIGTERM it waits for), the child
   // dies of them the ordinary way, so the parent sees which one.
@@ -69,6 +69,7 @@ void lower_limit(int resource, rlim_t value) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
+  dup2(err_fd, STDERR_FILENO);
   if (out_fd != kOutputFd) dup2(out_fd, kOutputFd);
   close_range(kOutputFd + 1, ~0U, 0);  // the parent's sockets and files are not the child's
 
@@ -122,6 +123,17 @@ std::string describe_status(int status, const ChildLimits& limits) {
   return fmt::format("ended with wait status {}", status);
 }
 
+// The last non-empty line of what the child printed, cut to kMaxPrintedBytes.
+std::string last_line(std::string_view printed) {
+  while (!printed.empty() && (printed.back() == '\n' || printed.back() == '\r')) {
+    printed.remove_suffix(1);
+  }
+  const auto start = printed.find_last_of('\n');
+  std::string_view line = start == std::string_view::npos ? printed : printed.substr(start + 1);
+  if (line.size() > kMaxPrintedBytes) line = line.substr(line.size() - kMaxPrintedBytes);
+  return std::string(line);
+}
+
 int milliseconds_until(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, 60'000));
@@ -129,51 +141,82 @@ int milliseconds_until(Clock::time_point deadline) {
 
 }  // namespace
 
-std::expected<std::string, std::string> run_in_child(const std::function<std::string()>& work,
-                                                     const ChildLimits& limits) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    return std::unexpected(fmt::format("could not start (pipe: {})", std::strerror(errno)));
+std::expected<std::string, ChildFailure> run_in_child(const std::function<std::string()>& work,
+                                                      const ChildLimits& limits) {
+  int out_pipe[2];
+  int err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
+    return std::unexpected(
+        ChildFailure{fmt::format("could not start (pipe: {})", std::strerror(errno)), {}});
+  }
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    const int err = errno;
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    return std::unexpected(
+        ChildFailure{fmt::format("could not start (pipe: {})", std::strerror(err)), {}});
   }
   const std::uint64_t mapped = mapped_bytes();
   const rlim_t address_space = mapped == 0 ? 0 : static_cast<rlim_t>(mapped + limits.memory_bytes);
   const pid_t pid = fork();
   if (pid < 0) {
     const int err = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return std::unexpected(fmt::format("could not start (fork: {})", std::strerror(err)));
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
+    return std::unexpected(
+        ChildFailure{fmt::format("could not start (fork: {})", std::strerror(err)), {}});
   }
   if (pid == 0) {
-    ::close(fds[0]);
-    child_main(fds[1], work, limits, address_space);
+    ::close(out_pipe[0]);
+    ::close(err_pipe[0]);
+    child_main(out_pipe[1], err_pipe[1], work, limits, address_space);
   }
-  ::close(fds[1]);
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
 
   const Clock::time_point deadline = Clock::now() + std::chrono::seconds(limits.wall_seconds);
   std::string out;
+  std::string printed;  // the end of the child's stderr, at most twice kMaxPrintedBytes
   std::string failure;  // set when the parent stops the child itself
   char buffer[64 * 1024];
-  for (;;) {
-    pollfd p{.fd = fds[0], .events = POLLIN, .revents = 0};
+  // Both pipes are read until the child closes them (it exits) or the parent gives up on it.
+  pollfd fds[2] = {{.fd = out_pipe[0], .events = POLLIN, .revents = 0},
+                   {.fd = err_pipe[0], .events = POLLIN, .revents = 0}};
+  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
     const int ms = milliseconds_until(deadline);
     if (ms == 0) {
       failure = fmt::format("ran past its {} s limit", limits.wall_seconds);
       break;
     }
-    const int ready = poll(&p, 1, ms);
-    if (ready <= 0) continue;  // EINTR or the deadline, which the next turn checks
-    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) break;  // end of output: the child has exited or is exiting
-    if (out.size() + static_cast<std::size_t>(n) > limits.max_output_bytes) {
-      failure = fmt::format("produced more than {} of output",
-                            core::describe_size(limits.max_output_bytes));
-      break;
+    if (poll(fds, 2, ms) <= 0) continue;  // EINTR or the deadline, which the next turn checks
+    for (pollfd& p : fds) {
+      if (p.fd < 0 || p.revents == 0) continue;
+      const ssize_t n = ::read(p.fd, buffer, sizeof buffer);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n <= 0) {  // end of the pipe: the child has exited or is exiting
+        ::close(p.fd);
+        p.fd = -1;
+        continue;
+      }
+      const std::string_view got(buffer, static_cast<std::size_t>(n));
+      if (&p == &fds[1]) {
+        printed.append(got);
+        if (printed.size() > 2 * kMaxPrintedBytes) {
+          printed.erase(0, printed.size() - 2 * kMaxPrintedBytes);
+        }
+        continue;
+      }
+      if (out.size() + got.size() > limits.max_output_bytes) {
+        failure = fmt::format("produced more than {} of output",
+                              core::describe_size(limits.max_output_bytes));
+        break;
+      }
+      out.append(got);
     }
-    out.append(buffer, static_cast<std::size_t>(n));
+    if (!failure.empty()) break;
   }
-  ::close(fds[0]);
+  for (const pollfd& p : fds) {
+    if (p.fd >= 0) ::close(p.fd);
+  }
   if (!failure.empty()) kill(pid, SIGKILL);
 
   // Reap it: past the deadline it is killed, so this ends.
@@ -182,8 +225,10 @@ std::expected<std::string, std::string> run_in_child(const std::function<std::st
     const pid_t w = waitpid(pid, &status, killed ? 0 : WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0)
-      return std::unexpected(std::string("was reaped elsewhere; its exit status is unknown"));
+    if (w < 0) {
+      return std::unexpected(
+          ChildFailure{"was reaped elsewhere; its exit status is unknown", last_line(printed)});
+    }
     if (milliseconds_until(deadline) == 0) {
       kill(pid, SIGKILL);
       killed = true;
@@ -192,9 +237,9 @@ std::expected<std::string, std::string> run_in_child(const std::function<std::st
     }
     poll(nullptr, 0, 1);
   }
-  if (!failure.empty()) return std::unexpected(failure);
+  if (!failure.empty()) return std::unexpected(ChildFailure{failure, last_line(printed)});
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return out;
-  return std::unexpected(describe_status(status, limits));
+  return std::unexpected(ChildFailure{describe_status(status, limits), last_line(printed)});
 }
 
 }  // namespace tessera::hw::detail

@@ -572,10 +572,12 @@ core::Result<HostTopology> parse_hwloc_xml(std::string_view xml, const std::stri
   const auto reply = detail::run_in_child(
       [&] { return import_in_child(topo.get(), text, origin, options); }, kImportLimits);
   if (!reply) {
+    const detail::ChildFailure& f = reply.error();
     return std::unexpected(topo_error(
         core::Code::kParse,
-        fmt::format("{}: hwloc {} importing this file; export one with `lstopo --of xml FILE`",
-                    origin, reply.error())));
+        fmt::format("{}: hwloc {} importing this file{}; export one with `lstopo --of xml FILE`",
+                    origin, f.what,
+                    f.printed.empty() ? "" : fmt::format(" (it printed: {})", f.printed))));
   }
   return read_child_reply(*reply, origin);
 }
