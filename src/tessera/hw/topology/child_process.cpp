@@ -18,6 +18,11 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/file_read.hpp"
 
+// Present only in a process with a sanitizer runtime (weak: null otherwise). A fuzzer registers
+// a death callback that saves the current input as a crash; in the child, whose failure the
+// parent reports as an error, it would save inputs the parent handled.
+extern "C" void __sanitizer_set_death_callback(void (*callback)()) __attribute__((weak));
+
 namespace tessera::hw::detail {
 
 namespace {
@@ -69,6 +74,7 @@ void lower_limit(int resource, rlim_t value) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(nullptr);
   dup2(err_fd, STDERR_FILENO);
   if (out_fd != kOutputFd) dup2(out_fd, kOutputFd);
   close_range(kOutputFd + 1, ~0U, 0);  // the parent's sockets and files are not the child's
