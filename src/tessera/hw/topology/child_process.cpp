@@ -17,6 +17,7 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/file_read.hpp"
+#include "tessera/core/write_all.hpp"
 
 // Present only in a process with a sanitizer runtime (weak: null otherwise). A fuzzer registers
 // a death callback that saves the current input as a crash; in the child, whose failure the
@@ -43,16 +44,6 @@ std::uint64_t mapped_bytes() {
   std::uint64_t pages = 0;
   if (!(in >> pages)) return 0;
   return pages * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
-}
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
 }
 
 // Lowers a limit, never raising it past what this process may already use.
@@ -99,7 +90,7 @@ void lower_limit(int resource, rlim_t value) {
   } catch (...) {
     _exit(kExitException);
   }
-  _exit(write_all(kOutputFd, out) ? 0 : kExitWriteFailed);
+  _exit(core::write_all(kOutputFd, out) ? 0 : kExitWriteFailed);
 }
 
 std::string signal_name(int sig) {

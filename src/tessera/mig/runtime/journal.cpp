@@ -15,6 +15,7 @@
 #include "tessera/core/file_read.hpp"
 #include "tessera/core/process_table.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/core/write_all.hpp"
 
 namespace tessera::mig {
 
@@ -166,13 +167,8 @@ bool Journal::apply(const std::string& line) {
 }
 
 core::Status Journal::append(const std::string& line) {
-  const std::string data = line + "\n";
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd_, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::unexpected(system_error(path_, "cannot write a record"));
-    done += static_cast<std::size_t>(n);
+  if (!core::write_all(fd_, line + "\n")) {
+    return std::unexpected(system_error(path_, "cannot write a record"));
   }
   if (fdatasync(fd_) != 0) return std::unexpected(system_error(path_, "cannot sync it"));
   if (!apply(line)) {
