@@ -8,7 +8,7 @@ packages=(
   g++ cmake ninja-build
   libfmt-dev libspdlog-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  pkgconf libhwloc-dev libpugixml-dev libcpp-httplib-dev libmicrohttpd-dev openssl
+  pkgconf libhwloc-dev libpugixml-dev libcpp-httplib-dev libmicrohttpd-dev openssl libfccp-dev libnlopt-cxx-dev
 )
 
 # `install-deps.sh clang`: also Debian's clang 19 with its sanitizer runtimes and libFuzzer, for

@@ -89,7 +89,7 @@ TEST_F(ValidateKernel, RejectsNegativeOrNonFiniteCosts) {
 TEST_F(ValidateKernel, RejectsWorkOnAPipeTheGpuLacks) {
   spec.peak_fp16_tensor_flops = 0;
   k.pipe = workload::ComputePipe::kTensorFp16;
-  EXPECT_THAT(error(), HasSubstr("no peak FP16 tensor throughput"));
+  EXPECT_THAT(error(), HasSubstr("no peak tensor FP16 throughput"));
 }
 
 TEST(ValidateSequence, RejectsAnEmptySequenceAndZeroRepeats) {

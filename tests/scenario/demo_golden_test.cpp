@@ -21,7 +21,7 @@ TEST(DemoGolden, JsonMatchesPinnedOutput) {
   RunOptions options;
   options.backend = [](const Scenario& run) {
     return core::Result<std::unique_ptr<device::RunBackend>>(
-        sim::make_sim_run_backend(run.sim_options));
+        sim::make_sim_run_backend(run.sim_overrides));
   };
   auto r = run_scenario(*s, options);
   ASSERT_TRUE(r.has_value()) << r.error().message();

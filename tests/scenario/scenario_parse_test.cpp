@@ -101,10 +101,14 @@ TEST(ScenarioParse, SimSectionOverridesModelAssumptions) {
       mutate("tenants:", "sim: {achievable_compute_fraction: 0.8, launch_overhead: 5us}\ntenants:"),
       "ok.yaml", "/data");
   ASSERT_TRUE(r.has_value()) << r.error().message();
-  EXPECT_DOUBLE_EQ(r->sim_options.achievable_compute_fraction, 0.8);
-  EXPECT_EQ(r->sim_options.launch_overhead, core::micros(5));
-  EXPECT_DOUBLE_EQ(r->sim_options.achievable_bandwidth_fraction,
-                   sim::SimGpuOptions{}.achievable_bandwidth_fraction);
+  EXPECT_EQ(r->sim_overrides.achievable_compute_fraction, 0.8);
+  EXPECT_EQ(r->sim_overrides.launch_overhead, core::micros(5));
+  EXPECT_FALSE(r->sim_overrides.achievable_bandwidth_fraction.has_value());
+  // What the section leaves unset is the GPU's calibrated default.
+  const sim::SimGpuOptions applied = sim::options_for(r->gpu, r->sim_overrides);
+  EXPECT_DOUBLE_EQ(applied.achievable_compute_fraction, 0.8);
+  EXPECT_DOUBLE_EQ(applied.achievable_bandwidth_fraction,
+                   sim::default_options(r->gpu).achievable_bandwidth_fraction);
 }
 
 TEST(ScenarioParse, SimSectionSetsAtomAndYieldCosts) {
@@ -112,8 +116,8 @@ TEST(ScenarioParse, SimSectionSetsAtomAndYieldCosts) {
       mutate("tenants:", "sim: {atom_launch_overhead: 2us, yield_save_cost: 750ns}\ntenants:"),
       "ok.yaml", "/data");
   ASSERT_TRUE(r.has_value()) << r.error().message();
-  EXPECT_EQ(r->sim_options.atom_launch_overhead, core::micros(2));
-  EXPECT_EQ(r->sim_options.yield_save_cost, 750);
+  EXPECT_EQ(r->sim_overrides.atom_launch_overhead, core::micros(2));
+  EXPECT_EQ(r->sim_overrides.yield_save_cost, 750);
   auto bad = parse_scenario(mutate("tenants:", "sim: {yield_save_cost: -1us}\ntenants:"),
                             "bad.yaml", "/data");
   ASSERT_FALSE(bad.has_value());

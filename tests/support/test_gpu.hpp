@@ -62,6 +62,8 @@ class TestGpu {
   TestGpu& fp32_per_sm_per_cycle(double flops) {
     s_.peak_fp32_flops = flops * s_.sms * s_.boost_clock_mhz * 1e6;
     s_.peak_fp16_tensor_flops = 4 * s_.peak_fp32_flops;
+    s_.peak_tf32_tensor_flops = 2 * s_.peak_fp32_flops;
+    s_.peak_fp8_tensor_flops = 8 * s_.peak_fp32_flops;
     return *this;
   }
   TestGpu& bandwidth(double bytes_per_s) {

@@ -49,7 +49,7 @@ scenario::MakeRunBackend Backend::run_backends() const {
   }
 #endif
   return [](const scenario::Scenario& s) -> core::Result<std::unique_ptr<device::RunBackend>> {
-    return sim::make_sim_run_backend(s.sim_options);
+    return sim::make_sim_run_backend(s.sim_overrides);
   };
 }
 

@@ -49,7 +49,8 @@ core::Status calibrate_sim(const CalibrateFlags& f,
       const hw::GpuSpec spec,
       core::with_context(hw::find_gpu(f.gpu.empty() ? "h100" : f.gpu), "--gpu"));
   sim::Engine engine;
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<sim::SimGpu> gpu, sim::SimGpu::create(engine, spec));
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<sim::SimGpu> gpu,
+                           sim::SimGpu::create(engine, spec, sim::default_options(spec)));
   const experiment::RunToIdle run = [&engine]() -> core::Status {
     engine.run_until(core::kNever);
     return {};

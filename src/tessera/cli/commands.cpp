@@ -5,10 +5,12 @@
 #include "tessera/cli/determinism_command.hpp"
 #include "tessera/cli/experiment_command.hpp"
 #include "tessera/cli/extender_command.hpp"
+#include "tessera/cli/kernel_command.hpp"
 #include "tessera/cli/list_command.hpp"
 #include "tessera/cli/mig_command.hpp"
 #include "tessera/cli/run_command.hpp"
 #include "tessera/cli/topology_command.hpp"
+#include "tessera/cli/validate_command.hpp"
 
 namespace tessera::cli {
 
@@ -67,6 +69,17 @@ std::vector<std::unique_ptr<Command>> make_commands() {
       "kernel's relative error and the median and P90 of its absolute value. On a real GPU each "
       "kernel runs as tessera's emulation kernel (its FLOPs and DRAM bytes), not as cuBLAS",
       add_calibrate_options, run_calibrate_command));
+  out.push_back(command<ValidateFlags>(
+      "validate",
+      "Compare the simulated GPU with measured kernel, layer, step and collective times: the "
+      "public profiles under the data directory (perf_profiles/) or your own CSV files; per "
+      "category the median and P90 of |error| and the worst rows",
+      add_validate_options, run_validate_command));
+  out.push_back(command<KernelFlags>(
+      "kernel",
+      "One GEMM, attention or copy on a simulated GPU: its kernels, launch shapes and simulated "
+      "times, to compare with a single measurement",
+      add_kernel_options, run_kernel_command));
   out.push_back(command<DeterminismFlags>(
       "determinism",
       "Does co-location change a decode's tokens? A decode model alone, then beside a training "

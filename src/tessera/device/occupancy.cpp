@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "tessera/device/pipe_peak.hpp"
+
 namespace tessera::device {
 
 using core::Code;
@@ -122,13 +124,13 @@ core::Status validate_kernel(const hw::GpuSpec& spec, const workload::Kernel& k)
         "rate > 0",
         k.host_link_bytes_per_block, k.host_link_bytes_per_s));
   }
-  const bool tensor = k.pipe == workload::ComputePipe::kTensorFp16;
-  const double peak = tensor ? spec.peak_fp16_tensor_flops : spec.peak_fp32_flops;
-  if (k.flops_per_block > 0 && !(peak > 0)) {
-    return bad(fmt::format(
-        "does {} work, but {} lists no peak {} throughput; fix the GPU spec or "
-        "the kernel's pipe",
-        tensor ? "FP16 tensor-core" : "FP32", spec.name, tensor ? "FP16 tensor" : "FP32"));
+  if (k.flops_per_block > 0 && !(peak_flops(spec, k.pipe) > 0)) {
+    const bool fp8 = k.pipe == workload::ComputePipe::kTensorFp8;
+    return bad(
+        fmt::format("does {} work, but {} lists no peak {} throughput{}; fix the GPU spec "
+                    "or the kernel's pipe",
+                    workload::to_string(k.pipe), spec.name, workload::to_string(k.pipe),
+                    fp8 ? " (FP8 tensor cores came with Ada and Hopper)" : ""));
   }
   return {};
 }

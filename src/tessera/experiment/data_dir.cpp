@@ -40,16 +40,31 @@ std::string data_dir() {
   return choose().dir;
 }
 
-core::Result<std::string> data_file(std::string_view relative) {
+namespace {
+
+core::Result<std::string> find_in_data_dir(std::string_view relative, bool directory) {
   const Choice c = choose();
   const std::filesystem::path path =
       std::filesystem::absolute(std::filesystem::path(c.dir) / relative).lexically_normal();
   std::error_code ec;
-  if (std::filesystem::is_regular_file(path, ec)) return path.string();
+  if (directory ? std::filesystem::is_directory(path, ec)
+                : std::filesystem::is_regular_file(path, ec)) {
+    return path.string();
+  }
   return core::failf(core::Domain::kIo, core::Code::kNotFound,
                      "cannot find '{}' in the data directory '{}' ({}); point tessera at the "
                      "public data sets with --data-dir DIR or the environment variable {}",
                      path.string(), c.dir, c.source, kEnvVar);
+}
+
+}  // namespace
+
+core::Result<std::string> data_file(std::string_view relative) {
+  return find_in_data_dir(relative, false);
+}
+
+core::Result<std::string> data_subdir(std::string_view relative) {
+  return find_in_data_dir(relative, true);
 }
 
 }  // namespace tessera::experiment

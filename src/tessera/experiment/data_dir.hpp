@@ -18,5 +18,7 @@ std::string data_dir();
 // The absolute path of RELATIVE (e.g. "llm_traces/x.csv") under the data directory; a missing
 // file is an error naming the path tried and both ways to point tessera at the data.
 core::Result<std::string> data_file(std::string_view relative);
+// The same for a directory ("perf_profiles").
+core::Result<std::string> data_subdir(std::string_view relative);
 
 }  // namespace tessera::experiment

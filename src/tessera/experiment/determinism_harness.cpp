@@ -32,7 +32,8 @@ class SimBackend final : public HarnessBackend, public device::DeviceObserver {
  public:
   static core::Result<std::unique_ptr<SimBackend>> create(const hw::GpuSpec& spec) {
     auto backend = std::unique_ptr<SimBackend>(new SimBackend());
-    TESSERA_ASSIGN_OR_RETURN(backend->gpu_, sim::SimGpu::create(backend->engine_, spec));
+    TESSERA_ASSIGN_OR_RETURN(
+        backend->gpu_, sim::SimGpu::create(backend->engine_, spec, sim::default_options(spec)));
     backend->gpu_->add_observer(backend.get());
     return backend;
   }

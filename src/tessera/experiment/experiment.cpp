@@ -36,25 +36,33 @@ struct AssumptionKey {
 constexpr AssumptionKey kSimAssumptions[] = {
     {"sim.achievable_compute_fraction",
      [](const scenario::Scenario& s) {
-       return fmt::format("{:g}", s.sim_options.achievable_compute_fraction);
+       return fmt::format("{:g}",
+                          sim::options_for(s.gpu, s.sim_overrides).achievable_compute_fraction);
      }},
     {"sim.achievable_bandwidth_fraction",
      [](const scenario::Scenario& s) {
-       return fmt::format("{:g}", s.sim_options.achievable_bandwidth_fraction);
+       return fmt::format("{:g}",
+                          sim::options_for(s.gpu, s.sim_overrides).achievable_bandwidth_fraction);
      }},
     {"sim.sm_bandwidth_multiple",
      [](const scenario::Scenario& s) {
-       return fmt::format("{:g}", s.sim_options.sm_bandwidth_multiple);
+       return fmt::format("{:g}", sim::options_for(s.gpu, s.sim_overrides).sm_bandwidth_multiple);
      }},
     {"sim.launch_overhead",
-     [](const scenario::Scenario& s) { return micros(s.sim_options.launch_overhead); }},
+     [](const scenario::Scenario& s) {
+       return micros(sim::options_for(s.gpu, s.sim_overrides).launch_overhead);
+     }},
     {"sim.atom_launch_overhead",
-     [](const scenario::Scenario& s) { return micros(s.sim_options.atom_launch_overhead); }},
+     [](const scenario::Scenario& s) {
+       return micros(sim::options_for(s.gpu, s.sim_overrides).atom_launch_overhead);
+     }},
     {"sim.yield_save_cost",
-     [](const scenario::Scenario& s) { return micros(s.sim_options.yield_save_cost); }},
+     [](const scenario::Scenario& s) {
+       return micros(sim::options_for(s.gpu, s.sim_overrides).yield_save_cost);
+     }},
     {"sim.compute_power_weight",
      [](const scenario::Scenario& s) {
-       return fmt::format("{:g}", s.sim_options.compute_power_weight);
+       return fmt::format("{:g}", sim::options_for(s.gpu, s.sim_overrides).compute_power_weight);
      }},
 };
 

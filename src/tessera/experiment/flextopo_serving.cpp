@@ -238,7 +238,7 @@ struct Device {
 
 core::Status open(Device& d) {
   TESSERA_ASSIGN_OR_RETURN(const hw::GpuSpec spec, hw::find_gpu(kGpu));
-  TESSERA_ASSIGN_OR_RETURN(d.gpu, sim::SimGpu::create(d.engine, spec, sim::SimGpuOptions{}));
+  TESSERA_ASSIGN_OR_RETURN(d.gpu, sim::SimGpu::create(d.engine, spec, sim::default_options(spec)));
   TESSERA_ASSIGN_OR_RETURN(d.mode, gpu::make_sharing_mode("exclusive"));
   const std::vector<gpu::TenantInfo> infos{
       {.id = 0, .name = "llm", .latency_critical = true, .priority = kServicePriority}};

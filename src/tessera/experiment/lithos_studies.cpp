@@ -57,7 +57,8 @@ std::vector<int> tpc_counts(int total) {
 
 Result<metrics::ModeReport> held_out_sweep(const scenario::Scenario& s) {
   sim::Engine engine;
-  TESSERA_ASSIGN_OR_RETURN(auto gpu, sim::SimGpu::create(engine, s.gpu, s.sim_options));
+  TESSERA_ASSIGN_OR_RETURN(
+      auto gpu, sim::SimGpu::create(engine, s.gpu, sim::options_for(s.gpu, s.sim_overrides)));
   const std::vector<int> counts = tpc_counts(s.gpu.tpcs);
   std::vector<device::StreamId> streams;
   for (int t : counts) {

@@ -6,7 +6,7 @@ namespace tessera::experiment {
 
 scenario::MakeRunBackend sim_backends() {
   return [](const scenario::Scenario& s) -> core::Result<std::unique_ptr<device::RunBackend>> {
-    return sim::make_sim_run_backend(s.sim_options);
+    return sim::make_sim_run_backend(s.sim_overrides);
   };
 }
 

@@ -72,7 +72,12 @@ GpuSpec a100(std::string name) {
   g.sm = kCc80Limits;
   g.peak_fp16_tensor_flops = 312e12;  // [A100-DS] 312 TFLOPS dense (624 is with sparsity)
   g.peak_fp32_flops = 19.5e12;        // [A100-DS]
-  g.min_clock_mhz = 210;              // ASSUMPTION: lowest entry of the 15 MHz-step list that
+  g.peak_tf32_tensor_flops = 156e12;  // [A100-DS] TF32 Tensor Core 156 TFLOPS dense (312 sparse)
+  g.peak_fp8_tensor_flops = 0;        // [A100-WP] Ampere's tensor cores have no FP8 mode
+  // [A100-WP] third-generation NVLink: 12 links x 25 GB/s per direction = 300 GB/s (the 600 GB/s
+  // figure counts both directions).
+  g.nvlink_bytes_per_s = 300e9;
+  g.min_clock_mhz = 210;  // ASSUMPTION: lowest entry of the 15 MHz-step list that
                           // `nvidia-smi -q -d SUPPORTED_CLOCKS` prints for GA100 boards, as
                           // widely reposted; no NVIDIA document states it.
   g.boost_clock_mhz =
@@ -127,6 +132,13 @@ GpuSpec gh100_sxm(std::string name) {
   // power-limited below 1980 MHz, and the simulator reproduces the quoted peak, not more.
   g.peak_fp16_tensor_flops = 989.4e12;
   g.peak_fp32_flops = 66.9e12;  // [H100-WP] 66.9 TFLOPS (the datasheets round to 67)
+  // [H100-WP] dense TF32 494.7 and FP8 1978.9 TFLOPS (the datasheet's 989 and 3,958 are with
+  // sparsity), at the same clock as the FP16 figure.
+  g.peak_tf32_tensor_flops = 494.7e12;
+  g.peak_fp8_tensor_flops = 1978.9e12;
+  // [H100-WP] fourth-generation NVLink: 18 links x 25 GB/s per direction = 450 GB/s (900 GB/s
+  // both directions, as the H100 and H200 datasheets state it).
+  g.nvlink_bytes_per_s = 450e9;
   // [SMI NVIDIA/DCGM#120]: an idle GH100 SXM5 board (H800, the export variant) parked at
   // 345 MHz. ASSUMPTION: the idle clock is also the lowest settable one.
   g.min_clock_mhz = 345;
@@ -200,6 +212,11 @@ GpuSpec rtx4090() {
   // accumulate FP16 GEMMs in FP32, so the simulator's tensor peak is the FP32-accumulate one.
   g.peak_fp16_tensor_flops = 165.2e12;
   g.peak_fp32_flops = 82.6e12;  // [ADA-WP] Peak FP32 TFLOPS (non-Tensor) 82.6
+  // [ADA-WP] "Peak TF32 Tensor TFLOPS" 82.6 dense and "Peak FP8 Tensor TFLOPS with FP32
+  // Accumulate" 330.3 dense (the figures with FP16 accumulate or sparsity are higher).
+  g.peak_tf32_tensor_flops = 82.6e12;
+  g.peak_fp8_tensor_flops = 330.3e12;
+  g.nvlink_bytes_per_s = 0;  // [4090-PP] no NVLink
   // ASSUMPTION: as for the A100, the lowest entry of the 15 MHz-step list nvidia-smi prints for
   // GeForce boards; no NVIDIA document states it.
   g.min_clock_mhz = 210;

@@ -40,6 +40,11 @@ struct GpuSpec {
   // Peak dense throughput at the boost clock, whole device.
   double peak_fp16_tensor_flops;  // dense FP16/BF16 tensor-core FLOP/s
   double peak_fp32_flops;         // non-tensor FP32 FLOP/s
+  double peak_tf32_tensor_flops;  // dense TF32 tensor-core FLOP/s
+  double peak_fp8_tensor_flops;   // dense FP8 tensor-core FLOP/s; 0 where there are no FP8 MMAs
+
+  // NVLink bandwidth per direction between two GPUs of one server (0: no NVLink).
+  double nvlink_bytes_per_s;
 
   double min_clock_mhz;    // lowest settable graphics clock
   double base_clock_mhz;   // nvidia-smi's "Default Applications Clocks" (the board's base clock)

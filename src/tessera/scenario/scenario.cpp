@@ -188,28 +188,46 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
 
 // Overrides of the simulator's model assumptions, for sensitivity studies; see
 // src/tessera/backends/sim/gpu/sim_gpu_options.hpp for what each one means and its default.
-Result<sim::SimGpuOptions> parse_sim_options(const ConfigNode& n, const hw::GpuSpec& gpu) {
-  TESSERA_TRY(n.check_keys({"achievable_compute_fraction", "achievable_bandwidth_fraction",
-                            "sm_bandwidth_multiple", "launch_overhead", "compute_power_weight",
-                            "batch_isolated_kernels", "atom_launch_overhead", "yield_save_cost"}));
-  sim::SimGpuOptions o;
-  TESSERA_ASSIGN_OR_RETURN(
-      o.achievable_compute_fraction,
-      n.double_or("achievable_compute_fraction", o.achievable_compute_fraction));
-  TESSERA_ASSIGN_OR_RETURN(
-      o.achievable_bandwidth_fraction,
-      n.double_or("achievable_bandwidth_fraction", o.achievable_bandwidth_fraction));
-  TESSERA_ASSIGN_OR_RETURN(o.sm_bandwidth_multiple,
-                           n.double_or("sm_bandwidth_multiple", o.sm_bandwidth_multiple));
-  TESSERA_ASSIGN_OR_RETURN(o.launch_overhead, n.duration_or("launch_overhead", o.launch_overhead));
-  TESSERA_ASSIGN_OR_RETURN(o.compute_power_weight,
-                           n.double_or("compute_power_weight", o.compute_power_weight));
-  TESSERA_ASSIGN_OR_RETURN(o.atom_launch_overhead,
-                           n.duration_or("atom_launch_overhead", o.atom_launch_overhead));
-  TESSERA_ASSIGN_OR_RETURN(o.yield_save_cost, n.duration_or("yield_save_cost", o.yield_save_cost));
-  TESSERA_ASSIGN_OR_RETURN(o.batch_isolated_kernels,
-                           n.bool_or("batch_isolated_kernels", o.batch_isolated_kernels));
-  if (auto valid = sim::validate_model(gpu, o); !valid) {
+Result<sim::SimGpuOverrides> parse_sim_options(const ConfigNode& n, const hw::GpuSpec& gpu) {
+  TESSERA_TRY(n.check_keys(
+      {"achievable_compute_fraction", "achievable_bandwidth_fraction", "sm_bandwidth_multiple",
+       "elementwise_bandwidth_fraction", "launch_overhead", "compute_power_weight",
+       "batch_isolated_kernels", "atom_launch_overhead", "yield_save_cost", "gemm_tile_selection",
+       "gemm_compute_fraction", "gemm_tile_knee", "gemm_fixed", "attention_compute_fraction",
+       "collective_latency", "link_bandwidth_fraction"}));
+  sim::SimGpuOverrides o;
+  const auto number = [&](std::string_view key, std::optional<double>& out) -> core::Status {
+    if (!n.has(key)) return {};
+    TESSERA_ASSIGN_OR_RETURN(out, n.double_or(key, 0));
+    return {};
+  };
+  const auto duration = [&](std::string_view key, std::optional<core::Nanos>& out) -> core::Status {
+    if (!n.has(key)) return {};
+    TESSERA_ASSIGN_OR_RETURN(out, n.duration_or(key, 0));
+    return {};
+  };
+  const auto flag = [&](std::string_view key, std::optional<bool>& out) -> core::Status {
+    if (!n.has(key)) return {};
+    TESSERA_ASSIGN_OR_RETURN(out, n.bool_or(key, false));
+    return {};
+  };
+  TESSERA_TRY(number("achievable_compute_fraction", o.achievable_compute_fraction));
+  TESSERA_TRY(number("achievable_bandwidth_fraction", o.achievable_bandwidth_fraction));
+  TESSERA_TRY(number("elementwise_bandwidth_fraction", o.elementwise_bandwidth_fraction));
+  TESSERA_TRY(number("sm_bandwidth_multiple", o.sm_bandwidth_multiple));
+  TESSERA_TRY(duration("launch_overhead", o.launch_overhead));
+  TESSERA_TRY(number("compute_power_weight", o.compute_power_weight));
+  TESSERA_TRY(duration("atom_launch_overhead", o.atom_launch_overhead));
+  TESSERA_TRY(duration("yield_save_cost", o.yield_save_cost));
+  TESSERA_TRY(flag("batch_isolated_kernels", o.batch_isolated_kernels));
+  TESSERA_TRY(flag("gemm_tile_selection", o.gemm_tile_selection));
+  TESSERA_TRY(number("gemm_compute_fraction", o.gemm_compute_fraction));
+  TESSERA_TRY(number("gemm_tile_knee", o.gemm_tile_knee));
+  TESSERA_TRY(duration("gemm_fixed", o.gemm_fixed));
+  TESSERA_TRY(number("attention_compute_fraction", o.attention_compute_fraction));
+  TESSERA_TRY(duration("collective_latency", o.collective_latency));
+  TESSERA_TRY(number("link_bandwidth_fraction", o.link_bandwidth_fraction));
+  if (auto valid = sim::validate_model(gpu, sim::options_for(gpu, o)); !valid) {
     return std::unexpected(n.error(valid.error().message()));
   }
   return o;
@@ -269,7 +287,7 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& source
     TESSERA_ASSIGN_OR_RETURN(s.mode_options, gpu::ModeSettings::decode(*opts));
   }
   if (auto sim = root.find("sim")) {
-    TESSERA_ASSIGN_OR_RETURN(s.sim_options, parse_sim_options(*sim, s.gpu));
+    TESSERA_ASSIGN_OR_RETURN(s.sim_overrides, parse_sim_options(*sim, s.gpu));
   }
   TESSERA_ASSIGN_OR_RETURN(const ConfigNode tenants, root.at("tenants"));
   TESSERA_ASSIGN_OR_RETURN(const auto items, tenants.items());

@@ -46,7 +46,8 @@ struct Scenario {
   std::vector<std::string> modes;  // sharing modes to run, side by side
   // Every registered mode's options (`mode_options:`), decoded and validated when parsed.
   gpu::ModeSettings mode_options;
-  sim::SimGpuOptions sim_options;  // the simulated GPU's model assumptions (`sim:` section)
+  // The `sim:` section: model assumptions set over each simulated GPU's calibrated defaults.
+  sim::SimGpuOverrides sim_overrides;
   std::vector<TenantSpec> tenants;
 };
 

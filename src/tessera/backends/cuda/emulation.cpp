@@ -92,7 +92,8 @@ core::Result<EmulationLaunch> emulation_launch(const workload::Kernel& kernel,
   }
 
   TesseraEmulateParams p{};
-  if (kernel.pipe == workload::ComputePipe::kTensorFp16) {
+  // The emulation issues FP16 MMAs for every tensor pipe: it reproduces the work, not the format.
+  if (kernel.pipe != workload::ComputePipe::kFp32) {
     const int full_warps = threads / kWarpThreads;
     if (full_warps == 0 && kernel.flops_per_block > 0) {
       return bad(

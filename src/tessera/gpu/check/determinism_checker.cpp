@@ -11,7 +11,7 @@ namespace tessera::gpu {
 namespace {
 
 std::string_view pipe_name(workload::ComputePipe p) {
-  return p == workload::ComputePipe::kTensorFp16 ? "tensor FP16" : "FP32";
+  return workload::to_string(p);
 }
 
 // The first launch-configuration field in which `got` differs from `want`, or none.

@@ -14,9 +14,8 @@ constexpr int kLargeRegisters = 128;  // 64 FP32 accumulators per thread plus op
 constexpr int kSkinnyTile = 64;
 constexpr int kSkinnyThreads = 128;
 constexpr int kSkinnyRegisters = 96;
-constexpr int kTileK = 64;        // depth of one pipeline stage
-constexpr int kStages = 2;        // double buffering
-constexpr int kOperandBytes = 2;  // BF16/FP16 operands
+constexpr int kTileK = 64;  // depth of one pipeline stage
+constexpr int kStages = 2;  // double buffering
 constexpr int kSkinnyMaxM = 64;
 
 // Split-K assumptions: aim for about two waves on the catalog's 108-132-SM GPUs, never leave a
@@ -32,7 +31,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 
 }  // namespace
 
-GemmTiling choose_gemm_tiling(std::int64_t m, std::int64_t n, std::int64_t k) {
+GemmTiling choose_gemm_tiling(std::int64_t m, std::int64_t n, std::int64_t k, int operand_bytes) {
   m = std::max<std::int64_t>(m, 1);
   n = std::max<std::int64_t>(n, 1);
   k = std::max<std::int64_t>(k, 1);
@@ -43,7 +42,7 @@ GemmTiling choose_gemm_tiling(std::int64_t m, std::int64_t n, std::int64_t k) {
   t.block.threads = skinny ? kSkinnyThreads : kLargeThreads;
   t.block.registers_per_thread = skinny ? kSkinnyRegisters : kLargeRegisters;
   t.block.shared_memory_bytes =
-      static_cast<std::int64_t>(kStages) * (t.tile_m + t.tile_n) * kTileK * kOperandBytes;
+      static_cast<std::int64_t>(kStages) * (t.tile_m + t.tile_n) * kTileK * operand_bytes;
   t.tiles_m = ceil_div(m, t.tile_m);
   t.tiles_n = ceil_div(n, t.tile_n);
   const std::int64_t tiles = t.tiles_m * t.tiles_n;
@@ -54,8 +53,19 @@ GemmTiling choose_gemm_tiling(std::int64_t m, std::int64_t n, std::int64_t k) {
   return t;
 }
 
+ComputePipe gemm_pipe(Precision p) {
+  switch (p) {
+    case Precision::kFp8: return ComputePipe::kTensorFp8;
+    case Precision::kBf16:
+    case Precision::kFp16: return ComputePipe::kTensorFp16;
+    case Precision::kTf32: return ComputePipe::kTensorTf32;
+    case Precision::kFp32: return ComputePipe::kFp32;
+  }
+  return ComputePipe::kTensorFp16;
+}
+
 Kernel make_gemm(const GemmDesc& g) {
-  const GemmTiling t = choose_gemm_tiling(g.m, g.n, g.k);
+  const GemmTiling t = choose_gemm_tiling(g.m, g.n, g.k, element_bytes(g.precision));
   const double m = static_cast<double>(g.m);
   const double n = static_cast<double>(g.n);
   const double k = static_cast<double>(g.k);
@@ -67,7 +77,7 @@ Kernel make_gemm(const GemmDesc& g) {
   return Kernel{
       .name = g.name,
       .kind = g.kind,
-      .pipe = ComputePipe::kTensorFp16,
+      .pipe = gemm_pipe(g.precision),
       .blocks = blocks,
       .block = t.block,
       .flops_per_block = flops / static_cast<double>(blocks),
@@ -75,6 +85,7 @@ Kernel make_gemm(const GemmDesc& g) {
       // The slices of one output tile wait on each other's partial sums, so a block range
       // that separates them could not run on its own.
       .block_independent = t.split_k == 1,
+      .gemm = {.m = g.m, .n = g.n, .k = g.k, .operand_bytes = g.a_bytes + g.b_bytes + g.c_bytes},
   };
 }
 
@@ -91,6 +102,13 @@ GemmDesc dense_gemm(std::string_view name, std::int64_t m, std::int64_t n, std::
       .b_bytes = static_cast<double>(k) * static_cast<double>(n) * e,
       .c_bytes = static_cast<double>(m) * static_cast<double>(n) * e,
   };
+}
+
+GemmDesc dense_gemm(std::string_view name, std::int64_t m, std::int64_t n, std::int64_t k,
+                    Precision precision) {
+  GemmDesc g = dense_gemm(name, m, n, k, element_bytes(precision));
+  g.precision = precision;
+  return g;
 }
 
 }  // namespace tessera::workload

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "tessera/workload/kernels/kernel.hpp"
+#include "tessera/workload/kernels/precision.hpp"
 
 namespace tessera::workload {
 
@@ -28,8 +29,14 @@ struct GemmTiling {
   std::int64_t blocks() const { return tiles_m * tiles_n * split_k; }
 };
 
-// Tiling of C[m,n] = A[m,k] x B[k,n]; dimensions below 1 are treated as 1.
-GemmTiling choose_gemm_tiling(std::int64_t m, std::int64_t n, std::int64_t k);
+// Tiling of C[m,n] = A[m,k] x B[k,n] with operands of `operand_bytes` (the shared-memory
+// footprint); dimensions below 1 are treated as 1.
+GemmTiling choose_gemm_tiling(std::int64_t m, std::int64_t n, std::int64_t k,
+                              int operand_bytes = 2);
+
+// The pipe a GEMM in this format runs on: the tensor cores for FP8, BF16/FP16 and TF32, the CUDA
+// cores for FP32.
+ComputePipe gemm_pipe(Precision p);
 
 // One GEMM with the DRAM traffic of each operand stated by the caller: a dense layer moves each
 // operand once (dense_gemm); an implicit-GEMM convolution reads the activation tensor, not the
@@ -43,7 +50,8 @@ struct GemmDesc {
   double a_bytes = 0;
   double b_bytes = 0;
   double c_bytes = 0;
-  double epilogue_flops = 0;  // bias or activation fused into the epilogue
+  double epilogue_flops = 0;               // bias or activation fused into the epilogue
+  Precision precision = Precision::kBf16;  // the operands' format: the pipe and tile footprint
 };
 
 // FLOPs 2*m*n*k (+ epilogue) on the tensor pipe. A split-K launch adds its FP32 partial-sum
@@ -54,5 +62,8 @@ Kernel make_gemm(const GemmDesc& g);
 // re-read tiles on chip: an assumption that holds for the tile sizes above).
 GemmDesc dense_gemm(std::string_view name, std::int64_t m, std::int64_t n, std::int64_t k,
                     int elem_bytes);
+// The same in `precision`: operands of its element size, on its pipe.
+GemmDesc dense_gemm(std::string_view name, std::int64_t m, std::int64_t n, std::int64_t k,
+                    Precision precision);
 
 }  // namespace tessera::workload

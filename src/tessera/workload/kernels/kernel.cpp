@@ -19,6 +19,16 @@ std::string_view to_string(KernelClass c) {
   return "unknown";
 }
 
+std::string_view to_string(ComputePipe p) {
+  switch (p) {
+    case ComputePipe::kTensorFp16: return "tensor FP16";
+    case ComputePipe::kFp32: return "FP32";
+    case ComputePipe::kTensorFp8: return "tensor FP8";
+    case ComputePipe::kTensorTf32: return "tensor TF32";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(Phase p) {
   switch (p) {
     case Phase::kUnspecified: return "unspecified";

@@ -26,13 +26,25 @@ enum class KernelClass {
 };
 std::string_view to_string(KernelClass c);
 
-// Which execution units bound the block's arithmetic.
-enum class ComputePipe { kTensorFp16, kFp32 };
+// Which execution units bound the block's arithmetic: the tensor cores in one of their formats
+// (FP16 covers BF16), or the FP32 CUDA cores.
+enum class ComputePipe { kTensorFp16, kFp32, kTensorFp8, kTensorTf32 };
+std::string_view to_string(ComputePipe p);
 
 struct BlockResources {
   int threads = 256;
   int registers_per_thread = 64;
   std::int64_t shared_memory_bytes = 0;
+};
+
+// The problem a GEMM kernel solves. A library (cuBLAS, CUTLASS) picks its tiling per call for the
+// device and the SMs it gets, so a simulator may time the problem as that choice rather than the
+// builder's grid. m = 0: the kernel is no GEMM.
+struct GemmProblem {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  double operand_bytes = 0;  // DRAM traffic of A, B and C, without split-K partial sums
 };
 
 struct Kernel {
@@ -57,6 +69,10 @@ struct Kernel {
   // time, after its compute and DRAM part. 0 bytes (the default): no host traffic.
   double host_link_bytes_per_block = 0;
   double host_link_bytes_per_s = 0;
+  // Sequential steps of a collective over the link (a ring all-reduce of n GPUs takes 2(n-1),
+  // a gather n-1, a send 1): each pays the protocol's latency (SimGpuOptions::collective_latency).
+  int link_steps = 0;
+  GemmProblem gemm{};  // set by make_gemm (gemm_shapes.hpp)
 
   double total_flops() const { return flops_per_block * static_cast<double>(blocks); }
   double total_bytes() const { return bytes_per_block * static_cast<double>(blocks); }

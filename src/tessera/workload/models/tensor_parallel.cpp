@@ -22,7 +22,7 @@ bool finite_positive(double x) {
 // full-device elementwise pass ahead of the transfer: a small serial overestimate (about 46 us
 // for a 2048-token prefill's 21 MB message against 0.87 ms on a 24 GB/s link).
 Kernel collective(std::string_view name, std::int64_t elements, double dram_bytes, double flops,
-                  double link_bytes, const TensorParallel& tp) {
+                  double link_bytes, int steps, const TensorParallel& tp) {
   Kernel k = memory_bound({.name = name,
                            .kind = KernelClass::kCommunication,
                            .blocks = elementwise_blocks(elements),
@@ -34,6 +34,7 @@ Kernel collective(std::string_view name, std::int64_t elements, double dram_byte
                            .block_independent = false});
   k.host_link_bytes_per_block = link_bytes / static_cast<double>(k.blocks);
   k.host_link_bytes_per_s = tp.link_bytes_per_s / tp.penalty;
+  k.link_steps = steps;
   return k;
 }
 
@@ -121,15 +122,16 @@ Kernel all_reduce(std::string_view name, std::int64_t elements, int elem_bytes,
   const double n = tp.degree;
   const double bytes = static_cast<double>(elements) * elem_bytes;
   // Reduce-scatter adds n-1 received chunks of elements/n; input read once, result written once.
+  // Reduce-scatter then all-gather, n - 1 ring steps each.
   return collective(name, elements, 2 * bytes, (n - 1) / n * static_cast<double>(elements),
-                    2 * (n - 1) / n * bytes, tp);
+                    2 * (n - 1) / n * bytes, 2 * (tp.degree - 1), tp);
 }
 
 Kernel gather_to_first(std::string_view name, std::int64_t elements, int elem_bytes,
                        const TensorParallel& tp) {
   const double n = tp.degree;
   const double received = (n - 1) / n * static_cast<double>(elements) * elem_bytes;
-  return collective(name, elements, received, 0, received, tp);
+  return collective(name, elements, received, 0, received, tp.degree - 1, tp);
 }
 
 KernelSequence tp_prefill_step(const ModelConfig& m, const TensorParallel& tp,

@@ -25,6 +25,11 @@
 // rest). The overhead is a few microseconds next to kernels of tens to thousands; a
 // simplification.
 
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+
 #include "tessera/backends/sim/gpu/sim_gpu_options.hpp"
 #include "tessera/core/time.hpp"
 #include "tessera/hw/gpu_spec.hpp"
@@ -37,6 +42,12 @@ struct KernelShape {
   double block_ns_at_boost = 0;  // t_b at the boost clock
   double bytes_per_block = 0;
   double link_ns_per_block = 0;  // host-link time of one block
+  // A GEMM timed as a library tiles it (SimGpuOptions::gemm_tile_selection); m = 0 otherwise.
+  workload::GemmProblem gemm{};
+  workload::ComputePipe pipe = workload::ComputePipe::kFp32;
+  double grid_blocks = 1;  // the launched grid: a plan of B blocks covers B / grid of the GEMM
+  double work_scale = 1;   // share of each block's work still to do (below 1 after a yield)
+  double fixed_ns = 0;     // the kernel's own latency on top of the launch overhead
 };
 
 // The timing of a kernel's unfinished work on a fixed number of SMs. Progress through a plan is
@@ -76,12 +87,43 @@ class TimingModel {
   static PlanRates rates(const Plan& plan, double clock_ratio);
 
   double launch_overhead_ns() const { return overhead_ns_; }
+
+  // The library's choice for a whole GEMM on `sms` SMs in a domain of `domain_bandwidth`: its
+  // compute time at the boost clock and its DRAM bytes (split-K partial sums included).
+  struct GemmChoice {
+    double compute_ns_at_boost = 0;
+    double bytes = 0;
+    int tile_m = 0;
+    int tile_n = 0;
+    int split_k = 1;
+  };
+  GemmChoice gemm_choice(const KernelShape& shape, int sms, double domain_bandwidth) const;
   // Achievable device bandwidth, bytes per ns.
   double device_bandwidth() const { return device_bandwidth_; }
 
  private:
-  double tensor_ns_per_flop_;  // per SM, at the boost clock, at the achievable fraction
-  double fp32_ns_per_flop_;
+  // Per SM, at the boost clock, at the achievable fraction; indexed by workload::ComputePipe.
+  std::array<double, 4> ns_per_flop_{};
+  std::array<double, 4> peak_ns_per_flop_{};  // the same at the pipe's peak
+  double attention_ns_per_flop_ = 0;          // tensor attention kernels; 0: ns_per_flop_
+  bool gemm_tile_selection_ = false;
+  double gemm_fraction_ = 1;
+  double gemm_knee_ = 0;
+  double gemm_fixed_ns_ = 0;
+  double collective_latency_ns_ = 0;
+  double elementwise_byte_scale_ = 1;  // achievable / elementwise bandwidth fraction
+  double link_fraction_ = 1;
+  // Decode and prefill steps repeat the same GEMMs on the same SMs, so choices are remembered.
+  struct GemmKey {
+    std::int64_t m, n, k;
+    int pipe, sms;
+    double bandwidth;
+    bool operator==(const GemmKey&) const = default;
+  };
+  struct GemmKeyHash {
+    std::size_t operator()(const GemmKey& k) const;
+  };
+  mutable std::unordered_map<GemmKey, GemmChoice, GemmKeyHash> gemm_choices_;
   double device_bandwidth_;
   double per_sm_bandwidth_;
   double overhead_ns_;

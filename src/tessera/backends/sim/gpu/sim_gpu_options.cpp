@@ -38,9 +38,11 @@ core::Status validate_model(const hw::GpuSpec& spec, const SimGpuOptions& o) {
     return bad_spec(fmt::format("its memory bandwidth is {} bytes/s; it must be positive",
                                 spec.memory_bandwidth_bytes_per_s));
   }
-  if (!(spec.peak_fp16_tensor_flops >= 0) || !(spec.peak_fp32_flops >= 0) ||
-      !std::isfinite(spec.peak_fp16_tensor_flops) || !std::isfinite(spec.peak_fp32_flops)) {
-    return bad_spec("its peak FLOP/s figures must be finite and >= 0");
+  for (const double peak : {spec.peak_fp16_tensor_flops, spec.peak_fp32_flops,
+                            spec.peak_tf32_tensor_flops, spec.peak_fp8_tensor_flops}) {
+    if (!(peak >= 0) || !std::isfinite(peak)) {
+      return bad_spec("its peak FLOP/s figures must be finite and >= 0");
+    }
   }
   if (!positive(spec.boost_clock_mhz) || !positive(spec.min_clock_mhz) ||
       spec.min_clock_mhz > spec.boost_clock_mhz) {
@@ -65,6 +67,12 @@ core::Status validate_model(const hw::GpuSpec& spec, const SimGpuOptions& o) {
     return bad_option(fmt::format("achievable_bandwidth_fraction is {}; use a value in (0, 1]",
                                   o.achievable_bandwidth_fraction));
   }
+  if (!(o.elementwise_bandwidth_fraction >= 0 && o.elementwise_bandwidth_fraction <= 1)) {
+    return bad_option(
+        fmt::format("elementwise_bandwidth_fraction is {}; use a value in (0, 1], or 0 for "
+                    "achievable_bandwidth_fraction",
+                    o.elementwise_bandwidth_fraction));
+  }
   if (!positive(o.sm_bandwidth_multiple)) {
     return bad_option(
         fmt::format("sm_bandwidth_multiple is {}; use a positive value", o.sm_bandwidth_multiple));
@@ -85,10 +93,62 @@ core::Status validate_model(const hw::GpuSpec& spec, const SimGpuOptions& o) {
     return bad_option(
         fmt::format("compute_power_weight is {}; use a value in [0, 1]", o.compute_power_weight));
   }
+  if (!positive(o.gemm_compute_fraction) || o.gemm_compute_fraction > 1) {
+    return bad_option(
+        fmt::format("gemm_compute_fraction is {}; use a value in (0, 1]", o.gemm_compute_fraction));
+  }
+  if (!(o.gemm_tile_knee >= 0) || !std::isfinite(o.gemm_tile_knee)) {
+    return bad_option(
+        fmt::format("gemm_tile_knee is {}; use a finite value >= 0", o.gemm_tile_knee));
+  }
+  if (o.gemm_fixed < 0) {
+    return bad_option(fmt::format("gemm_fixed is {} ns; it cannot be negative", o.gemm_fixed));
+  }
+  if (!(o.attention_compute_fraction >= 0 && o.attention_compute_fraction <= 1)) {
+    return bad_option(
+        fmt::format("attention_compute_fraction is {}; use a value in (0, 1], or 0 for "
+                    "achievable_compute_fraction",
+                    o.attention_compute_fraction));
+  }
+  if (o.collective_latency < 0) {
+    return bad_option(
+        fmt::format("collective_latency is {} ns; it cannot be negative", o.collective_latency));
+  }
+  if (!positive(o.link_bandwidth_fraction) || o.link_bandwidth_fraction > 1) {
+    return bad_option(fmt::format("link_bandwidth_fraction is {}; use a value in (0, 1]",
+                                  o.link_bandwidth_fraction));
+  }
   if (o.max_batch_kernels < 1) {
     return bad_option(fmt::format("max_batch_kernels is {}; use at least 1", o.max_batch_kernels));
   }
   return {};
+}
+
+SimGpuOptions options_for(const hw::GpuSpec& spec, const SimGpuOverrides& o) {
+  return apply(default_options(spec), o);
+}
+
+SimGpuOptions apply(SimGpuOptions out, const SimGpuOverrides& o) {
+  const auto set = [](auto& field, const auto& value) {
+    if (value) field = *value;
+  };
+  set(out.achievable_compute_fraction, o.achievable_compute_fraction);
+  set(out.achievable_bandwidth_fraction, o.achievable_bandwidth_fraction);
+  set(out.elementwise_bandwidth_fraction, o.elementwise_bandwidth_fraction);
+  set(out.sm_bandwidth_multiple, o.sm_bandwidth_multiple);
+  set(out.launch_overhead, o.launch_overhead);
+  set(out.atom_launch_overhead, o.atom_launch_overhead);
+  set(out.yield_save_cost, o.yield_save_cost);
+  set(out.compute_power_weight, o.compute_power_weight);
+  set(out.gemm_tile_selection, o.gemm_tile_selection);
+  set(out.gemm_compute_fraction, o.gemm_compute_fraction);
+  set(out.gemm_tile_knee, o.gemm_tile_knee);
+  set(out.gemm_fixed, o.gemm_fixed);
+  set(out.attention_compute_fraction, o.attention_compute_fraction);
+  set(out.collective_latency, o.collective_latency);
+  set(out.link_bandwidth_fraction, o.link_bandwidth_fraction);
+  set(out.batch_isolated_kernels, o.batch_isolated_kernels);
+  return out;
 }
 
 }  // namespace tessera::sim

@@ -3,6 +3,8 @@
 // first-order guess, labelled ASSUMPTION, to be checked against a real GPU when one is available
 // (the same kernels timed for real). Scenarios override them in their `sim:` section.
 
+#include <optional>
+
 #include "tessera/core/error.hpp"
 #include "tessera/core/time.hpp"
 #include "tessera/hw/gpu_spec.hpp"
@@ -19,6 +21,12 @@ struct SimGpuOptions {
   // copies are commonly reported at 85-92% of the datasheet figure on HBM GPUs; 0.9 is assumed.
   double achievable_bandwidth_fraction = 0.9;
 
+  // The fraction memory-bound elementwise kernels (norms, activations, residual adds, embedding
+  // gathers, sampling, optimizer updates) reach, which is below the streaming figure: short rows,
+  // several passes over small tensors, conversions. It scales their DRAM bytes, so contention
+  // sees the bandwidth they occupy. 0: achievable_bandwidth_fraction.
+  double elementwise_bandwidth_fraction = 0;
+
   // ASSUMPTION: one SM can draw at most this multiple of its even share of the (achievable)
   // device bandwidth, so about half the SMs can saturate DRAM at the default of 2.0. Per-SM load
   // bandwidth is bounded by its L1/LSU path and outstanding misses; the multiple is a guess to be
@@ -28,6 +36,30 @@ struct SimGpuOptions {
   // ASSUMPTION: time a kernel spends on launch and grid drain, added to every kernel (a few
   // microseconds is the commonly quoted launch latency on the CUDA driver).
   core::Nanos launch_overhead = core::micros(3);
+
+  // GEMMs timed as a library tiles them. Off: a GEMM is its builder's grid at
+  // achievable_compute_fraction, like any kernel. On: a kernel carrying its GEMM problem
+  // (workload::Kernel::gemm) is timed as the fastest of a set of output tiles (256x128 down to
+  // 64x64) and split-K factors on the SMs it holds, as cuBLAS's heuristics pick one per call;
+  // a tile's mainloop reaches gemm_compute_fraction x its pipe's peak, scaled down for smaller
+  // tiles by their arithmetic intensity I = tm tn / (tm + tn) as I / (I + gemm_tile_knee)
+  // (normalised to 1 for the 256x128 tile): small tiles reload more operand bytes per FLOP.
+  bool gemm_tile_selection = false;
+  double gemm_compute_fraction = 0.7;
+  double gemm_tile_knee = 32;
+  // Latency of a GEMM kernel beyond the launch overhead (pipeline fill, epilogue), not
+  // overlapped with its memory traffic.
+  core::Nanos gemm_fixed = 0;
+  // Fraction of the tensor peak attention kernels (FlashAttention) reach; 0: the
+  // achievable_compute_fraction of every kernel.
+  double attention_compute_fraction = 0;
+
+  // Collectives between GPUs: a latency per sequential step over the link
+  // (workload::Kernel::link_steps; NCCL's handshake and its protocol's flush per ring step) on
+  // top of the launch overhead, and the fraction of the link rate the builder states (NVLink's
+  // per-direction figure, or the host link's) that their transfers reach.
+  core::Nanos collective_latency = 0;
+  double link_bandwidth_fraction = 1;
 
   // ASSUMPTION: what a block-range launch (a LithOS atom, GpuDevice::submit_range) costs on top
   // of launch_overhead. The launch keeps the kernel's whole grid; a prelude makes the blocks
@@ -61,5 +93,37 @@ struct SimGpuOptions {
 
 // Checks the options and the parts of the spec the model reads; the error says what to fix.
 core::Status validate_model(const hw::GpuSpec& spec, const SimGpuOptions& options);
+
+// The options a GPU is simulated with unless a scenario overrides them: the calibration fitted
+// for its board (sim_gpu_calibration.cpp), or the generic assumptions above for a board without
+// one. A MIG slice ("H100-SXM5-80GB 3g.40gb") takes its board's.
+SimGpuOptions default_options(const hw::GpuSpec& spec);
+
+// What a scenario's `sim:` section sets, applied over each simulated GPU's default_options when
+// that GPU is made: the same scenario on another --gpu keeps that GPU's calibration and changes
+// only what the section names.
+struct SimGpuOverrides {
+  std::optional<double> achievable_compute_fraction;
+  std::optional<double> achievable_bandwidth_fraction;
+  std::optional<double> elementwise_bandwidth_fraction;
+  std::optional<double> sm_bandwidth_multiple;
+  std::optional<core::Nanos> launch_overhead;
+  std::optional<core::Nanos> atom_launch_overhead;
+  std::optional<core::Nanos> yield_save_cost;
+  std::optional<double> compute_power_weight;
+  std::optional<bool> gemm_tile_selection;
+  std::optional<double> gemm_compute_fraction;
+  std::optional<double> gemm_tile_knee;
+  std::optional<core::Nanos> gemm_fixed;
+  std::optional<double> attention_compute_fraction;
+  std::optional<core::Nanos> collective_latency;
+  std::optional<double> link_bandwidth_fraction;
+  std::optional<bool> batch_isolated_kernels;
+};
+
+// `base` with `overrides` applied.
+SimGpuOptions apply(SimGpuOptions base, const SimGpuOverrides& overrides);
+// default_options(spec) with `overrides` applied.
+SimGpuOptions options_for(const hw::GpuSpec& spec, const SimGpuOverrides& overrides);
 
 }  // namespace tessera::sim

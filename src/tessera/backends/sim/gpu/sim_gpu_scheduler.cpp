@@ -28,7 +28,7 @@ void SimGpu::begin_submission(std::uint32_t s) {
       KernelInfo info;
       info.shape = timing_.shape(k);
       info.blocks = static_cast<double>(ranged ? sub.range.size() : k.blocks);
-      info.overhead_ns = overhead;
+      info.overhead_ns = overhead + info.shape.fixed_ns;
       info.sms_wanted = TimingModel::sms_wanted(info.blocks);
       st.kernels.push_back(info);
     }
@@ -157,6 +157,7 @@ void SimGpu::launch(std::uint32_t s, const SmSet& available) {
       l.shape.block_ns_at_boost *= rest;
       l.shape.bytes_per_block *= rest;
       l.shape.link_ns_per_block *= rest;
+      l.shape.work_scale *= rest;
       l.plan = timing_.plan(l.shape, info.blocks, n, domains_[l.domain].capacity, info.overhead_ns);
       l.rates = TimingModel::rates(l.plan, clock_ratio_);
     } else {

@@ -9,11 +9,12 @@ namespace {
 
 class SimRunBackend final : public device::RunBackend {
  public:
-  explicit SimRunBackend(const SimGpuOptions& options) : options_(options) {}
+  explicit SimRunBackend(const SimGpuOverrides& overrides) : overrides_(overrides) {}
   std::string_view name() const override { return "simulator"; }
   device::Executor& executor() override { return engine_; }
   core::Result<std::unique_ptr<device::GpuDevice>> make_gpu(const hw::GpuSpec& spec, int) override {
-    auto gpu = SimGpu::create(engine_, spec, options_);
+    // Each GPU with its own board's calibration, under the scenario's overrides.
+    auto gpu = SimGpu::create(engine_, spec, options_for(spec, overrides_));
     if (!gpu) return std::unexpected(gpu.error());
     return std::unique_ptr<device::GpuDevice>(std::move(*gpu));
   }
@@ -23,14 +24,14 @@ class SimRunBackend final : public device::RunBackend {
   }
 
  private:
-  SimGpuOptions options_;
+  SimGpuOverrides overrides_;
   Engine engine_;
 };
 
 }  // namespace
 
-std::unique_ptr<device::RunBackend> make_sim_run_backend(const SimGpuOptions& options) {
-  return std::make_unique<SimRunBackend>(options);
+std::unique_ptr<device::RunBackend> make_sim_run_backend(const SimGpuOverrides& overrides) {
+  return std::make_unique<SimRunBackend>(overrides);
 }
 
 }  // namespace tessera::sim

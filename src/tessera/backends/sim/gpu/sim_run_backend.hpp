@@ -9,6 +9,6 @@
 
 namespace tessera::sim {
 
-std::unique_ptr<device::RunBackend> make_sim_run_backend(const SimGpuOptions& options);
+std::unique_ptr<device::RunBackend> make_sim_run_backend(const SimGpuOverrides& overrides);
 
 }  // namespace tessera::sim

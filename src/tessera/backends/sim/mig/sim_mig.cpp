@@ -60,6 +60,8 @@ hw::GpuSpec slice_spec(const hw::GpuSpec& board, const hw::MigProfile& p) {
       board.memory_bandwidth_bytes_per_s * p.memory_slices / hw::kMigMemorySlices;
   s.peak_fp16_tensor_flops = board.peak_fp16_tensor_flops * share;
   s.peak_fp32_flops = board.peak_fp32_flops * share;
+  s.peak_tf32_tensor_flops = board.peak_tf32_tensor_flops * share;
+  s.peak_fp8_tensor_flops = board.peak_fp8_tensor_flops * share;
   // The slice's SimGpu reports only its active energy above idle; the board's idle power is
   // counted once, by SimMig.
   s.idle_watts = 0;
@@ -368,7 +370,8 @@ core::Result<SimMig::IterationCost> SimMig::State::cost(const workload::BatchJob
       job.work.varies ? bucket * kVaryingBucket + kVaryingBucket / 2 : iteration;
   auto sequence = std::make_shared<const workload::KernelSequence>(job.work.build(at));
   Engine local;
-  TESSERA_ASSIGN_OR_RETURN(auto gpu, SimGpu::create(local, slice_spec(spec, profile)));
+  TESSERA_ASSIGN_OR_RETURN(auto gpu,
+                           SimGpu::create(local, slice_spec(spec, profile), default_options(spec)));
   TESSERA_ASSIGN_OR_RETURN(auto stream, gpu->create_stream(device::StreamConfig{}));
   core::Nanos finished = -1;
   auto submitted = gpu->submit(

@@ -1,0 +1,70 @@
+// The simulated GPU's options per board, fitted to measured kernel times by
+// `tessera validate --fit` (docs/validate.md: the profiles, the split and the error on the rows
+// not fitted on). Each value is what that command printed at the commit that typed it in, on
+// ../shared/data/perf_profiles; rerun it after a change to the model and update the table. A
+// board without a fit of its own is simulated with the generic assumptions of
+// sim_gpu_options.hpp.
+
+#include <string_view>
+
+#include "tessera/backends/sim/gpu/sim_gpu_options.hpp"
+
+namespace tessera::sim {
+
+namespace {
+
+// Fitted on vidur's A100 80GB operator profiles of Llama-2-7B/70B and CodeLlama-34B and its DGX
+// A100 all-reduce profile.
+SimGpuOptions a100() {
+  SimGpuOptions o;
+  o.launch_overhead = 2288;
+  o.elementwise_bandwidth_fraction = 0.5867;
+  o.sm_bandwidth_multiple = 0.9995;
+  o.gemm_tile_selection = true;
+  o.achievable_bandwidth_fraction = 0.7247;
+  o.gemm_compute_fraction = 0.7531;
+  o.gemm_tile_knee = 32.96;
+  o.gemm_fixed = 1746;
+  o.collective_latency = 5640;
+  o.link_bandwidth_fraction = 0.6917;
+  return o;
+}
+
+// Fitted on vidur's H100 operator profiles of the same three models, inference_sim's H100 FP8
+// GEMMs (n = 6144) and FlashAttention-3 prefills (three head shapes), and vidur's DGX H100
+// all-reduce profile.
+SimGpuOptions h100() {
+  SimGpuOptions o;
+  o.launch_overhead = 1766;
+  o.elementwise_bandwidth_fraction = 0.6019;
+  o.sm_bandwidth_multiple = 0.9991;
+  o.gemm_tile_selection = true;
+  o.achievable_bandwidth_fraction = 0.8349;
+  o.gemm_compute_fraction = 0.7222;
+  o.gemm_tile_knee = 236.7;
+  o.gemm_fixed = 3277;
+  o.attention_compute_fraction = 0.6466;
+  o.collective_latency = 3270;
+  o.link_bandwidth_fraction = 0.8084;
+  return o;
+}
+
+// The board a spec belongs to: a MIG slice's spec is named "<board> <profile>".
+std::string_view board_of(std::string_view name) {
+  return name.substr(0, name.find(' '));
+}
+
+}  // namespace
+
+SimGpuOptions default_options(const hw::GpuSpec& spec) {
+  const std::string_view board = board_of(spec.name);
+  // ASSUMPTION: the A100 40GB has the 80GB board's GA100 die, SMs and kernels (only its HBM2 is
+  // slower, which the spec's bandwidth carries), so it takes the 80GB fit.
+  if (board == "A100-SXM4-80GB" || board == "A100-SXM4-40GB") return a100();
+  // ASSUMPTION: the H200 is the H100's GH100 die with faster HBM3e; no public per-kernel profile
+  // of it was found, so it takes the H100 fit (its bandwidth comes from its spec).
+  if (board == "H100-SXM5-80GB" || board == "H200-SXM-141GB") return h100();
+  return SimGpuOptions{};
+}
+
+}  // namespace tessera::sim

@@ -1,0 +1,165 @@
+// The calibrated parts of the kernel model, worked out by hand on the synthetic test GPU (16 SMs,
+// 4000 tensor FLOP/ns and 100 bytes/ns of even bandwidth share per SM): GEMMs timed as a library
+// tiles them on the SMs they hold, the elementwise bandwidth fraction, and the latency of a
+// collective's steps.
+
+#include <gtest/gtest.h>
+
+#include "backends/sim/gpu/sim_test_util.hpp"
+#include "support/test_gpu.hpp"
+#include "tessera/backends/sim/gpu/kernel_timing.hpp"
+#include "tessera/workload/kernels/gemm_shapes.hpp"
+
+namespace tessera::sim {
+namespace {
+
+class LibraryTiming : public ::testing::Test {
+ protected:
+  LibraryTiming() {
+    options.gemm_tile_selection = true;
+    options.gemm_compute_fraction = 1;
+    options.gemm_tile_knee = 32;
+  }
+  hw::GpuSpec spec = test::TestGpu().build();
+  SimGpuOptions options = test::exact_options();
+};
+
+// Efficiency of a tm x tn tile with knee 32, relative to the 256x128 tile (I = 85.33).
+double efficiency(double tm, double tn) {
+  const double i = tm * tn / (tm + tn);
+  const double reference = 256.0 * 128 / 384;
+  return i / (i + 32) * (reference + 32) / reference;
+}
+
+TEST_F(LibraryTiming, TheLibraryPicksTheFastestTileForTheSmsItGets) {
+  const TimingModel model(spec, options);
+  // 256 x 256 x 256: K is too shallow to split (slices of at least 256).
+  const auto g = workload::make_gemm(workload::dense_gemm("g", 256, 256, 256, 2));
+  const KernelShape shape = model.shape(g);
+  // On 16 SMs: 64x64 tiles give 16 tiles in one wave, each 2*64*64*256 FLOP at 4000 FLOP/ns and
+  // 0.6875 efficiency (762.6 ns); 64x128 gives 8 tiles at 0.786 (1334 ns); bigger tiles are
+  // slower still. Memory: 393,216 bytes at 1600 bytes/ns = 245.8 ns, below compute.
+  const auto wide = model.gemm_choice(shape, 16, 1600);
+  EXPECT_EQ(wide.tile_m, 64);
+  EXPECT_EQ(wide.tile_n, 64);
+  EXPECT_EQ(wide.split_k, 1);
+  EXPECT_NEAR(wide.compute_ns_at_boost, 2.0 * 64 * 64 * 256 / 4000 / efficiency(64, 64), 1e-6);
+  EXPECT_DOUBLE_EQ(wide.bytes, 3.0 * 256 * 256 * 2);
+  // On 2 SMs: 64x64 is 8 waves (6101 ns), 128x128 two (4576 ns), 256x128 one (4194 ns).
+  const auto narrow = model.gemm_choice(shape, 2, 1600);
+  EXPECT_EQ(narrow.tile_m, 256);
+  EXPECT_EQ(narrow.tile_n, 128);
+  EXPECT_NEAR(narrow.compute_ns_at_boost, 2.0 * 256 * 128 * 256 / 4000, 1e-6);
+}
+
+TEST_F(LibraryTiming, ASplitKAddsItsPartialSumsToTheBytes) {
+  const TimingModel model(spec, options);
+  // 128 x 128 x 4096 on 16 SMs: one 128x128 tile; splitting K 16 ways fills every SM, 16x
+  // faster, at 2 x 15 x 128 x 128 x 4 bytes of FP32 partial sums.
+  const auto g = workload::make_gemm(workload::dense_gemm("g", 128, 128, 4096, 2));
+  const auto c = model.gemm_choice(model.shape(g), 16, 1600);
+  EXPECT_EQ(c.split_k, 16);
+  const double operands = (128.0 * 4096 + 4096.0 * 128 + 128.0 * 128) * 2;
+  EXPECT_DOUBLE_EQ(c.bytes, operands + 2.0 * 15 * 128 * 128 * 4);
+}
+
+TEST_F(LibraryTiming, APlanCoversItsShareOfTheGemmAndTheFixedLatencyIsOverhead) {
+  options.gemm_fixed = 2000;
+  const TimingModel model(spec, options);
+  const auto g = workload::make_gemm(workload::dense_gemm("g", 256, 256, 256, 2));
+  const KernelShape shape = model.shape(g);
+  EXPECT_DOUBLE_EQ(shape.fixed_ns, 2000);
+  const auto c = model.gemm_choice(shape, 16, 1600);
+  const double grid = static_cast<double>(g.blocks);
+  const Plan half = model.plan(shape, grid / 2, 16, 1600, 0);
+  EXPECT_NEAR(half.compute_ns_at_boost, c.compute_ns_at_boost / 2, 1e-9);
+  EXPECT_NEAR(half.bytes, c.bytes / 2, 1e-9);
+}
+
+TEST_F(LibraryTiming, WithoutTileSelectionAGemmIsItsBuildersGrid) {
+  options.gemm_tile_selection = false;
+  const TimingModel model(spec, options);
+  const auto g = workload::make_gemm(workload::dense_gemm("g", 256, 256, 256, 2));
+  const KernelShape shape = model.shape(g);
+  EXPECT_EQ(shape.gemm.m, 0);
+  EXPECT_DOUBLE_EQ(shape.fixed_ns, 0);
+  EXPECT_DOUBLE_EQ(model.plan(shape, static_cast<double>(g.blocks), 16, 1600, 0).bytes,
+                   g.total_bytes());
+}
+
+TEST_F(LibraryTiming, ElementwiseKernelsMoveTheirBytesAtTheirOwnFraction) {
+  options.achievable_bandwidth_fraction = 0.9;
+  options.elementwise_bandwidth_fraction = 0.6;
+  const TimingModel model(spec, options);
+  auto norm = test::make_kernel("norm", 16, 0, 1000);
+  norm.kind = workload::KernelClass::kNorm;
+  auto attention = norm;
+  attention.kind = workload::KernelClass::kAttention;
+  // A norm's 1000 bytes occupy the bandwidth 0.9 / 0.6 = 1.5x as long; attention streams.
+  EXPECT_DOUBLE_EQ(model.shape(norm).bytes_per_block, 1500);
+  EXPECT_DOUBLE_EQ(model.shape(attention).bytes_per_block, 1000);
+}
+
+TEST_F(LibraryTiming, EachStepOfACollectivePaysTheLatencyAndTheLinkItsFraction) {
+  options.collective_latency = 5000;
+  options.link_bandwidth_fraction = 0.5;
+  const TimingModel model(spec, options);
+  auto k = test::make_kernel("all_reduce", 4, 0, 0);
+  k.kind = workload::KernelClass::kCommunication;
+  k.link_steps = 6;  // a ring all-reduce over 4 GPUs
+  k.host_link_bytes_per_block = 1e6;
+  k.host_link_bytes_per_s = 1e11;  // 100 bytes/ns: 10 us a block, 20 us at half the rate
+  const KernelShape shape = model.shape(k);
+  EXPECT_DOUBLE_EQ(shape.fixed_ns, 30000);
+  EXPECT_DOUBLE_EQ(shape.link_ns_per_block, 20000);
+}
+
+TEST(LibraryOptions, EveryNewOptionOutsideItsRangeIsNamed) {
+  const hw::GpuSpec spec = test::TestGpu().build();
+  const auto message = [&](auto set) {
+    SimGpuOptions o;
+    set(o);
+    const auto s = validate_model(spec, o);
+    return s ? std::string() : s.error().message();
+  };
+  EXPECT_NE(
+      message([](SimGpuOptions& o) { o.gemm_compute_fraction = 0; }).find("gemm_compute_fraction"),
+      std::string::npos);
+  EXPECT_NE(message([](SimGpuOptions& o) { o.gemm_tile_knee = -1; }).find("gemm_tile_knee"),
+            std::string::npos);
+  EXPECT_NE(message([](SimGpuOptions& o) { o.gemm_fixed = -1; }).find("gemm_fixed"),
+            std::string::npos);
+  EXPECT_NE(message([](SimGpuOptions& o) {
+              o.attention_compute_fraction = 1.5;
+            }).find("attention_compute_fraction"),
+            std::string::npos);
+  EXPECT_NE(message([](SimGpuOptions& o) {
+              o.elementwise_bandwidth_fraction = 2;
+            }).find("elementwise_bandwidth_fraction"),
+            std::string::npos);
+  EXPECT_NE(message([](SimGpuOptions& o) { o.collective_latency = -1; }).find("collective_latency"),
+            std::string::npos);
+  EXPECT_NE(message([](SimGpuOptions& o) {
+              o.link_bandwidth_fraction = 0;
+            }).find("link_bandwidth_fraction"),
+            std::string::npos);
+}
+
+TEST(LibraryOptions, AScenarioSectionChangesOnlyWhatItNamesOverTheCalibration) {
+  hw::GpuSpec h100 = test::TestGpu().build();
+  h100.name = "H100-SXM5-80GB";
+  SimGpuOverrides o;
+  o.launch_overhead = 7000;
+  const SimGpuOptions applied = options_for(h100, o);
+  EXPECT_EQ(applied.launch_overhead, 7000);
+  EXPECT_DOUBLE_EQ(applied.gemm_compute_fraction, default_options(h100).gemm_compute_fraction);
+  // A MIG slice takes its board's calibration; a board without one the generic assumptions.
+  hw::GpuSpec slice = h100;
+  slice.name = "H100-SXM5-80GB 3g.40gb";
+  EXPECT_DOUBLE_EQ(default_options(slice).gemm_tile_knee, default_options(h100).gemm_tile_knee);
+  EXPECT_TRUE(default_options(h100).gemm_tile_selection);
+  EXPECT_FALSE(default_options(test::TestGpu().build()).gemm_tile_selection);
+}
+
+}  // namespace
+}  // namespace tessera::sim

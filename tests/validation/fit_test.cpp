@@ -1,0 +1,71 @@
+#include "tessera/validation/fit.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tessera/validation/predict.hpp"
+
+namespace tessera::validation {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Rows "measured" by the simulator itself with known options, from a source the split fits on:
+// a fit from the generic assumptions must find options that reproduce them.
+MeasurementSet synthetic(const sim::SimGpuOverrides& truth) {
+  Predictor measure(truth, {}, false);
+  MeasurementSet set;
+  const auto model = *workload::find_model("llama-2-7b");
+  int line = 2;
+  for (int tokens : {1, 16, 64, 256, 1024, 4096}) {
+    for (const char* kernel : {"qkv_proj", "down_proj", "input_rmsnorm", "silu_and_mul"}) {
+      Measurement m;
+      m.source = fmt::format("vidur_compute/a100/meta-llama/Llama-2-7b-hf/mlp.csv:{} x", line++);
+      m.gpu = "A100-SXM4-80GB";
+      m.kind = MeasuredKind::kLayerKernels;
+      m.model = model;
+      m.lengths = {tokens};
+      m.layer_kernels = {kernel};
+      m.measured_ns = *measure.simulate_ns(m);
+      set.rows.push_back(std::move(m));
+    }
+  }
+  return set;
+}
+
+TEST(Fit, RecoversTheOptionsThatMadeTheRows) {
+  sim::SimGpuOverrides truth;
+  truth.launch_overhead = 2000;
+  truth.elementwise_bandwidth_fraction = 0.6;
+  truth.gemm_tile_selection = true;
+  truth.gemm_compute_fraction = 0.75;
+  truth.achievable_bandwidth_fraction = 0.8;
+  const auto fits = fit(synthetic(truth));
+  ASSERT_TRUE(fits.has_value()) << fits.error().message();
+  ASSERT_EQ(fits->size(), 1u);
+  const GpuFit& g = fits->front();
+  EXPECT_EQ(g.gpu, "A100-SXM4-80GB");
+  ASSERT_EQ(g.groups.size(), 2u);  // memory-bound kernels and GEMMs; no attention or collectives
+  for (const GroupFit& group : g.groups) {
+    EXPECT_LT(group.loss_after, group.loss_before / 20) << group.group;
+    EXPECT_LT(group.loss_after, 1e-3) << group.group;
+  }
+  ASSERT_TRUE(g.overrides.gemm_compute_fraction.has_value());
+  EXPECT_NEAR(*g.overrides.gemm_compute_fraction, 0.75, 0.03);
+  ASSERT_TRUE(g.overrides.elementwise_bandwidth_fraction.has_value());
+  EXPECT_NEAR(*g.overrides.elementwise_bandwidth_fraction, 0.6, 0.03);
+  const std::string text = format_fit(*fits);
+  EXPECT_THAT(text, HasSubstr("A100-SXM4-80GB:"));
+  EXPECT_THAT(text, HasSubstr("as a scenario section: sim: {"));
+}
+
+TEST(Fit, RowsNotInTheSplitAreNotFittedOn) {
+  MeasurementSet set = synthetic({});
+  for (Measurement& m : set.rows) m.source = "mine.csv:2";
+  const auto fits = fit(set);
+  ASSERT_TRUE(fits.has_value());
+  EXPECT_TRUE(fits->empty());
+}
+
+}  // namespace
+}  // namespace tessera::validation
