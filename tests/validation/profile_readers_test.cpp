@@ -325,7 +325,7 @@ TEST_F(ProfileReadersTest, LlmServingSimLayersAreShardedGemmsAndEagerKernels) {
   EXPECT_THAT(attn->layer_kernels, ElementsAre(std::string(kAttentionKernels)));
   EXPECT_EQ(attn->implementation, Implementation::kHfEager);
   EXPECT_EQ(attn->phase, workload::Phase::kPrefill);
-  EXPECT_EQ(skipped_rows(*r, "MoE expert layers are not modelled"), 1);
+  EXPECT_EQ(skipped_rows(*r, "per-expert modules"), 1);
   EXPECT_EQ(skipped_rows(*r, "'mystery'"), 1);
 }
 
@@ -419,8 +419,9 @@ TEST_F(ProfileReadersTest, SharedProfilesInSortedOrder) {
 //     LLMServingSim Llama norms/rope/act/attn/embedding 5 x 7 x 2048, its decode attention 46118
 //   step: splitwise llama2-70b on a100 and h100, 630 lines x 2
 //   collective: vidur rows inside one node, less the duplicated h100 pairwise send_recv file
-// Mixtral's layers.csv files (tp1, tp2, tp4) count once the catalog has mixtral-8x7b, until then
-// they are skipped: q/k/v/o/lm_head GEMMs and embedding/3 norms/rope, 5 + 5 rows x 2048 inputs.
+// plus Mixtral's layers.csv files (tp1, tp2, tp4): q/k/v/o/lm_head GEMMs and embedding, three
+// norms and rope, 5 + 5 rows x 2048 inputs each.
+constexpr std::size_t kMixtralRows = 3 * 5 * 2048;
 constexpr std::size_t kRealGemmRows = 82032;
 constexpr std::size_t kRealLayerRows = 259463;
 constexpr std::size_t kRealStepRows = 1260;
@@ -439,7 +440,7 @@ TEST(SharedProfilesTest, ReadsTheRealProfiles) {
     ++per_kind[m.kind];
     ++per_source[m.source.substr(0, m.source.find('/'))];
   }
-  const std::size_t mixtral = workload::find_model("mixtral-8x7b") ? 3 * 5 * 2048 : 0;
+  const std::size_t mixtral = kMixtralRows;
   EXPECT_EQ(per_kind[MeasuredKind::kGemm], kRealGemmRows + mixtral);
   EXPECT_EQ(per_kind[MeasuredKind::kLayerKernels], kRealLayerRows + mixtral);
   EXPECT_EQ(per_kind[MeasuredKind::kStep], kRealStepRows);

@@ -30,7 +30,7 @@ constexpr std::array<const char*, kColumnCount> kNames{
 constexpr std::array<Col, 4> kRequired{kGpu, kKind, kValue, kUnit};
 
 // The kernel names transformer.cpp's builders give, and the attention placeholder.
-constexpr std::array<std::string_view, 18> kKernelNames{"embedding",
+constexpr std::array<std::string_view, 24> kKernelNames{"embedding",
                                                         "input_rmsnorm",
                                                         "qkv_proj",
                                                         "rotary_embedding",
@@ -47,6 +47,12 @@ constexpr std::array<std::string_view, 18> kKernelNames{"embedding",
                                                         "paged_attention_v1",
                                                         "paged_attention_v2",
                                                         "paged_attention_v2_reduce",
+                                                        "moe_router",
+                                                        "moe_topk_softmax",
+                                                        "moe_align_block_size",
+                                                        "moe_gate_up",
+                                                        "moe_down",
+                                                        "moe_sum",
                                                         kAttentionKernels};
 
 using Reader = detail::CommentedReader<kColumnCount>;

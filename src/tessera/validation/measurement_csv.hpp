@@ -41,8 +41,9 @@
 //                 them (embedding, input_rmsnorm, qkv_proj, rotary_embedding, o_proj,
 //                 post_attention_add_rmsnorm, gate_up_proj, silu_and_mul, down_proj,
 //                 residual_add, final_rmsnorm, lm_head, sampling, flash_attention_prefill,
-//                 paged_attention_v1, paged_attention_v2, paged_attention_v2_reduce), or
-//                 @attention for whatever attention kernels the step uses.
+//                 paged_attention_v1, paged_attention_v2, paged_attention_v2_reduce; a mixture
+//                 of experts: moe_router, moe_topk_softmax, moe_align_block_size, moe_gate_up,
+//                 moe_down, moe_sum), or @attention for whatever attention kernels the step uses.
 //   implementation layer, step: vllm | hf-eager (Hugging Face eager modules); default vllm.
 //   collective    collective, required: all_reduce | send_recv.
 //   bytes         collective, required: the message size in bytes.

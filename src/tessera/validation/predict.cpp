@@ -32,7 +32,7 @@ std::string gemm_class(std::int64_t m) {
 
 bool is_gemm_kernel(std::string_view name) {
   return name == "qkv_proj" || name == "o_proj" || name == "gate_up_proj" || name == "down_proj" ||
-         name == "lm_head";
+         name == "lm_head" || name == "moe_router" || name == "moe_gate_up" || name == "moe_down";
 }
 
 std::int64_t rows_of(const Measurement& m) {

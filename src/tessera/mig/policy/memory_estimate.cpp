@@ -190,15 +190,19 @@ double activation_bytes_per_sample(std::string_view training_model, int seq_len)
 // Activations of inference: the largest set of intermediates live at once in one decode step of
 // `batch` sequences (one new token each). FlashAttention-style kernels keep no s x s score
 // matrix, so the MLP is the widest point: the residual stream (h), the fused gate/up output
-// (2 x intermediate) and the activated product (intermediate), at the weights' precision; the
-// LM head's FP32 logits over the vocabulary (4 V) may be wider, and the larger of the two is
-// taken. Prefill is not counted: its intermediates grow with the prompt tokens processed at
-// once, which the serving engine bounds (chunked prefill); the estimate covers steady decoding.
+// (2 x intermediate) and the activated product (intermediate), per expert a token is routed to,
+// at the weights' precision; the LM head's FP32 logits over the vocabulary (4 V) may be wider,
+// and the larger of the two is taken. Prefill is not counted: its intermediates grow with the
+// prompt tokens processed at once, which the serving engine bounds (chunked prefill); the estimate
+// covers steady decoding.
 MemoryBreakdown estimate_inference(const workload::ModelConfig& m, int batch,
                                    std::int64_t context_tokens) {
   const double b = std::max(batch, 0);
   const double ctx = static_cast<double>(std::max<std::int64_t>(context_tokens, 0));
-  const double mlp = (static_cast<double>(m.hidden) + 3.0 * m.intermediate) * m.bytes_per_param;
+  // A mixture of experts holds the intermediates of each token's experts_per_token experts.
+  const double experts = std::max(m.experts_per_token, 1);
+  const double mlp =
+      (static_cast<double>(m.hidden) + 3.0 * m.intermediate * experts) * m.bytes_per_param;
   const double logits = kLossBytes * m.vocab;
   MemoryBreakdown out;
   out.weights = round_bytes(m.weight_bytes());

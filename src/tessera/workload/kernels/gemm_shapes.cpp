@@ -65,15 +65,17 @@ ComputePipe gemm_pipe(Precision p) {
 }
 
 Kernel make_gemm(const GemmDesc& g) {
-  const GemmTiling t = choose_gemm_tiling(g.m, g.n, g.k, element_bytes(g.precision));
+  GemmTiling t = choose_gemm_tiling(g.m, g.n, g.k, element_bytes(g.precision));
+  const std::int64_t groups = std::max<std::int64_t>(g.groups, 1);
+  if (groups > 1) t.split_k = 1;
   const double m = static_cast<double>(g.m);
   const double n = static_cast<double>(g.n);
   const double k = static_cast<double>(g.k);
   double bytes = g.a_bytes + g.b_bytes + g.c_bytes;
   // Serial split-K: every slice but the last writes an FP32 partial tile that the next reads.
   bytes += 2.0 * (t.split_k - 1) * m * n * kPartialSumBytes;
-  const double flops = 2.0 * m * n * k + g.epilogue_flops;
-  const auto blocks = t.blocks();
+  const double flops = static_cast<double>(groups) * 2.0 * m * n * k + g.epilogue_flops;
+  const auto blocks = t.blocks() * groups;
   return Kernel{
       .name = g.name,
       .kind = g.kind,
@@ -85,7 +87,11 @@ Kernel make_gemm(const GemmDesc& g) {
       // The slices of one output tile wait on each other's partial sums, so a block range
       // that separates them could not run on its own.
       .block_independent = t.split_k == 1,
-      .gemm = {.m = g.m, .n = g.n, .k = g.k, .operand_bytes = g.a_bytes + g.b_bytes + g.c_bytes},
+      .gemm = {.m = g.m,
+               .n = g.n,
+               .k = g.k,
+               .operand_bytes = g.a_bytes + g.b_bytes + g.c_bytes,
+               .groups = groups},
   };
 }
 

@@ -52,10 +52,14 @@ struct GemmDesc {
   double c_bytes = 0;
   double epilogue_flops = 0;               // bias or activation fused into the epilogue
   Precision precision = Precision::kBf16;  // the operands' format: the pipe and tile footprint
+  // A grouped GEMM: this many GEMMs of m x n x k in one launch (their tiles side by side in one
+  // grid, as vLLM's fused MoE kernel runs every expert); the bytes above are the whole launch's.
+  std::int64_t groups = 1;
 };
 
-// FLOPs 2*m*n*k (+ epilogue) on the tensor pipe. A split-K launch adds its FP32 partial-sum
-// traffic and is not block-independent (its slices wait for each other).
+// FLOPs 2*m*n*k per group (+ epilogue) on the tensor pipe. A split-K launch adds its FP32
+// partial-sum traffic and is not block-independent (its slices wait for each other); a grouped
+// GEMM is not split.
 Kernel make_gemm(const GemmDesc& g);
 
 // A dense GEMM whose three operands are `elem_bytes` wide and each cross DRAM once (L2 keeps

@@ -45,6 +45,9 @@ struct GemmProblem {
   std::int64_t n = 0;
   std::int64_t k = 0;
   double operand_bytes = 0;  // DRAM traffic of A, B and C, without split-K partial sums
+  // Independent GEMMs of this shape in one launch (a grouped GEMM: a mixture of experts' experts,
+  // each with its own weights); their tiles share the grid.
+  std::int64_t groups = 1;
 };
 
 struct Kernel {

@@ -62,6 +62,24 @@ std::vector<ModelConfig> build_catalog() {
                   .kv_bytes_per_elem = 2,
                   .qkv_bias = true,
                   .tied_embeddings = false},
+      // Source: Hugging Face mistralai/Mixtral-8x7B-v0.1, config.json: num_hidden_layers 32,
+      // hidden_size 4096, num_attention_heads 32, num_key_value_heads 8, head_dim 4096/32 = 128,
+      // intermediate_size 14336 (each expert's), num_local_experts 8, num_experts_per_tok 2,
+      // vocab_size 32000, torch_dtype bfloat16, tie_word_embeddings false. 46.7 B parameters.
+      ModelConfig{.name = "mixtral-8x7b",
+                  .layers = 32,
+                  .hidden = 4096,
+                  .heads = 32,
+                  .kv_heads = 8,
+                  .head_dim = 128,
+                  .intermediate = 14336,
+                  .vocab = 32000,
+                  .bytes_per_param = 2,
+                  .kv_bytes_per_elem = 2,
+                  .qkv_bias = false,
+                  .tied_embeddings = false,
+                  .experts = 8,
+                  .experts_per_token = 2},
       // Source: Hugging Face meta-llama/Llama-2-7b-hf, config.json: num_hidden_layers 32,
       // hidden_size 4096, num_attention_heads 32, num_key_value_heads 32 (no grouped-query
       // attention), head_dim 4096/32 = 128, intermediate_size 11008, vocab_size 32000, torch_dtype
@@ -205,8 +223,10 @@ double ModelConfig::parameters() const {
   const double q = static_cast<double>(heads) * head_dim;
   const double kv = static_cast<double>(kv_heads) * head_dim;
   const double attention = h * q + 2 * h * kv + q * h + (qkv_bias ? q + 2 * kv : 0);
-  const double mlp = 3 * h * intermediate;  // gate, up, down
-  const double norms = 2 * h;               // input and post-attention RMSNorm weights
+  // Gate, up and down per expert, and the router's h x experts.
+  const double mlp =
+      experts > 0 ? experts * 3 * h * intermediate + h * experts : 3 * h * intermediate;
+  const double norms = 2 * h;  // input and post-attention RMSNorm weights
   const double per_layer = attention + mlp + norms;
   const double embeddings = static_cast<double>(vocab) * h * (tied_embeddings ? 1 : 2);
   return layers * per_layer + embeddings + h;  // + final RMSNorm
@@ -246,6 +266,13 @@ core::Status ModelConfig::validate() const {
   };
   for (const auto& [field, value] : fields) {
     if (value <= 0) return bad(field, value);
+  }
+  if (experts < 0 || (experts == 0 && experts_per_token != 0) ||
+      (experts > 0 && (experts_per_token < 1 || experts_per_token > experts))) {
+    return core::failf(core::Domain::kWorkload, core::Code::kInvalidArgument,
+                       "model '{}': experts_per_token ({}) must be between 1 and experts ({}) for "
+                       "a mixture of experts, and both 0 for a dense MLP",
+                       name, experts_per_token, experts);
   }
   if (heads % kv_heads != 0) {
     return core::failf(core::Domain::kWorkload, core::Code::kInvalidArgument,

@@ -67,7 +67,7 @@ KernelSequence add_collectives(KernelSequence seq, const ModelConfig& full,
         out.push_back(all_reduce("embedding_all_reduce", activations, e, tp));
       } else if (name == "o_proj") {
         out.push_back(all_reduce("attention_all_reduce", activations, e, tp));
-      } else if (name == "down_proj") {
+      } else if (name == "down_proj" || name == "moe_sum") {
         out.push_back(all_reduce("mlp_all_reduce", activations, e, tp));
       }
     }

@@ -1,12 +1,16 @@
 // The kernels a vLLM-like engine launches for one prefill batch or one decode step of a
 // decoder-only transformer. Each decoder layer launches, in order: input RMSNorm, fused QKV
-// GEMM, rotary embedding, attention, output projection, fused residual-add + RMSNorm, fused
-// gate/up GEMM, SiLU-and-multiply, down GEMM, residual add. Layers are identical, so they form
-// one KernelGroup repeated `layers` times.
+// GEMM, rotary embedding, attention, output projection, fused residual-add + RMSNorm, the MLP,
+// residual add. A dense MLP is a fused gate/up GEMM, SiLU-and-multiply and the down GEMM; a
+// mixture of experts is vLLM's fused MoE (vllm/model_executor/layers/fused_moe): the router
+// GEMM, top-k softmax, the alignment of tokens to experts, a grouped gate/up GEMM over the
+// experts, SiLU-and-multiply, a grouped down GEMM and the sum of each token's experts. Layers
+// are identical, so they form one KernelGroup repeated `layers` times.
 
 #include "tessera/workload/models/transformer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "tessera/workload/kernels/gemm_shapes.hpp"
@@ -240,6 +244,75 @@ Kernel silu_and_mul(const Shape& s) {
                        .bytes = 3 * s.tokens * i * s.e});  // gate and up in, product out
 }
 
+// The fused MoE launches. ASSUMPTION: routing is uniform, so of E experts with k per token, T
+// tokens reach E (1 - (1 - k / E)^T) of them on average (each expert is skipped by a token with
+// probability 1 - k / E), and the T k token rows divide evenly among those: each reached expert's
+// weights cross DRAM once, each token row once per expert it is routed to.
+void moe_mlp(const Shape& s, std::vector<Kernel>& out) {
+  const double t = s.tokens;
+  const double e = static_cast<double>(s.m.experts);
+  const double k = static_cast<double>(s.m.experts_per_token);
+  const double h = s.m.hidden;
+  const double i = s.m.intermediate;
+  const double rows = t * k;
+  const auto reached = static_cast<std::int64_t>(
+      std::clamp(std::ceil(e * (1 - std::pow(1 - k / e, t)) - 1e-9), std::min(k, e), e));
+  const auto rows_per_expert = static_cast<std::int64_t>(std::ceil(rows / reached));
+  out.push_back(make_gemm(
+      dense_gemm("moe_router", s.token_rows, s.m.experts, s.m.hidden, s.m.bytes_per_param)));
+  out.push_back(memory_bound({.name = "moe_topk_softmax",
+                              .kind = KernelClass::kReduction,
+                              .blocks = elementwise_blocks(s.token_rows * s.m.experts),
+                              .flops = 5 * t * e,  // softmax's max, subtract, exp, sum, divide
+                              // FP32 logits in; expert ids and weights (4 bytes each) out
+                              .bytes = t * e * 4 + rows * 8}));
+  out.push_back(memory_bound({.name = "moe_align_block_size",
+                              .kind = KernelClass::kOther,
+                              .blocks = 1,
+                              .bytes = rows * 4 * 2,  // expert ids in, sorted token ids out
+                              .block_independent = false}));
+  GemmDesc gate_up{.name = "moe_gate_up",
+                   .kind = KernelClass::kGemm,
+                   .m = rows_per_expert,
+                   .n = 2 * static_cast<std::int64_t>(s.m.intermediate),
+                   .k = s.m.hidden,
+                   .a_bytes = rows * h * s.e,
+                   .b_bytes = static_cast<double>(reached) * 2 * i * h * s.e,
+                   .c_bytes = rows * 2 * i * s.e,
+                   .groups = reached};
+  out.push_back(make_gemm(gate_up));
+  out.push_back(memory_bound({.name = "silu_and_mul",
+                              .kind = KernelClass::kElementwise,
+                              .blocks = static_cast<std::int64_t>(rows),
+                              .threads = row_threads(s.m.intermediate),
+                              .flops = kSiluMulFlopsPerValue * rows * i,
+                              .bytes = 3 * rows * i * s.e}));
+  GemmDesc down{.name = "moe_down",
+                .kind = KernelClass::kGemm,
+                .m = rows_per_expert,
+                .n = s.m.hidden,
+                .k = s.m.intermediate,
+                .a_bytes = rows * i * s.e,
+                .b_bytes = static_cast<double>(reached) * h * i * s.e,
+                .c_bytes = rows * h * s.e,
+                .groups = reached};
+  out.push_back(make_gemm(down));
+  out.push_back(memory_bound({.name = "moe_sum",
+                              .kind = KernelClass::kElementwise,
+                              .blocks = elementwise_blocks(s.token_rows * s.m.hidden),
+                              .flops = rows * h,
+                              .bytes = (rows + t) * h * s.e}));
+}
+
+void dense_mlp(const Shape& s, std::vector<Kernel>& out) {
+  out.push_back(make_gemm(dense_gemm("gate_up_proj", s.token_rows,
+                                     2 * static_cast<std::int64_t>(s.m.intermediate), s.m.hidden,
+                                     s.m.bytes_per_param)));
+  out.push_back(silu_and_mul(s));
+  out.push_back(make_gemm(
+      dense_gemm("down_proj", s.token_rows, s.m.hidden, s.m.intermediate, s.m.bytes_per_param)));
+}
+
 Kernel residual_add(const Shape& s) {
   const double values = s.tokens * s.m.hidden;
   return memory_bound({.name = "residual_add",
@@ -277,12 +350,11 @@ KernelSequence build(const Shape& s, Attention&& attention) {
       make_gemm(dense_gemm("o_proj", s.token_rows, s.m.hidden, static_cast<std::int64_t>(s.q_dim()),
                            s.m.bytes_per_param)));
   layer.kernels.push_back(add_rmsnorm(s));
-  layer.kernels.push_back(make_gemm(dense_gemm("gate_up_proj", s.token_rows,
-                                               2 * static_cast<std::int64_t>(s.m.intermediate),
-                                               s.m.hidden, s.m.bytes_per_param)));
-  layer.kernels.push_back(silu_and_mul(s));
-  layer.kernels.push_back(make_gemm(
-      dense_gemm("down_proj", s.token_rows, s.m.hidden, s.m.intermediate, s.m.bytes_per_param)));
+  if (s.m.experts > 0) {
+    moe_mlp(s, layer.kernels);
+  } else {
+    dense_mlp(s, layer.kernels);
+  }
   layer.kernels.push_back(residual_add(s));
   seq.groups.push_back(std::move(layer));
 

@@ -1,7 +1,7 @@
 #pragma once
 // Decoder-only transformers turned into the kernels an inference engine (vLLM-like: fused QKV,
-// fused gate/up, FlashAttention-style attention, paged decode attention) launches for one
-// prefill batch or one decode step.
+// fused gate/up, FlashAttention-style attention, paged decode attention, fused mixture-of-experts
+// kernels) launches for one prefill batch or one decode step.
 
 #include <span>
 #include <string>
@@ -26,6 +26,10 @@ struct ModelConfig {
   int kv_bytes_per_elem;         // 2 for an FP16 KV cache
   bool qkv_bias = false;         // biases on the Q/K/V projections (Qwen2 has them)
   bool tied_embeddings = false;  // LM head shares the input embedding matrix
+  // A mixture of experts (Mixtral): each layer's MLP is `experts` gated MLPs of `intermediate`,
+  // and a router sends each token to `experts_per_token` of them. 0: one dense MLP.
+  int experts = 0;
+  int experts_per_token = 0;
 
   double parameters() const;  // total parameter count
   double weight_bytes() const;

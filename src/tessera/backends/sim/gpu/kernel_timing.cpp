@@ -146,6 +146,7 @@ std::size_t TimingModel::GemmKeyHash::operator()(const GemmKey& k) const {
   const auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   mix(std::hash<std::int64_t>{}(k.n));
   mix(std::hash<std::int64_t>{}(k.k));
+  mix(std::hash<std::int64_t>{}(k.groups));
   mix(std::hash<int>{}(k.pipe * 4099 + k.sms));
   mix(std::hash<double>{}(k.bandwidth));
   return h;
@@ -153,8 +154,13 @@ std::size_t TimingModel::GemmKeyHash::operator()(const GemmKey& k) const {
 
 TimingModel::GemmChoice TimingModel::gemm_choice(const KernelShape& shape, int sms,
                                                  double domain_bandwidth) const {
-  const GemmKey key{shape.gemm.m, shape.gemm.n,    shape.gemm.k, static_cast<int>(shape.pipe),
-                    sms,          domain_bandwidth};
+  const GemmKey key{.m = shape.gemm.m,
+                    .n = shape.gemm.n,
+                    .k = shape.gemm.k,
+                    .groups = shape.gemm.groups,
+                    .pipe = static_cast<int>(shape.pipe),
+                    .sms = sms,
+                    .bandwidth = domain_bandwidth};
   if (const auto it = gemm_choices_.find(key); it != gemm_choices_.end()) return it->second;
   const double m = static_cast<double>(shape.gemm.m);
   const double n = static_cast<double>(shape.gemm.n);
@@ -167,9 +173,11 @@ TimingModel::GemmChoice TimingModel::gemm_choice(const KernelShape& shape, int s
     const double intensity = tile_intensity(tm, tn);
     const double efficiency = gemm_fraction_ * intensity / (intensity + gemm_knee_) *
                               (reference + gemm_knee_) / reference;
-    const std::int64_t tiles = ((shape.gemm.m + tm - 1) / tm) * ((shape.gemm.n + tn - 1) / tn);
+    const std::int64_t tiles =
+        shape.gemm.groups * ((shape.gemm.m + tm - 1) / tm) * ((shape.gemm.n + tn - 1) / tn);
     for (const int split : kSplits) {
-      if (split > 1 && shape.gemm.k / split < kMinKPerSlice) break;
+      // A grouped GEMM is not split (vLLM's fused MoE kernel has no split-K).
+      if (split > 1 && (shape.gemm.groups > 1 || shape.gemm.k / split < kMinKPerSlice)) break;
       const std::int64_t slice = (shape.gemm.k + split - 1) / split;
       const double waves = ceil_whole(static_cast<double>(tiles * split) / std::max(sms, 1));
       const double tile_ns = 2.0 * tm * tn * static_cast<double>(slice) * peak_ns / efficiency;

@@ -115,7 +115,7 @@ class TimingModel {
   double link_fraction_ = 1;
   // Decode and prefill steps repeat the same GEMMs on the same SMs, so choices are remembered.
   struct GemmKey {
-    std::int64_t m, n, k;
+    std::int64_t m, n, k, groups;
     int pipe, sms;
     double bandwidth;
     bool operator==(const GemmKey&) const = default;
