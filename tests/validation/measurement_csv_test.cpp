@@ -169,6 +169,32 @@ TEST_F(MeasurementCsvTest, BadCellsNameFileLineAndColumn) {
             path() + ":3: fewer cells than the header has columns");
 }
 
+TEST_F(MeasurementCsvTest, SizesBeyondTheLimitsAreRefusedNamingTheLimit) {
+  const std::string header = "gpu,kind,m,n,k,model,phase,batch,seq_len,kernels,value,unit\n";
+  EXPECT_EQ(error(header + "h100,gemm,16777217,1,1,,,,,,5,ns\n"),
+            path() +
+                ":2: column 'm': 16777217 is above the largest value tessera simulates "
+                "here, 16777216");
+  EXPECT_THAT(error(header + "h100,layer,,,,llama-3-8b,prefill,65537,128,qkv_proj,5,ns\n"),
+              HasSubstr(":2: column 'batch': 65537 is above the largest value"));
+  EXPECT_THAT(error(header + "h100,layer,,,,llama-3-8b,prefill,1,4194305,qkv_proj,5,ns\n"),
+              HasSubstr(":2: column 'seq_len': 4194305 is above the largest value"));
+}
+
+TEST_F(MeasurementCsvTest, TextInMemoryReadsAsTheFileDoes) {
+  const std::string text =
+      "gpu,kind,m,n,k,value,unit\n"
+      "h100,gemm,64,4096,4096,15,us\n";
+  const auto r = parse_measurement_csv(text, "pasted");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->rows.size(), 1u);
+  EXPECT_EQ(r->rows[0].source, "pasted:2");
+  EXPECT_EQ(r->rows[0].measured_ns, 15000.0);
+  const auto bad = parse_measurement_csv("gpu,kind\n", "pasted");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_THAT(bad.error().message(), HasSubstr("pasted: header: missing required column"));
+}
+
 TEST_F(MeasurementCsvTest, EmptyAndMissingFiles) {
   EXPECT_THAT(error("# only a comment\n"), HasSubstr("no header row"));
   auto r = read_measurement_csv(path() + ".absent");

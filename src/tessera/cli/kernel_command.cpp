@@ -8,6 +8,7 @@
 
 #include "tessera/core/try.hpp"
 #include "tessera/hw/gpu_spec.hpp"
+#include "tessera/validation/limits.hpp"
 #include "tessera/validation/measurement.hpp"
 #include "tessera/validation/predict.hpp"
 #include "tessera/workload/kernels/memory_bound.hpp"
@@ -99,13 +100,13 @@ void add_kernel_options(CLI::App& command, KernelFlags& f) {
   };
   f.gemm = command.add_subcommand("gemm", "C[m,n] = A[m,k] x B[k,n] as the builders tile it");
   f.gemm->add_option("--m", f.m, "Rows of A and C (tokens)")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(std::int64_t{1}, validation::kMaxGemmDim))
       ->capture_default_str();
   f.gemm->add_option("--n", f.n, "Columns of B and C")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(std::int64_t{1}, validation::kMaxGemmDim))
       ->capture_default_str();
   f.gemm->add_option("--k", f.k, "Inner dimension")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(std::int64_t{1}, validation::kMaxGemmDim))
       ->capture_default_str();
   f.gemm->add_option("--dtype", f.dtype, "fp8, bf16, fp16, tf32 or fp32")->capture_default_str();
   add_gpu(f.gemm);
@@ -114,31 +115,31 @@ void add_kernel_options(CLI::App& command, KernelFlags& f) {
       "attention", "FlashAttention prefill of causal prompts, or paged decode attention");
   f.attention->add_option("--phase", f.phase, "prefill or decode")->capture_default_str();
   f.attention->add_option("--heads", f.heads, "Query heads of the whole model")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, validation::kMaxHeads))
       ->capture_default_str();
   f.attention->add_option("--kv-heads", f.kv_heads, "Key/value heads of the whole model")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, validation::kMaxHeads))
       ->capture_default_str();
   f.attention->add_option("--head-dim", f.head_dim, "Head dimension")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, validation::kMaxHeads))
       ->capture_default_str();
   f.attention->add_option("--batch", f.batch, "Sequences")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, validation::kMaxBatch))
       ->capture_default_str();
   f.attention->add_option("--seq-len", f.seq_len, "Prompt length of each sequence (prefill)")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, validation::kMaxTokens))
       ->capture_default_str();
   f.attention->add_option("--kv-len", f.kv_len, "Cached tokens of each sequence (decode)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, validation::kMaxTokens))
       ->capture_default_str();
   f.attention->add_option("--tp", f.tp, "Tensor-parallel degree: one GPU's share of the heads")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, validation::kMaxTensorParallel))
       ->capture_default_str();
   add_gpu(f.attention);
 
   f.memcpy = command.add_subcommand("memcpy", "A device-to-device copy of --bytes");
   f.memcpy->add_option("--bytes", f.bytes, "Bytes copied")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(std::int64_t{1}, validation::kMaxCollectiveBytes))
       ->capture_default_str();
   add_gpu(f.memcpy);
 
@@ -147,16 +148,16 @@ void add_kernel_options(CLI::App& command, KernelFlags& f) {
   f.step->add_option("--model", f.model, "Catalog model (`tessera list`)")->capture_default_str();
   f.step->add_option("--phase", f.phase, "prefill or decode")->capture_default_str();
   f.step->add_option("--batch", f.batch, "Sequences")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, validation::kMaxBatch))
       ->capture_default_str();
   f.step->add_option("--seq-len", f.seq_len, "Prompt length of each sequence (prefill)")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, validation::kMaxTokens))
       ->capture_default_str();
   f.step->add_option("--kv-len", f.kv_len, "Cached tokens of each sequence (decode)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, validation::kMaxTokens))
       ->capture_default_str();
   f.step->add_option("--tp", f.tp, "Tensor-parallel degree over NVLink (one GPU's kernels)")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, validation::kMaxTensorParallel))
       ->capture_default_str();
   add_gpu(f.step);
 }

@@ -6,6 +6,7 @@
 #include "tessera/core/try.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/validation/csv_support.hpp"
+#include "tessera/validation/limits.hpp"
 #include "tessera/workload/models/transformer.hpp"
 
 namespace tessera::validation {
@@ -129,9 +130,9 @@ class RowParser {
     }
     switch (m.kind) {
       case MeasuredKind::kGemm: {
-        TESSERA_ASSIGN_OR_RETURN(m.m, whole(kM, 1));
-        TESSERA_ASSIGN_OR_RETURN(m.n, whole(kN, 1));
-        TESSERA_ASSIGN_OR_RETURN(m.k, whole(kK, 1));
+        TESSERA_ASSIGN_OR_RETURN(m.m, whole(kM, 1, kMaxGemmDim));
+        TESSERA_ASSIGN_OR_RETURN(m.n, whole(kN, 1, kMaxGemmDim));
+        TESSERA_ASSIGN_OR_RETURN(m.k, whole(kK, 1, kMaxGemmDim));
         break;
       }
       case MeasuredKind::kLayerKernels:
@@ -151,13 +152,23 @@ class RowParser {
   }
   const std::string& cell(Col c) const { return row_[c]; }
 
-  core::Result<std::int64_t> whole(Col c, std::int64_t minimum) const {
+  core::Result<std::int64_t> whole(Col c, std::int64_t minimum, std::int64_t maximum) const {
     if (cell(c).empty()) return missing(c);
-    return detail::parse_int(at(c), cell(c), minimum);
+    TESSERA_ASSIGN_OR_RETURN(const std::int64_t v, detail::parse_int(at(c), cell(c), minimum));
+    TESSERA_TRY(at_most(c, v, maximum));
+    return v;
   }
-  core::Result<int> whole32(Col c, int minimum, int fallback) const {
+  core::Result<int> whole32(Col c, int minimum, int maximum, int fallback) const {
     if (cell(c).empty()) return fallback;
-    return detail::parse_int32(at(c), cell(c), minimum);
+    TESSERA_ASSIGN_OR_RETURN(const int v, detail::parse_int32(at(c), cell(c), minimum));
+    TESSERA_TRY(at_most(c, v, maximum));
+    return v;
+  }
+  // The limits of limits.hpp: beyond them a row is refused, not simulated.
+  core::Status at_most(Col c, std::int64_t value, std::int64_t maximum) const {
+    if (value <= maximum) return {};
+    return error(
+        c, fmt::format("{} is above the largest value tessera simulates here, {}", value, maximum));
   }
 
   core::Result<MeasuredKind> kind() const {
@@ -221,18 +232,24 @@ class RowParser {
       if (!found) return error(kModel, found.error().message());
       m = *found;
     }
-    const std::array<std::pair<Col, int workload::ModelConfig::*>, 7> fields{{
-        {kHidden, &workload::ModelConfig::hidden},
-        {kHeads, &workload::ModelConfig::heads},
-        {kKvHeads, &workload::ModelConfig::kv_heads},
-        {kHeadDim, &workload::ModelConfig::head_dim},
-        {kIntermediate, &workload::ModelConfig::intermediate},
-        {kVocab, &workload::ModelConfig::vocab},
-        {kLayers, &workload::ModelConfig::layers},
+    struct Field {
+      Col col;
+      int workload::ModelConfig::*field;
+      int maximum;
+    };
+    const std::array<Field, 7> fields{{
+        {kHidden, &workload::ModelConfig::hidden, kMaxModelWidth},
+        {kHeads, &workload::ModelConfig::heads, kMaxHeads},
+        {kKvHeads, &workload::ModelConfig::kv_heads, kMaxHeads},
+        {kHeadDim, &workload::ModelConfig::head_dim, kMaxHeads},
+        {kIntermediate, &workload::ModelConfig::intermediate, kMaxModelWidth},
+        {kVocab, &workload::ModelConfig::vocab, kMaxVocab},
+        {kLayers, &workload::ModelConfig::layers, kMaxLayers},
     }};
-    for (const auto& [col, field] : fields) {
+    for (const auto& [col, field, maximum] : fields) {
       if (!cell(col).empty()) {
         TESSERA_ASSIGN_OR_RETURN(m.*field, detail::parse_int32(at(col), cell(col), 1));
+        TESSERA_TRY(at_most(col, m.*field, maximum));
       } else if (!catalog) {
         if (col == kHidden || col == kHeads || col == kIntermediate || col == kVocab) {
           return error(col, fmt::format("required for kind '{}' without a model", cell(kKind)));
@@ -262,8 +279,8 @@ class RowParser {
 
   core::Status model_step(Measurement& m) const {
     TESSERA_ASSIGN_OR_RETURN(m.model, model(m.kind));
-    TESSERA_ASSIGN_OR_RETURN(m.tensor_parallel, whole32(kTp, 1, 1));
-    TESSERA_ASSIGN_OR_RETURN(const int batch, whole32(kBatch, 1, 1));
+    TESSERA_ASSIGN_OR_RETURN(m.tensor_parallel, whole32(kTp, 1, kMaxTensorParallel, 1));
+    TESSERA_ASSIGN_OR_RETURN(const int batch, whole32(kBatch, 1, kMaxBatch, 1));
     const std::string phase = detail::lower(cell(kPhase));
     int length = 0;
     if (phase == "prefill") {
@@ -271,11 +288,13 @@ class RowParser {
       if (!cell(kKvLen).empty()) return error(kKvLen, "applies to phase decode only");
       if (cell(kSeqLen).empty()) return error(kSeqLen, "required for phase prefill");
       TESSERA_ASSIGN_OR_RETURN(length, detail::parse_int32(at(kSeqLen), cell(kSeqLen), 1));
+      TESSERA_TRY(at_most(kSeqLen, length, kMaxTokens));
     } else if (phase == "decode") {
       m.phase = workload::Phase::kDecode;
       if (!cell(kSeqLen).empty()) return error(kSeqLen, "applies to phase prefill only");
       if (cell(kKvLen).empty()) return error(kKvLen, "required for phase decode");
       TESSERA_ASSIGN_OR_RETURN(length, detail::parse_int32(at(kKvLen), cell(kKvLen), 0));
+      TESSERA_TRY(at_most(kKvLen, length, kMaxTokens));
     } else if (phase.empty()) {
       return missing(kPhase);
     } else {
@@ -329,9 +348,10 @@ class RowParser {
       return error(kCollective, fmt::format("'{}' is not a collective (all_reduce, send_recv)",
                                             cell(kCollective)));
     }
-    TESSERA_ASSIGN_OR_RETURN(m.bytes, whole(kBytes, 1));
+    TESSERA_ASSIGN_OR_RETURN(m.bytes, whole(kBytes, 1, kMaxCollectiveBytes));
     if (cell(kGpus).empty()) return missing(kGpus);
     TESSERA_ASSIGN_OR_RETURN(m.gpus, detail::parse_int32(at(kGpus), cell(kGpus), 2));
+    TESSERA_TRY(at_most(kGpus, m.gpus, kMaxCollectiveGpus));
     const std::string link = detail::lower(cell(kInterconnect));
     if (link.empty()) return missing(kInterconnect);
     if (link != "nvswitch" && link != "nvlink-pairwise") {
@@ -348,8 +368,7 @@ class RowParser {
   const Row& row_;
 };
 
-core::Result<MeasurementSet> read(const std::string& path) {
-  Reader in(path);
+core::Result<MeasurementSet> read(Reader& in, const std::string& path) {
   try {
     read_header(in, std::make_index_sequence<kColumnCount>{});
   } catch (const io::error::extra_column_in_header& e) {
@@ -379,7 +398,18 @@ core::Result<MeasurementSet> read(const std::string& path) {
 }  // namespace
 
 core::Result<MeasurementSet> read_measurement_csv(const std::string& path) {
-  return detail::guard_csv(path, [&] { return read(path); });
+  return detail::guard_csv(path, [&] {
+    Reader in(path);
+    return read(in, path);
+  });
+}
+
+core::Result<MeasurementSet> parse_measurement_csv(std::string_view text,
+                                                   const std::string& source) {
+  return detail::guard_csv(source, [&] {
+    Reader in(source.c_str(), text.data(), text.data() + text.size());
+    return read(in, source);
+  });
 }
 
 }  // namespace tessera::validation

@@ -57,9 +57,11 @@
 //   H100-SXM5-80GB,layer,,,,llama-3-8b,prefill,512,qkv_proj,41.3,us
 //
 // Errors name the place: "FILE:LINE: column 'x': what is wrong". A time that is zero, negative
-// or not finite is an error here (unlike the shared profiles, where such rows are skipped).
+// or not finite is an error here (unlike the shared profiles, where such rows are skipped), and
+// so is a size beyond limits.hpp's.
 
 #include <string>
+#include <string_view>
 
 #include "tessera/core/error.hpp"
 #include "tessera/validation/measurement.hpp"
@@ -69,5 +71,8 @@ namespace tessera::validation {
 // Reads PATH in the measurement schema; the rows' sources are "PATH:LINE". No exception leaves
 // it; `skipped` stays empty (every row is either used or an error).
 core::Result<MeasurementSet> read_measurement_csv(const std::string& path);
+// The same for TEXT already in memory, its rows' sources "SOURCE:LINE".
+core::Result<MeasurementSet> parse_measurement_csv(std::string_view text,
+                                                   const std::string& source);
 
 }  // namespace tessera::validation

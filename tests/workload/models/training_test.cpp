@@ -113,6 +113,19 @@ TEST(BertBaseTest, ParametersMatchTheReferenceModel) {
   EXPECT_NEAR(bert_base_parameters() / 110e6, 1.0, 0.01);
 }
 
+TEST(BertLargeTest, ParametersAndWorkScaleWithTheLargerShape) {
+  // The count of bert-base's test above, for L=24, H=1024, A=16, FFN 4096: embeddings
+  // (30522 + 512 + 2) x 1024 + LayerNorm, 24 layers of 12,596,224, the pooler, and the MLM and
+  // NSP heads; Devlin et al. quote 340M.
+  EXPECT_DOUBLE_EQ(bert_large_parameters(), 336'226'108.0);
+  // The encoder's GEMMs do 2 x 6 x parameters FLOPs per token forward and backward, so a
+  // BERT-large iteration is about 3x a BERT-base one at the same batch.
+  const double ratio = bert_large_iteration(8).total_flops() / bert_base_iteration(8).total_flops();
+  EXPECT_GT(ratio, 2.8);
+  EXPECT_LT(ratio, 3.4);
+  EXPECT_TRUE(find_training_model("bert-large").has_value());
+}
+
 TEST(BertBaseTest, ForwardMatchesTheClosedForm) {
   const int batch = 8;
   const int seq = 128;

@@ -1,7 +1,8 @@
-// BERT-base pre-training iteration (Devlin et al. 2019, "BERT", Sec. 3: L=12 layers, H=768,
-// A=12 heads, feed-forward 4H=3072; WordPiece vocabulary of 30,522; 512 learned positions; two
-// segment types), with the masked-LM and next-sentence heads of the pre-training task and an
-// AdamW step. Attention is FlashAttention-2 style (fused, dropout regenerated in-kernel).
+// BERT-base and BERT-large pre-training iterations (Devlin et al. 2019, "BERT", Sec. 3: BASE
+// L=12 layers, H=768, A=12 heads; LARGE L=24, H=1024, A=16; feed-forward 4H; WordPiece
+// vocabulary of 30,522; 512 learned positions; two segment types), with the masked-LM and
+// next-sentence heads of the pre-training task and an AdamW step. Attention is FlashAttention-2
+// style (fused, dropout regenerated in-kernel).
 //
 // Kernels follow HuggingFace's BertForPreTraining module structure (a fused QKV projection as
 // NVIDIA's implementation uses); every size comes from the shapes below.
@@ -21,11 +22,20 @@ namespace tessera::workload {
 
 namespace {
 
-constexpr int kLayers = 12;
-constexpr int kHidden = 768;
-constexpr int kHeads = 12;
-constexpr int kHeadDim = kHidden / kHeads;
-constexpr int kFfn = 3072;
+// Every BERT size has 64-dimensional heads (Devlin et al. 2019, Sec. 3: BASE H=768, A=12;
+// LARGE H=1024, A=16), which the FlashAttention tiling below is for.
+constexpr int kHeadDim = 64;
+
+// Layers, hidden size, heads and feed-forward size (Devlin et al. 2019, Sec. 3: 4H).
+struct BertSize {
+  int layers;
+  int hidden;
+  int heads;
+  int ffn;
+};
+constexpr BertSize kBase{.layers = 12, .hidden = 768, .heads = 12, .ffn = 3072};
+constexpr BertSize kLarge{.layers = 24, .hidden = 1024, .heads = 16, .ffn = 4096};
+static_assert(kBase.hidden / kBase.heads == kHeadDim && kLarge.hidden / kLarge.heads == kHeadDim);
 constexpr int kVocab = 30522;
 constexpr int kMaxPositions = 512;
 constexpr int kSegmentTypes = 2;
@@ -72,7 +82,8 @@ struct LinearNames {
 
 class Builder {
  public:
-  Builder(int batch, int seq) : batch_(batch), seq_(seq), tokens_(std::int64_t{batch} * seq) {}
+  Builder(const BertSize& size, int batch, int seq)
+      : z_(size), batch_(batch), seq_(seq), tokens_(std::int64_t{batch} * seq) {}
 
   std::int64_t tokens() const { return tokens_; }
   std::int64_t batch() const { return batch_; }
@@ -114,13 +125,13 @@ class Builder {
   }
 
   void layernorm(TrainingUnit& u, std::int64_t rows) {
-    const double v = static_cast<double>(rows) * kHidden;
-    const double params = 2.0 * kHidden;
+    const double v = static_cast<double>(rows) * z_.hidden;
+    const double params = 2.0 * z_.hidden;
     u.forward.push_back(memory_bound(
         {.name = "layernorm_fwd",
          .kind = KernelClass::kNorm,
          .blocks = rows,
-         .threads = row_threads(kHidden),
+         .threads = row_threads(z_.hidden),
          .flops = kLayerNormFwdFlops * v,
          .bytes = (2 * v + params) * kElemBytes + 2 * static_cast<double>(rows) * kStatBytes}));
     // PyTorch launches two kernels: the input gradient per row, and gamma/beta gradients as
@@ -128,13 +139,13 @@ class Builder {
     u.backward_by_op.push_back({memory_bound({.name = "layernorm_bwd_input",
                                               .kind = KernelClass::kNorm,
                                               .blocks = rows,
-                                              .threads = row_threads(kHidden),
+                                              .threads = row_threads(z_.hidden),
                                               .flops = kLayerNormBwdFlops * v,
                                               .bytes = (3 * v + params) * kElemBytes +
                                                        2 * static_cast<double>(rows) * kStatBytes}),
                                 memory_bound({.name = "layernorm_bwd_params",
                                               .kind = KernelClass::kReduction,
-                                              .blocks = ceil_div(kHidden, kColumnStripe),
+                                              .blocks = ceil_div(z_.hidden, kColumnStripe),
                                               .threads = kColumnReduceThreads,
                                               .flops = 3 * v,
                                               .bytes = (2 * v + params) * kElemBytes})});
@@ -183,10 +194,10 @@ class Builder {
   void attention(TrainingUnit& u) {
     const double t = static_cast<double>(tokens_);
     const double pairs = static_cast<double>(batch_) * seq_ * seq_;  // no causal mask
-    const double fwd_flops = 4 * pairs * kHeadDim * kHeads;          // QK^T and PV
-    const double act = t * kHidden * kElemBytes;                     // one [tokens, H] tensor
-    const double lse = t * kHeads * kStatBytes;
-    const std::int64_t blocks = ceil_div(seq_, kFlashTile) * kHeads * batch_;
+    const double fwd_flops = 4 * pairs * kHeadDim * z_.heads;        // QK^T and PV
+    const double act = t * z_.hidden * kElemBytes;                   // one [tokens, H] tensor
+    const double lse = t * z_.heads * kStatBytes;
+    const std::int64_t blocks = ceil_div(seq_, kFlashTile) * z_.heads * batch_;
     u.forward.push_back(Kernel{
         .name = "flash_attention_fwd",
         .kind = KernelClass::kAttention,
@@ -199,12 +210,12 @@ class Builder {
         .bytes_per_block = (4 * act + lse) / static_cast<double>(blocks),  // Q, K, V in; O out
         .block_independent = true,  // one query tile of one head per block
     });
-    const double dq_accum = t * kHidden * kStatBytes;  // FP32 dQ accumulator
+    const double dq_accum = t * z_.hidden * kStatBytes;  // FP32 dQ accumulator
     u.backward_by_op.push_back({
         memory_bound({.name = "flash_attention_bwd_dot_do_o",
                       .kind = KernelClass::kReduction,
                       .blocks = blocks,  // same (query tile, head, sequence) grid
-                      .flops = 2 * t * kHidden,
+                      .flops = 2 * t * z_.hidden,
                       .bytes = 2 * act + lse}),
         Kernel{
             .name = "flash_attention_bwd",
@@ -222,19 +233,19 @@ class Builder {
             .block_independent = true,
         },
         memory_bound({.name = "flash_attention_bwd_convert_dq",
-                      .blocks = elementwise_blocks(tokens_ * kHidden),
-                      .flops = t * kHidden,
+                      .blocks = elementwise_blocks(tokens_ * z_.hidden),
+                      .flops = t * z_.hidden,
                       .bytes = dq_accum + act}),
     });
   }
 
   // Word, position and segment rows gathered and summed per token.
   void embeddings(TrainingUnit& u) {
-    const double v = static_cast<double>(tokens_) * kHidden;
+    const double v = static_cast<double>(tokens_) * z_.hidden;
     u.forward.push_back(memory_bound({.name = "bert_embeddings_fwd",
                                       .kind = KernelClass::kEmbedding,
                                       .blocks = tokens_,
-                                      .threads = row_threads(kHidden),
+                                      .threads = row_threads(z_.hidden),
                                       .flops = 2 * v,
                                       .bytes = 4 * v * kElemBytes}));  // three rows in, one out
     // Scatter-add of each token's gradient into the three tables (atomic adds, so blocks never
@@ -242,10 +253,10 @@ class Builder {
     u.backward_by_op.push_back({memory_bound({.name = "bert_embeddings_bwd",
                                               .kind = KernelClass::kEmbedding,
                                               .blocks = tokens_,
-                                              .threads = row_threads(kHidden),
+                                              .threads = row_threads(z_.hidden),
                                               .flops = 3 * v,
                                               .bytes = 7 * v * kElemBytes})});
-    u.parameters += static_cast<double>(kVocab + kMaxPositions + kSegmentTypes) * kHidden;
+    u.parameters += static_cast<double>(kVocab + kMaxPositions + kSegmentTypes) * z_.hidden;
   }
 
   // Softmax cross-entropy over `classes` scores per row: log-softmax written, then the loss.
@@ -267,15 +278,16 @@ class Builder {
   }
 
  private:
+  BertSize z_;
   std::int64_t batch_;
   std::int64_t seq_;
   std::int64_t tokens_;
 };
 
-TrainingIteration build(int batch, int seq_len) {
-  Builder net(std::max(batch, 1), std::clamp(seq_len, 1, kMaxPositions));
+TrainingIteration build(const BertSize& z, int batch, int seq_len) {
+  Builder net(z, std::max(batch, 1), std::clamp(seq_len, 1, kMaxPositions));
   const std::int64_t t = net.tokens();
-  const double hidden_values = static_cast<double>(t) * kHidden;
+  const double hidden_values = static_cast<double>(t) * z.hidden;
   std::vector<TrainingUnit> units;
 
   TrainingUnit embed;
@@ -285,19 +297,20 @@ TrainingIteration build(int batch, int seq_len) {
   units.push_back(std::move(embed));
 
   TrainingUnit layer;
-  layer.repeat = kLayers;
+  layer.repeat = z.layers;
   net.fork(layer, hidden_values);  // layer input: attention and the residual path
-  net.linear(layer, {"qkv_proj_fwd", "qkv_proj_dgrad", "qkv_proj_wgrad"}, t, kHidden, 3 * kHidden);
+  net.linear(layer, {"qkv_proj_fwd", "qkv_proj_dgrad", "qkv_proj_wgrad"}, t, z.hidden,
+             3 * z.hidden);
   net.attention(layer);
-  net.linear(layer, {"attn_out_proj_fwd", "attn_out_proj_dgrad", "attn_out_proj_wgrad"}, t, kHidden,
-             kHidden);
+  net.linear(layer, {"attn_out_proj_fwd", "attn_out_proj_dgrad", "attn_out_proj_wgrad"}, t,
+             z.hidden, z.hidden);
   net.dropout(layer, hidden_values, /*with_residual=*/true);
   net.layernorm(layer, t);
   net.fork(layer, hidden_values);  // feed-forward input and its residual path
-  net.linear(layer, {"ffn_in_fwd", "ffn_in_dgrad", "ffn_in_wgrad"}, t, kHidden, kFfn);
-  net.activation(layer, static_cast<double>(t) * kFfn, "gelu_fwd", "gelu_bwd", kGeluFwdFlops,
+  net.linear(layer, {"ffn_in_fwd", "ffn_in_dgrad", "ffn_in_wgrad"}, t, z.hidden, z.ffn);
+  net.activation(layer, static_cast<double>(t) * z.ffn, "gelu_fwd", "gelu_bwd", kGeluFwdFlops,
                  kGeluBwdFlops);
-  net.linear(layer, {"ffn_out_fwd", "ffn_out_dgrad", "ffn_out_wgrad"}, t, kFfn, kHidden);
+  net.linear(layer, {"ffn_out_fwd", "ffn_out_dgrad", "ffn_out_wgrad"}, t, z.ffn, z.hidden);
   net.dropout(layer, hidden_values, /*with_residual=*/true);
   net.layernorm(layer, t);
   units.push_back(std::move(layer));
@@ -308,16 +321,16 @@ TrainingIteration build(int batch, int seq_len) {
   TrainingUnit head;
   const std::int64_t b = net.batch();
   net.fork(head, hidden_values);
-  net.linear(head, {"pooler_fwd", "pooler_dgrad", "pooler_wgrad"}, b, kHidden, kHidden);
-  net.activation(head, static_cast<double>(b) * kHidden, "tanh_fwd", "tanh_bwd", 1, 2);
+  net.linear(head, {"pooler_fwd", "pooler_dgrad", "pooler_wgrad"}, b, z.hidden, z.hidden);
+  net.activation(head, static_cast<double>(b) * z.hidden, "tanh_fwd", "tanh_bwd", 1, 2);
   net.linear(head, {"nsp_classifier_fwd", "nsp_classifier_dgrad", "nsp_classifier_wgrad"}, b,
-             kHidden, kNspClasses);
+             z.hidden, kNspClasses);
   net.loss(head, "nsp_loss_fwd", "nsp_loss_bwd", b, kNspClasses);
-  net.linear(head, {"mlm_transform_fwd", "mlm_transform_dgrad", "mlm_transform_wgrad"}, t, kHidden,
-             kHidden);
+  net.linear(head, {"mlm_transform_fwd", "mlm_transform_dgrad", "mlm_transform_wgrad"}, t, z.hidden,
+             z.hidden);
   net.activation(head, hidden_values, "gelu_fwd", "gelu_bwd", kGeluFwdFlops, kGeluBwdFlops);
   net.layernorm(head, t);
-  net.linear(head, {"mlm_decoder_fwd", "mlm_decoder_dgrad", "mlm_decoder_wgrad"}, t, kHidden,
+  net.linear(head, {"mlm_decoder_fwd", "mlm_decoder_dgrad", "mlm_decoder_wgrad"}, t, z.hidden,
              kVocab, /*owns_weight=*/false);
   net.loss(head, "mlm_loss_fwd", "mlm_loss_bwd", t, kVocab);
   units.push_back(std::move(head));
@@ -328,11 +341,19 @@ TrainingIteration build(int batch, int seq_len) {
 }  // namespace
 
 KernelSequence bert_base_iteration(int batch, int seq_len) {
-  return build(batch, seq_len).sequence;
+  return build(kBase, batch, seq_len).sequence;
 }
 
 double bert_base_parameters() {
-  return build(1, 1).parameters;
+  return build(kBase, 1, 1).parameters;
+}
+
+KernelSequence bert_large_iteration(int batch, int seq_len) {
+  return build(kLarge, batch, seq_len).sequence;
+}
+
+double bert_large_parameters() {
+  return build(kLarge, 1, 1).parameters;
 }
 
 }  // namespace tessera::workload

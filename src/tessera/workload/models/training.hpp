@@ -33,5 +33,8 @@ double resnet50_parameters();
 // range of BERT's learned position embeddings.
 KernelSequence bert_base_iteration(int batch, int seq_len = 128);
 double bert_base_parameters();
+// The same for BERT-large (24 layers, hidden 1024, 16 heads).
+KernelSequence bert_large_iteration(int batch, int seq_len = 128);
+double bert_large_parameters();
 
 }  // namespace tessera::workload

@@ -14,6 +14,10 @@ KernelSequence bert_base_default_length(int batch) {
   return bert_base_iteration(batch);
 }
 
+KernelSequence bert_large_default_length(int batch) {
+  return bert_large_iteration(batch);
+}
+
 std::vector<TrainingModel> build_catalog() {
   return {
       // Assumption: default per-GPU batches of the size mixed-precision data-parallel training
@@ -29,6 +33,14 @@ std::vector<TrainingModel> build_catalog() {
                     .default_batch = 64,
                     .iteration = bert_base_default_length,
                     .parameters = bert_base_parameters()},
+      // Assumption: 32 sequences of 128 tokens, half of BERT-base's for a model with 3x the
+      // parameters and 1.3x the width.
+      TrainingModel{
+          .name = "bert-large",
+          .description = "BERT-large pre-training (MLM + NSP), sequence length 128, AdamW",
+          .default_batch = 32,
+          .iteration = bert_large_default_length,
+          .parameters = bert_large_parameters()},
   };
 }
 
