@@ -48,4 +48,10 @@ core::Result<MeasurementSet> read_splitwise(const ProfileFile& f);
 // MLP and vocabulary sizes are placeholders (valid, unused by attention kernels).
 workload::ModelConfig attention_model(std::string name, int heads, int kv_heads, int head_dim);
 
+// A decode-attention measurement on the H100: `batch` sequences of `cached` tokens each, one
+// GPU's share of `model` under tensor parallelism `tp`.
+Measurement h100_decode_attention(std::string source, workload::ModelConfig model, int tp,
+                                  workload::Precision precision, int batch, int cached,
+                                  double measured_ns);
+
 }  // namespace tessera::validation::detail

@@ -121,24 +121,31 @@ core::Result<MeasurementSet> read_decode(const ProfileFile& f, int heads, int kv
     }
     workload::ModelConfig m = model;
     m.kv_bytes_per_elem = workload::element_bytes(kv_p);
-    Measurement r;
-    r.source = fmt::format("{}:{}", f.relative, line);
-    r.gpu = std::string(kH100);
-    r.kind = MeasuredKind::kLayerKernels;
-    r.precision = p;
-    r.model = std::move(m);
-    r.tensor_parallel = tp;
-    r.phase = workload::Phase::kDecode;
-    r.lengths = std::vector<int>(static_cast<std::size_t>(b), len);
-    r.layer_kernels = {std::string(kAttentionKernels)};
-    r.measured_ns = *ns;
-    out.rows.push_back(std::move(r));
+    out.rows.push_back(h100_decode_attention(fmt::format("{}:{}", f.relative, line), std::move(m),
+                                             tp, p, b, len, *ns));
   }
   skips.append_to(out.skipped);
   return out;
 }
 
 }  // namespace
+
+Measurement h100_decode_attention(std::string source, workload::ModelConfig model, int tp,
+                                  workload::Precision precision, int batch, int cached,
+                                  double measured_ns) {
+  Measurement r;
+  r.source = std::move(source);
+  r.gpu = std::string(kH100);
+  r.kind = MeasuredKind::kLayerKernels;
+  r.precision = precision;
+  r.model = std::move(model);
+  r.tensor_parallel = tp;
+  r.phase = workload::Phase::kDecode;
+  r.lengths = std::vector<int>(static_cast<std::size_t>(batch), cached);
+  r.layer_kernels = {std::string(kAttentionKernels)};
+  r.measured_ns = measured_ns;
+  return r;
+}
 
 workload::ModelConfig attention_model(std::string name, int heads, int kv_heads, int head_dim) {
   const int hidden = heads * head_dim;

@@ -181,18 +181,8 @@ core::Result<MeasurementSet> read_attention(const ProfileFile& f, std::string_vi
       skips.add("time_stats.attn_decode.median is not a finite positive time");
       continue;
     }
-    Measurement r;
-    r.source = fmt::format("{}:{}", f.relative, line);
-    r.gpu = std::string(kH100);
-    r.kind = MeasuredKind::kLayerKernels;
-    r.precision = workload::Precision::kBf16;
-    r.model = model;
-    r.tensor_parallel = tp;
-    r.phase = workload::Phase::kDecode;
-    r.lengths = std::vector<int>(static_cast<std::size_t>(batch), cached);
-    r.layer_kernels = {std::string(kAttentionKernels)};
-    r.measured_ns = *ns;
-    out.rows.push_back(std::move(r));
+    out.rows.push_back(h100_decode_attention(fmt::format("{}:{}", f.relative, line), model, tp,
+                                             workload::Precision::kBf16, batch, cached, *ns));
   }
   skips.append_to(out.skipped);
   return out;
