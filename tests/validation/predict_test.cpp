@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tessera/validation/profile_readers.hpp"
 #include "tessera/validation/report.hpp"
 #include "tessera/validation/split.hpp"
 #include "tessera/workload/kernels/gemm_shapes.hpp"
@@ -135,6 +136,12 @@ TEST(Report, StatisticsAreOverTheRowsNotFittedOnAndNameTheWorst) {
   EXPECT_THAT(text, HasSubstr("mine.csv:6"));
   EXPECT_THAT(text, HasSubstr("GEMM, M > 1024"));
   EXPECT_THAT(to_csv(*report), HasSubstr("mine.csv:2,H100-SXM5-80GB,\"GEMM, M > 1024\""));
+  // A user's file is its own source in the per-source table; a shared profile its family.
+  ASSERT_EQ(report->sources.size(), 1u);
+  EXPECT_EQ(report->sources[0].source, "mine.csv");
+  EXPECT_EQ(report->sources[0].rows, 5u);
+  EXPECT_EQ(profile_family("vidur_compute/a100/x/mlp.csv:2 add"), "vidur_compute");
+  EXPECT_EQ(profile_family("tests/cli/validate/measured.csv:2"), "");
 }
 
 }  // namespace

@@ -167,4 +167,17 @@ core::Result<MeasurementSet> read_shared_profiles(const std::string& perf_profil
   return all;
 }
 
+std::string_view profile_family(std::string_view source) {
+  constexpr std::string_view kFamilies[] = {"vidur_compute", "vidur_collectives",
+                                            "inference_sim_kernels_h100", "llmservingsim_h100",
+                                            "splitwise_sim"};
+  for (std::string_view family : kFamilies) {
+    if (source.starts_with(family) && source.size() > family.size() &&
+        source[family.size()] == '/') {
+      return family;
+    }
+  }
+  return {};
+}
+
 }  // namespace tessera::validation

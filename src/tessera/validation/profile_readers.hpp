@@ -18,6 +18,7 @@
 // number) is an error naming FILE:LINE and the column. No exception leaves these functions.
 
 #include <string>
+#include <string_view>
 
 #include "tessera/core/error.hpp"
 #include "tessera/validation/measurement.hpp"
@@ -34,5 +35,10 @@ core::Result<MeasurementSet> read_shared_profiles(const std::string& perf_profil
 // this relative path.
 core::Result<MeasurementSet> read_profile(const std::string& perf_profiles_dir,
                                           const std::string& relative);
+
+// The profile a row's source comes from, by its top directory ("vidur_compute" for
+// "vidur_compute/a100/.../mlp.csv:17 add"); empty for a source outside the shared profiles (a
+// user's file).
+std::string_view profile_family(std::string_view source);
 
 }  // namespace tessera::validation

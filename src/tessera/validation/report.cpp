@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "tessera/core/try.hpp"
+#include "tessera/validation/profile_readers.hpp"
 #include "tessera/validation/split.hpp"
 
 namespace tessera::validation {
@@ -50,9 +51,8 @@ std::string describe(const Measurement& m) {
 // A row's source for the per-source table: the profile's top directory ("vidur_compute"), or
 // the file for a user's measurements.
 std::string source_of(const std::string& source) {
-  const std::string file = source.substr(0, source.find(':'));
-  const auto slash = file.find('/');
-  return slash == std::string::npos || file.starts_with('/') ? file : file.substr(0, slash);
+  const std::string_view family = profile_family(source);
+  return family.empty() ? source.substr(0, source.find(':')) : std::string(family);
 }
 
 std::string csv_field(const std::string& s) {
