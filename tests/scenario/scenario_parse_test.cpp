@@ -111,6 +111,28 @@ TEST(ScenarioParse, SimSectionOverridesModelAssumptions) {
                    sim::default_options(r->gpu).achievable_bandwidth_fraction);
 }
 
+TEST(ScenarioParse, AnInferenceTenantServesInTheFormatItNames) {
+  auto fp8 = parse_scenario(mutate("model: llama-3-8b", "model: llama-3-8b\n    precision: fp8"),
+                            "ok.yaml", "/data");
+  ASSERT_TRUE(fp8.has_value()) << fp8.error().message();
+  EXPECT_EQ(fp8->tenants[0].inference.model.precision, workload::Precision::kFp8);
+  const std::string on_a100 = [] {
+    std::string s = mutate("gpu: H100-SXM5-80GB", "gpu: A100-SXM4-80GB");
+    const auto pos = s.find("model: llama-3-8b");
+    return s.replace(pos, 17, "model: llama-3-8b\n    precision: fp8");
+  }();
+  auto no_fp8 = parse_scenario(on_a100, "bad.yaml", "/data");
+  ASSERT_FALSE(no_fp8.has_value());
+  EXPECT_NE(no_fp8.error().message().find("precision fp8 needs FP8 tensor cores"),
+            std::string::npos)
+      << no_fp8.error().message();
+  auto tf32 = parse_scenario(mutate("model: llama-3-8b", "model: llama-3-8b\n    precision: tf32"),
+                             "bad.yaml", "/data");
+  ASSERT_FALSE(tf32.has_value());
+  EXPECT_NE(tf32.error().message().find("a serving tenant runs fp8, bf16 or fp16"),
+            std::string::npos);
+}
+
 TEST(ScenarioParse, SimSectionSetsAtomAndYieldCosts) {
   auto r = parse_scenario(
       mutate("tenants:", "sim: {atom_launch_overhead: 2us, yield_save_cost: 750ns}\ntenants:"),

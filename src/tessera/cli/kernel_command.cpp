@@ -50,6 +50,8 @@ core::Result<validation::Measurement> measurement_for(const KernelFlags& f) {
   if (f.step->parsed()) {
     m.kind = validation::MeasuredKind::kStep;
     TESSERA_ASSIGN_OR_RETURN(m.model, workload::find_model(f.model));
+    m.model.precision = m.precision;
+    TESSERA_TRY(m.model.validate());
     m.tensor_parallel = f.tp;
   } else if (f.gemm->parsed()) {
     m.kind = validation::MeasuredKind::kGemm;
@@ -155,6 +157,11 @@ void add_kernel_options(CLI::App& command, KernelFlags& f) {
       ->capture_default_str();
   f.step->add_option("--kv-len", f.kv_len, "Cached tokens of each sequence (decode)")
       ->check(CLI::Range(0, validation::kMaxTokens))
+      ->capture_default_str();
+  f.step
+      ->add_option("--dtype", f.dtype,
+                   "The linear layers' format: bf16, fp16, or fp8 (vLLM's W8A8: FP8 weights, "
+                   "activations quantized per token)")
       ->capture_default_str();
   f.step->add_option("--tp", f.tp, "Tensor-parallel degree over NVLink (one GPU's kernels)")
       ->check(CLI::Range(1, validation::kMaxTensorParallel))

@@ -130,6 +130,23 @@ Result<tenant::PersistentGemms> parse_persistent(const ConfigNode& n, const hw::
   return p;
 }
 
+// An inference tenant's `precision`: the formats a serving engine runs, on a GPU that has the
+// pipe for it.
+Result<workload::Precision> parse_serving_precision(const ConfigNode& n, const hw::GpuSpec& gpu) {
+  TESSERA_ASSIGN_OR_RETURN(const std::string text, n.as_string());
+  const auto p = workload::parse_precision(text);
+  if (!p || (*p != workload::Precision::kFp8 && *p != workload::Precision::kBf16 &&
+             *p != workload::Precision::kFp16)) {
+    return std::unexpected(
+        n.error(fmt::format("precision '{}': a serving tenant runs fp8, bf16 or fp16", text)));
+  }
+  if (*p == workload::Precision::kFp8 && !(gpu.peak_fp8_tensor_flops > 0)) {
+    return std::unexpected(n.error(
+        fmt::format("precision fp8 needs FP8 tensor cores (Ada, Hopper); {} has none", gpu.name)));
+  }
+  return *p;
+}
+
 Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir,
                                 const hw::GpuSpec& gpu) {
   TenantSpec t;
@@ -152,12 +169,15 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
                                 t.sm_share)));
   }
   if (kind == "inference") {
-    TESSERA_TRY(n.check_keys({"name", "kind", "model", "priority", "sm_share", "slo", "arrivals",
-                              "max_num_seqs", "max_batched_tokens"}));
+    TESSERA_TRY(n.check_keys({"name", "kind", "model", "precision", "priority", "sm_share", "slo",
+                              "arrivals", "max_num_seqs", "max_batched_tokens"}));
     t.kind = TenantSpec::Kind::kInference;
     t.inference.name = t.name;
     TESSERA_ASSIGN_OR_RETURN(t.inference.model,
                              core::map_error(workload::find_model(model), at_field(n, "model")));
+    if (auto p = n.find("precision")) {
+      TESSERA_ASSIGN_OR_RETURN(t.inference.model.precision, parse_serving_precision(*p, gpu));
+    }
     TESSERA_ASSIGN_OR_RETURN(t.inference.max_num_seqs, positive_int(n, "max_num_seqs", 256, 65536));
     TESSERA_ASSIGN_OR_RETURN(t.inference.max_batched_tokens,
                              positive_int(n, "max_batched_tokens", 8192, 1 << 22));

@@ -233,7 +233,15 @@ double ModelConfig::parameters() const {
 }
 
 double ModelConfig::weight_bytes() const {
-  return parameters() * bytes_per_param;
+  if (precision != Precision::kFp8) return parameters() * bytes_per_param;
+  // The decoder layers' projection and MLP matrices are FP8; biases, norms, the router, the
+  // embeddings and the LM head are not.
+  const double h = hidden;
+  const double q = static_cast<double>(heads) * head_dim;
+  const double kv = static_cast<double>(kv_heads) * head_dim;
+  const double mlp = 3 * h * intermediate * std::max(experts, 1);
+  const double linear = layers * (h * (q + 2 * kv) + q * h + mlp);
+  return linear * element_bytes(precision) + (parameters() - linear) * bytes_per_param;
 }
 
 double ModelConfig::kv_bytes_per_token() const {
@@ -273,6 +281,13 @@ core::Status ModelConfig::validate() const {
                        "model '{}': experts_per_token ({}) must be between 1 and experts ({}) for "
                        "a mixture of experts, and both 0 for a dense MLP",
                        name, experts_per_token, experts);
+  }
+  if (precision != Precision::kFp8 && precision != Precision::kBf16 &&
+      precision != Precision::kFp16) {
+    return core::failf(core::Domain::kWorkload, core::Code::kInvalidArgument,
+                       "model '{}': precision {} is a training format; serving runs fp8, bf16 or "
+                       "fp16",
+                       name, to_string(precision));
   }
   if (heads % kv_heads != 0) {
     return core::failf(core::Domain::kWorkload, core::Code::kInvalidArgument,

@@ -107,14 +107,35 @@ Kernel add_rmsnorm(const Shape& s) {
                        .bytes = (4 * s.tokens * h + h) * s.e});
 }
 
-Kernel qkv_projection(const Shape& s) {
+// A linear layer: its GEMM `g` (built at 16 bits) in the model's format. In FP8 a quantization
+// kernel first reads the 16-bit activations and writes them in FP8 with one FP32 scale per token
+// (vLLM's dynamic per-token scaled_fp8_quant; 3 FLOPs a value: absolute maximum, scale,
+// convert), and the GEMM reads FP8 activations and weights and writes 16 bits.
+void linear(const Shape& s, GemmDesc g, std::vector<Kernel>& out) {
+  if (s.m.precision == Precision::kFp8) {
+    const double values = static_cast<double>(g.m) * static_cast<double>(g.k);
+    const double fp8 = element_bytes(Precision::kFp8);
+    out.push_back(memory_bound({.name = "fp8_quant",
+                                .kind = KernelClass::kElementwise,
+                                .blocks = g.m,
+                                .threads = row_threads(g.k),
+                                .flops = 3 * values,
+                                .bytes = values * (s.e + fp8) + static_cast<double>(g.m) * 4}));
+    g.a_bytes = g.a_bytes / s.e * fp8;
+    g.b_bytes = g.b_bytes / s.e * fp8;
+    g.precision = Precision::kFp8;
+  }
+  out.push_back(make_gemm(g));
+}
+
+GemmDesc qkv_projection(const Shape& s) {
   const auto n = static_cast<std::int64_t>(s.q_dim() + 2 * s.kv_dim());
   GemmDesc g = dense_gemm("qkv_proj", s.token_rows, n, s.m.hidden, s.m.bytes_per_param);
   if (s.m.qkv_bias) {
     g.b_bytes += static_cast<double>(n) * s.e;
     g.epilogue_flops = s.tokens * static_cast<double>(n);
   }
-  return make_gemm(g);
+  return g;
 }
 
 Kernel rotary(const Shape& s) {
@@ -280,7 +301,7 @@ void moe_mlp(const Shape& s, std::vector<Kernel>& out) {
                    .b_bytes = static_cast<double>(reached) * 2 * i * h * s.e,
                    .c_bytes = rows * 2 * i * s.e,
                    .groups = reached};
-  out.push_back(make_gemm(gate_up));
+  linear(s, gate_up, out);
   out.push_back(memory_bound({.name = "silu_and_mul",
                               .kind = KernelClass::kElementwise,
                               .blocks = static_cast<std::int64_t>(rows),
@@ -296,7 +317,7 @@ void moe_mlp(const Shape& s, std::vector<Kernel>& out) {
                 .b_bytes = static_cast<double>(reached) * h * i * s.e,
                 .c_bytes = rows * h * s.e,
                 .groups = reached};
-  out.push_back(make_gemm(down));
+  linear(s, down, out);
   out.push_back(memory_bound({.name = "moe_sum",
                               .kind = KernelClass::kElementwise,
                               .blocks = elementwise_blocks(s.token_rows * s.m.hidden),
@@ -305,12 +326,14 @@ void moe_mlp(const Shape& s, std::vector<Kernel>& out) {
 }
 
 void dense_mlp(const Shape& s, std::vector<Kernel>& out) {
-  out.push_back(make_gemm(dense_gemm("gate_up_proj", s.token_rows,
-                                     2 * static_cast<std::int64_t>(s.m.intermediate), s.m.hidden,
-                                     s.m.bytes_per_param)));
+  linear(s,
+         dense_gemm("gate_up_proj", s.token_rows, 2 * static_cast<std::int64_t>(s.m.intermediate),
+                    s.m.hidden, s.m.bytes_per_param),
+         out);
   out.push_back(silu_and_mul(s));
-  out.push_back(make_gemm(
-      dense_gemm("down_proj", s.token_rows, s.m.hidden, s.m.intermediate, s.m.bytes_per_param)));
+  linear(s,
+         dense_gemm("down_proj", s.token_rows, s.m.hidden, s.m.intermediate, s.m.bytes_per_param),
+         out);
 }
 
 Kernel residual_add(const Shape& s) {
@@ -343,12 +366,13 @@ KernelSequence build(const Shape& s, Attention&& attention) {
 
   KernelGroup layer{.kernels = {}, .repeat = s.m.layers};
   layer.kernels.push_back(rmsnorm(s, "input_rmsnorm"));
-  layer.kernels.push_back(qkv_projection(s));
+  linear(s, qkv_projection(s), layer.kernels);
   layer.kernels.push_back(rotary(s));
   attention(layer.kernels);
-  layer.kernels.push_back(
-      make_gemm(dense_gemm("o_proj", s.token_rows, s.m.hidden, static_cast<std::int64_t>(s.q_dim()),
-                           s.m.bytes_per_param)));
+  linear(s,
+         dense_gemm("o_proj", s.token_rows, s.m.hidden, static_cast<std::int64_t>(s.q_dim()),
+                    s.m.bytes_per_param),
+         layer.kernels);
   layer.kernels.push_back(add_rmsnorm(s));
   if (s.m.experts > 0) {
     moe_mlp(s, layer.kernels);

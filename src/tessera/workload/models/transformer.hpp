@@ -10,6 +10,7 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/workload/kernels/kernel.hpp"
+#include "tessera/workload/kernels/precision.hpp"
 
 namespace tessera::workload {
 
@@ -30,9 +31,14 @@ struct ModelConfig {
   // and a router sends each token to `experts_per_token` of them. 0: one dense MLP.
   int experts = 0;
   int experts_per_token = 0;
+  // The linear layers' format. BF16/FP16: every tensor at bytes_per_param. FP8: vLLM's W8A8
+  // (FP8 weights, activations quantized per token just before each linear layer); the
+  // embeddings, the LM head, the router and the KV cache stay at bytes_per_param, as vLLM
+  // leaves them unquantized.
+  Precision precision = Precision::kBf16;
 
-  double parameters() const;  // total parameter count
-  double weight_bytes() const;
+  double parameters() const;    // total parameter count
+  double weight_bytes() const;  // the linear layers' weights in `precision`, the rest at 16 bits
   double kv_bytes_per_token() const;  // K and V, all layers
   double embedding_bytes() const;     // the input embedding table alone
 
