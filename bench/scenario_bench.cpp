@@ -22,8 +22,8 @@ using namespace tessera;
 const std::vector<std::string> kModes{"exclusive", "time-slicing", "mps", "static-partitions"};
 
 void BM_AzureCodeFiveMinutes(benchmark::State& state) {
-  auto loaded = scenario::load_scenario(std::string(TESSERA_SOURCE_DIR) +
-                                        "/examples/azure-code-1h.yaml");
+  auto loaded =
+      scenario::load_scenario(std::string(TESSERA_SOURCE_DIR) + "/examples/azure-code-1h.yaml");
   if (!loaded) {
     state.SkipWithError(loaded.error().message().c_str());
     return;

@@ -25,22 +25,6 @@ core::Result<workload::Precision> precision_of(const std::string& text) {
                      "--dtype '{}': expected fp8, bf16, fp16, tf32 or fp32", text);
 }
 
-// A model with only the attention shapes set (the other sizes are unused by attention).
-workload::ModelConfig attention_model(const KernelFlags& f) {
-  workload::ModelConfig m{};
-  m.name = "attention";
-  m.layers = 1;
-  m.heads = f.heads;
-  m.kv_heads = f.kv_heads;
-  m.head_dim = f.head_dim;
-  m.hidden = f.heads * f.head_dim;
-  m.intermediate = f.tp;
-  m.vocab = 1;
-  m.bytes_per_param = 2;
-  m.kv_bytes_per_elem = 2;
-  return m;
-}
-
 core::Result<validation::Measurement> measurement_for(const KernelFlags& f) {
   validation::Measurement m;
   m.source = "command line";
@@ -62,7 +46,7 @@ core::Result<validation::Measurement> measurement_for(const KernelFlags& f) {
   }
   if (f.attention->parsed()) {
     m.kind = validation::MeasuredKind::kLayerKernels;
-    m.model = attention_model(f);
+    m.model = validation::attention_model("attention", f.heads, f.kv_heads, f.head_dim);
     m.tensor_parallel = f.tp;
     m.layer_kernels = {std::string(validation::kAttentionKernels)};
   }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/workload/kernels/kernel.hpp"
@@ -66,6 +67,24 @@ struct Measurement {
 
   double measured_ns = 0;
 };
+
+// The model of a row that times only attention kernels: its heads and head size. The MLP width
+// (four times the hidden size, divisible by any degree that divides the heads) and the
+// vocabulary are there only to make the config valid; the attention kernels never read them.
+inline workload::ModelConfig attention_model(std::string name, int heads, int kv_heads,
+                                             int head_dim) {
+  const int hidden = heads * head_dim;
+  return workload::ModelConfig{.name = std::move(name),
+                               .layers = 1,
+                               .hidden = hidden,
+                               .heads = heads,
+                               .kv_heads = kv_heads,
+                               .head_dim = head_dim,
+                               .intermediate = 4 * hidden,
+                               .vocab = 32000,
+                               .bytes_per_param = 2,
+                               .kv_bytes_per_elem = 2};
+}
 
 // Rows a reader read but the simulator cannot rebuild (an MoE expert layer, a model the catalog
 // lacks, a power-capped GPU): counted and reported, never silently dropped.

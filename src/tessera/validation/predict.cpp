@@ -120,11 +120,17 @@ std::optional<std::string> Predictor::unsupported(const Measurement& m) {
 }
 
 std::optional<std::string> Predictor::implausible(const Measurement& m) const {
-  const auto spec = hw::find_gpu(m.gpu);
   const auto seq = kernels(m);
-  if (!spec || !seq) return std::nullopt;  // simulate_ns reports these errors
+  if (!seq) return std::nullopt;  // simulate_ns reports the error
+  return implausible(m, *seq);
+}
+
+std::optional<std::string> Predictor::implausible(const Measurement& m,
+                                                  const KernelSequence& seq) const {
+  const auto spec = hw::find_gpu(m.gpu);
+  if (!spec) return std::nullopt;  // simulate_ns reports the error
   double floor_ns = 0;
-  for (const auto& group : seq->groups) {
+  for (const auto& group : seq.groups) {
     for (const Kernel& k : group.kernels) {
       const double peak = device::peak_flops(*spec, k.pipe);
       const double compute = peak > 0 ? k.total_flops() / peak * 1e9 : 0;
@@ -249,6 +255,10 @@ core::Result<KernelSequence> Predictor::kernels(const Measurement& m) const {
 
 core::Result<double> Predictor::simulate_ns(const Measurement& m) {
   TESSERA_ASSIGN_OR_RETURN(const KernelSequence seq, kernels(m));
+  return simulate_ns(m, seq);
+}
+
+core::Result<double> Predictor::simulate_ns(const Measurement& m, const KernelSequence& seq) {
   if (m.kind == MeasuredKind::kStep) {
     return core::with_context(time_sequence(m.gpu, seq), m.source);
   }

@@ -43,8 +43,12 @@ class Predictor {
   // Why a row cannot be a measurement of its configuration (faster than the GPU's datasheet
   // peaks allow for the work the builders count), or nullopt when it is plausible.
   std::optional<std::string> implausible(const Measurement& m) const;
+  // The same for the kernels kernels(m) built, when the caller has them already.
+  std::optional<std::string> implausible(const Measurement& m,
+                                         const workload::KernelSequence& seq) const;
   // Simulated nanoseconds; an error names the row's source.
   core::Result<double> simulate_ns(const Measurement& m);
+  core::Result<double> simulate_ns(const Measurement& m, const workload::KernelSequence& seq);
   // The kernels a row runs (for `tessera kernel` to show), in launch order.
   core::Result<workload::KernelSequence> kernels(const Measurement& m) const;
   // One kernel or sequence alone on the whole GPU `gpu`: end of its last kernel - start of its

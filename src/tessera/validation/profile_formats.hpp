@@ -44,10 +44,6 @@ core::Result<MeasurementSet> read_llmservingsim_attention(const ProfileFile& f,
 
 core::Result<MeasurementSet> read_splitwise(const ProfileFile& f);
 
-// An attention-shape model for kLayerKernels rows that only need the attention's shapes: the
-// MLP and vocabulary sizes are placeholders (valid, unused by attention kernels).
-workload::ModelConfig attention_model(std::string name, int heads, int kv_heads, int head_dim);
-
 // A decode-attention measurement on the H100: `batch` sequences of `cached` tokens each, one
 // GPU's share of `model` under tensor parallelism `tp`.
 Measurement h100_decode_attention(std::string source, workload::ModelConfig model, int tp,

@@ -147,20 +147,6 @@ Measurement h100_decode_attention(std::string source, workload::ModelConfig mode
   return r;
 }
 
-workload::ModelConfig attention_model(std::string name, int heads, int kv_heads, int head_dim) {
-  const int hidden = heads * head_dim;
-  return workload::ModelConfig{.name = std::move(name),
-                               .layers = 1,
-                               .hidden = hidden,
-                               .heads = heads,
-                               .kv_heads = kv_heads,
-                               .head_dim = head_dim,
-                               .intermediate = 4 * hidden,  // placeholder
-                               .vocab = 32000,              // placeholder
-                               .bytes_per_param = 2,
-                               .kv_bytes_per_elem = 2};
-}
-
 core::Result<MeasurementSet> read_inference_sim_gemm(const ProfileFile& f) {
   return guard_csv(f.relative, [&] { return read_gemm(f); });
 }

@@ -77,14 +77,19 @@ core::Result<ValidationReport> validate(MeasurementSet set, Predictor& predictor
     Measurement& m = set.rows[i];
     if (progress && i % 256 == 0) progress(i, total);
     std::optional<std::string> why = Predictor::unsupported(m);
-    if (!why) why = predictor.implausible(m);
+    core::Result<workload::KernelSequence> seq = workload::KernelSequence{};
+    if (!why) {
+      seq = predictor.kernels(m);
+      if (!seq) return std::unexpected(seq.error());
+      why = predictor.implausible(m, *seq);
+    }
     if (why) {
       const std::string file = m.source.substr(0, m.source.find(':'));
       // Implausible rows differ in their figures: they are grouped by what they have in common.
       ++unsupported[{file, why->substr(0, why->find(" ("))}];
       continue;
     }
-    TESSERA_ASSIGN_OR_RETURN(const double ns, predictor.simulate_ns(m));
+    TESSERA_ASSIGN_OR_RETURN(const double ns, predictor.simulate_ns(m, *seq));
     RowResult r;
     r.category = category(m);
     r.fitted = fitted_on(m);
