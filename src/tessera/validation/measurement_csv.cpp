@@ -30,7 +30,8 @@ constexpr std::array<const char*, kColumnCount> kNames{
 // clang-format on
 constexpr std::array<Col, 4> kRequired{kGpu, kKind, kValue, kUnit};
 
-// The kernel names transformer.cpp's builders give, and the attention placeholder.
+// The kernel names transformer.cpp's builders give, and @attention (whatever attention kernels
+// the step launches).
 constexpr std::array<std::string_view, 24> kKernelNames{"embedding",
                                                         "input_rmsnorm",
                                                         "qkv_proj",
