@@ -111,6 +111,41 @@ TEST(ScenarioParse, SimSectionOverridesModelAssumptions) {
                    sim::default_options(r->gpu).achievable_bandwidth_fraction);
 }
 
+TEST(ScenarioParse, AnInferenceTenantNamesItsEngineCosts) {
+  auto r = parse_scenario(
+      mutate("model: llama-3-8b", "model: llama-3-8b\n    engine: {step: 1ms, per_sequence: 20us}"),
+      "ok.yaml", "/data");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const workload::EngineCosts& e = r->tenants[0].inference.engine;
+  EXPECT_EQ(e.step, core::millis(1));
+  EXPECT_EQ(e.per_sequence, core::micros(20));
+  EXPECT_EQ(e.prefill, 0);
+  auto fitted = parse_scenario(mutate("model: llama-3-8b", "model: llama-3-8b\n    engine: fitted"),
+                               "ok.yaml", "/data");
+  ASSERT_TRUE(fitted.has_value()) << fitted.error().message();
+  EXPECT_EQ(fitted->tenants[0].inference.engine, workload::default_engine_costs());
+  auto plain = parse_scenario(mutate("model: llama-3-8b", "model: llama-3-8b"), "ok.yaml", "/data");
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->tenants[0].inference.engine, workload::kNoEngineCosts);
+  auto word = parse_scenario(mutate("model: llama-3-8b", "model: llama-3-8b\n    engine: vllm"),
+                             "bad.yaml", "/data");
+  ASSERT_FALSE(word.has_value());
+  EXPECT_NE(word.error().message().find("use fitted, none or a mapping"), std::string::npos)
+      << word.error().message();
+  auto negative =
+      parse_scenario(mutate("model: llama-3-8b", "model: llama-3-8b\n    engine: {per_worker: 2s}"),
+                     "bad.yaml", "/data");
+  ASSERT_FALSE(negative.has_value());
+  EXPECT_NE(negative.error().message().find("engine cost per_worker"), std::string::npos)
+      << negative.error().message();
+  auto unknown =
+      parse_scenario(mutate("model: llama-3-8b", "model: llama-3-8b\n    engine: {sampling: 2ms}"),
+                     "bad.yaml", "/data");
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(unknown.error().message().find("sampling"), std::string::npos)
+      << unknown.error().message();
+}
+
 TEST(ScenarioParse, AnInferenceTenantServesInTheFormatItNames) {
   auto fp8 = parse_scenario(mutate("model: llama-3-8b", "model: llama-3-8b\n    precision: fp8"),
                             "ok.yaml", "/data");

@@ -37,8 +37,10 @@ struct Server {
   metrics::Timeline timeline;
   std::unique_ptr<InferenceServer> server;
 
+  // Without engine costs unless a test gives them: the GPU's time alone.
   Server(std::vector<workload::Request> requests, int max_num_seqs = 256,
-         int max_batched_tokens = 8192, gpu::TenantId id = 0) {
+         int max_batched_tokens = 8192, gpu::TenantId id = 0,
+         workload::EngineCosts engine = workload::kNoEngineCosts) {
     const std::vector<gpu::TenantInfo> infos{{.id = 0, .name = "chat"}};
     EXPECT_TRUE(mode.attach(dev, infos));
     const int process = timeline.add_process("test");
@@ -47,6 +49,7 @@ struct Server {
                         .model = tiny_model(),
                         .max_num_seqs = max_num_seqs,
                         .max_batched_tokens = max_batched_tokens,
+                        .engine = engine,
                         .slo = {}};
     server = std::make_unique<InferenceServer>(id, cfg, std::move(requests), mode, exec, &timeline,
                                                track);
@@ -86,6 +89,41 @@ TEST(InferenceServer, FirstTokenAfterPrefillAndTpotFromDecodeSteps) {
   EXPECT_EQ(r.finished, 1000 + p + decodes);
   EXPECT_EQ(r.tpot(), decodes / 3);
   EXPECT_EQ(s.span_names(), (std::vector<std::string>{"prefill", "decode", "decode", "decode"}));
+}
+
+TEST(InferenceServer, EngineTimeComesBeforeAndAfterEachGpuStep) {
+  // Worked by hand: before each step the engine spends `step` (+ `prefill` for a prefill), after
+  // it `per_sequence` per sequence; a token is out when that ends, and the next step's engine
+  // time starts then. One GPU: no per-worker cost.
+  const workload::EngineCosts engine{
+      .step = 500, .prefill = 300, .per_worker = 100000, .per_sequence = 70};
+  Server s({req(7, 1000, 10, 3), req(8, 1000, 6, 2)}, 256, 8192, 0, engine);
+  s.server->start();
+  s.exec.run_all();
+  ASSERT_FALSE(s.server->failure());
+  const core::Nanos first = 1000 + 500 + 300 + s.prefill({10, 6}) + 2 * 70;
+  EXPECT_EQ(s.rec(0).first_token, first);
+  EXPECT_EQ(s.rec(1).first_token, first);
+  const core::Nanos second = first + 500 + s.decode({11, 7}) + 2 * 70;
+  EXPECT_EQ(s.rec(1).finished, second);
+  const core::Nanos third = second + 500 + s.decode({12}) + 70;
+  EXPECT_EQ(s.rec(0).finished, third);
+}
+
+TEST(InferenceServer, TensorParallelWorkersAddEngineTimePerWorker) {
+  const workload::EngineCosts engine{
+      .step = 0, .prefill = 0, .per_worker = 1000, .per_sequence = 0};
+  EXPECT_EQ(engine.before_step(workload::Phase::kDecode, 1), 0);
+  EXPECT_EQ(engine.before_step(workload::Phase::kDecode, 8), 7000);
+  EXPECT_EQ(engine.after_step(5), 0);
+}
+
+TEST(InferenceServer, RejectsANegativeEngineCost) {
+  Server s({req(0, 0, 4, 2)}, 256, 8192, 0,
+           workload::EngineCosts{.step = -1, .prefill = 0, .per_worker = 0, .per_sequence = 0});
+  s.server->start();
+  ASSERT_TRUE(s.server->failure());
+  EXPECT_THAT(s.server->failure()->message(), HasSubstr("engine cost step"));
 }
 
 TEST(InferenceServer, SingleTokenRequestsFinishAtPrefill) {

@@ -59,6 +59,47 @@ TEST(Fit, RecoversTheOptionsThatMadeTheRows) {
   EXPECT_THAT(text, HasSubstr("as a scenario section: sim: {"));
 }
 
+TEST(Fit, RecoversTheEngineCostsThatMadeTheStepRows) {
+  const workload::EngineCosts truth{
+      .step = 3'000'000, .prefill = 8'000'000, .per_worker = 1'500'000, .per_sequence = 200'000};
+  Predictor measure({}, {}, false, {{"A100-SXM4-80GB", truth}});
+  MeasurementSet set;
+  const auto model = *workload::find_model("llama-2-7b");
+  int line = 2;
+  for (int tp : {1, 2, 4}) {
+    for (const auto& [phase, lengths] : std::vector<std::pair<workload::Phase, std::vector<int>>>{
+             {workload::Phase::kPrefill, {128}},
+             {workload::Phase::kPrefill, {512, 512}},
+             {workload::Phase::kDecode, {600}},
+             {workload::Phase::kDecode, std::vector<int>(16, 600)},
+             {workload::Phase::kDecode, std::vector<int>(48, 600)}}) {
+      Measurement m;
+      m.source = fmt::format("splitwise_sim/perf_model.csv:{} token_time", line++);
+      m.gpu = "A100-SXM4-80GB";
+      m.kind = MeasuredKind::kStep;
+      m.model = model;
+      m.tensor_parallel = tp;
+      m.phase = phase;
+      m.lengths = lengths;
+      m.measured_ns = *measure.simulate_ns(m);
+      set.rows.push_back(std::move(m));
+    }
+  }
+  const auto fits = fit(set);
+  ASSERT_TRUE(fits.has_value()) << fits.error().message();
+  ASSERT_EQ(fits->size(), 1u);
+  const GpuFit& g = fits->front();
+  ASSERT_EQ(g.groups.size(), 1u);
+  EXPECT_EQ(g.groups.front().group, kEngineGroup);
+  EXPECT_LT(g.groups.front().loss_after, g.groups.front().loss_before / 20);
+  ASSERT_TRUE(g.engine.has_value());
+  EXPECT_NEAR(static_cast<double>(g.engine->step), 3e6, 0.3e6);
+  EXPECT_NEAR(static_cast<double>(g.engine->prefill), 8e6, 0.5e6);
+  EXPECT_NEAR(static_cast<double>(g.engine->per_worker), 1.5e6, 0.15e6);
+  EXPECT_NEAR(static_cast<double>(g.engine->per_sequence), 2e5, 0.2e5);
+  EXPECT_THAT(format_fit(*fits), HasSubstr("as an inference tenant's key: engine: {step: "));
+}
+
 TEST(Fit, RowsNotInTheSplitAreNotFittedOn) {
   MeasurementSet set = synthetic({});
   for (Measurement& m : set.rows) m.source = "mine.csv:2";

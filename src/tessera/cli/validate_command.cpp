@@ -78,6 +78,7 @@ Outcome run_validate_command(const ValidateFlags& f) {
   }
   ProgressLine progress(!f.quiet);
   std::map<std::string, sim::SimGpuOverrides> fitted;
+  std::map<std::string, workload::EngineCosts> engine;
   if (f.fit) {
     TESSERA_ASSIGN_OR_RETURN(
         const std::vector<validation::GpuFit> fits,
@@ -87,9 +88,12 @@ Outcome run_validate_command(const ValidateFlags& f) {
         }));
     progress.finish();
     fmt::print("{}\n", validation::format_fit(fits));
-    for (const auto& g : fits) fitted.emplace(g.gpu, g.overrides);
+    for (const auto& g : fits) {
+      fitted.emplace(g.gpu, g.overrides);
+      if (g.engine) engine.emplace(g.gpu, *g.engine);
+    }
   }
-  validation::Predictor predictor({}, std::move(fitted), !f.generic);
+  validation::Predictor predictor({}, std::move(fitted), !f.generic, std::move(engine));
   TESSERA_ASSIGN_OR_RETURN(
       const validation::ValidationReport report,
       validation::validate(std::move(set), predictor, static_cast<std::size_t>(f.worst),

@@ -147,6 +147,27 @@ Result<workload::Precision> parse_serving_precision(const ConfigNode& n, const h
   return *p;
 }
 
+// The serving engine's CPU costs (workload/serving/engine_costs.hpp): `fitted` (the costs fitted
+// on the public step profiles), `none`, or a mapping of the costs, where a cost not given is 0.
+Result<workload::EngineCosts> parse_engine(const ConfigNode& n) {
+  if (n.is_scalar()) {
+    TESSERA_ASSIGN_OR_RETURN(const std::string text, n.as_string());
+    if (text == "fitted") return workload::default_engine_costs();
+    if (text == "none") return workload::kNoEngineCosts;
+    return std::unexpected(n.error(fmt::format(
+        "engine '{}': use fitted, none or a mapping of step, prefill, per_worker, per_sequence",
+        text)));
+  }
+  TESSERA_TRY(n.check_keys({"step", "prefill", "per_worker", "per_sequence"}));
+  workload::EngineCosts c;
+  TESSERA_ASSIGN_OR_RETURN(c.step, n.duration_or("step", 0));
+  TESSERA_ASSIGN_OR_RETURN(c.prefill, n.duration_or("prefill", 0));
+  TESSERA_ASSIGN_OR_RETURN(c.per_worker, n.duration_or("per_worker", 0));
+  TESSERA_ASSIGN_OR_RETURN(c.per_sequence, n.duration_or("per_sequence", 0));
+  if (auto ok = workload::validate(c); !ok) return std::unexpected(n.error(ok.error().message()));
+  return c;
+}
+
 Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir,
                                 const hw::GpuSpec& gpu) {
   TenantSpec t;
@@ -170,7 +191,7 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
   }
   if (kind == "inference") {
     TESSERA_TRY(n.check_keys({"name", "kind", "model", "precision", "priority", "sm_share", "slo",
-                              "arrivals", "max_num_seqs", "max_batched_tokens"}));
+                              "arrivals", "max_num_seqs", "max_batched_tokens", "engine"}));
     t.kind = TenantSpec::Kind::kInference;
     t.inference.name = t.name;
     TESSERA_ASSIGN_OR_RETURN(t.inference.model,
@@ -183,6 +204,9 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
                              positive_int(n, "max_batched_tokens", 8192, 1 << 22));
     if (auto slo = n.find("slo")) {
       TESSERA_ASSIGN_OR_RETURN(t.inference.slo, parse_slo(*slo));
+    }
+    if (auto engine = n.find("engine")) {
+      TESSERA_ASSIGN_OR_RETURN(t.inference.engine, parse_engine(*engine));
     }
     TESSERA_ASSIGN_OR_RETURN(const ConfigNode arrivals, n.at("arrivals"));
     TESSERA_ASSIGN_OR_RETURN(t.arrivals, parse_arrivals(arrivals, base_dir));

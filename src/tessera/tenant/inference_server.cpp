@@ -46,6 +46,10 @@ core::Status InferenceServer::validate() const {
                        "inference server '{}': kv_cache_tokens ({}) must be 0 (no limit) or more",
                        config_.name, config_.kv_cache_tokens);
   }
+  if (auto engine = workload::validate(config_.engine); !engine) {
+    return std::unexpected(
+        engine.error().with_context(fmt::format("inference server '{}'", config_.name)));
+  }
   if (config_.max_num_seqs < 1 || config_.max_batched_tokens < 1) {
     return core::failf(Domain::kWorkload, Code::kInvalidArgument,
                        "inference server '{}': max_num_seqs ({}) and max_batched_tokens ({}) must "
@@ -129,9 +133,21 @@ void InferenceServer::maybe_start_iteration() {
     return;
   }
   busy_ = true;
-  auto submitted = mode_.submit(
-      id_, std::make_shared<const workload::KernelSequence>(std::move(step)), iteration_++,
-      [this](const device::SubmissionDone& done) { on_iteration_done(done); });
+  auto sequence = std::make_shared<const workload::KernelSequence>(std::move(step));
+  const core::Nanos before =
+      config_.engine.before_step(sequence->phase, config_.tensor_parallel.degree);
+  if (before > 0) {
+    executor_.schedule_at(executor_.now() + before,
+                          [this, sequence = std::move(sequence)]() mutable { submit(sequence); });
+  } else {
+    submit(std::move(sequence));
+  }
+}
+
+void InferenceServer::submit(workload::KernelSequencePtr step) {
+  auto submitted =
+      mode_.submit(id_, std::move(step), iteration_++,
+                   [this](const device::SubmissionDone& done) { on_iteration_done(done); });
   if (!submitted) {
     busy_ = false;
     failure_ = submitted.error().with_context(
@@ -151,8 +167,18 @@ void InferenceServer::release(std::size_t request) {
 }
 
 void InferenceServer::on_iteration_done(const device::SubmissionDone& done) {
+  const auto sequences = in_flight_is_prefill_ ? in_flight_.size() : running_.size();
+  const core::Nanos after = config_.engine.after_step(static_cast<int>(sequences));
+  if (after > 0) {
+    executor_.schedule_at(done.finished + after,
+                          [this, done, after] { finish_iteration(done, done.finished + after); });
+  } else {
+    finish_iteration(done, done.finished);
+  }
+}
+
+void InferenceServer::finish_iteration(const device::SubmissionDone& done, core::Nanos now) {
   busy_ = false;
-  const core::Nanos now = done.finished;
   std::size_t batch = 0;
   if (in_flight_is_prefill_) {
     batch = in_flight_.size();
@@ -179,7 +205,8 @@ void InferenceServer::on_iteration_done(const device::SubmissionDone& done) {
   }
   if (timeline_ != nullptr && timeline_track_ >= 0) {
     timeline_->add_span(timeline_track_, in_flight_is_prefill_ ? "prefill" : "decode",
-                        done.submitted, now, {{"batch", batch}, {"tokens", in_flight_tokens_}});
+                        done.submitted, done.finished,
+                        {{"batch", batch}, {"tokens", in_flight_tokens_}});
   }
   maybe_start_iteration();
 }

@@ -1,7 +1,8 @@
 #pragma once
 // An LLM inference server with continuous (iteration-level) batching, in the manner of vLLM:
 // each iteration either prefills newly admitted requests or runs one decode step for every
-// running request. Each iteration is submitted through the sharing mode as one kernel sequence.
+// running request. Each iteration is submitted through the sharing mode as one kernel sequence,
+// after the engine's CPU time before it; its tokens are out after the engine's time after it.
 
 #include <cstdint>
 #include <deque>
@@ -15,6 +16,7 @@
 #include "tessera/workload/arrivals.hpp"
 #include "tessera/workload/models/tensor_parallel.hpp"
 #include "tessera/workload/models/transformer.hpp"
+#include "tessera/workload/serving/engine_costs.hpp"
 
 namespace tessera::tenant {
 
@@ -33,6 +35,10 @@ struct InferenceConfig {
   // allocates blocks as tokens are generated and preempts when it runs out. A request larger than
   // the whole cache is admitted alone.
   std::int64_t kv_cache_tokens = 0;
+  // The engine's CPU time around each iteration's GPU step, during which this server's GPU work
+  // waits (workload/serving/engine_costs.hpp). None by default: the experiments' figures are the
+  // GPU's alone until they are re-run with the fitted costs (a scenario's `engine: fitted`).
+  workload::EngineCosts engine = workload::kNoEngineCosts;
   metrics::Slo slo;
 };
 
@@ -55,7 +61,10 @@ class InferenceServer {
   void schedule_next_arrival();
   void on_arrivals();
   void maybe_start_iteration();
+  void submit(workload::KernelSequencePtr step);
   void on_iteration_done(const device::SubmissionDone& done);
+  // Its tokens are out at `now`.
+  void finish_iteration(const device::SubmissionDone& done, core::Nanos now);
   bool fits_kv_cache(std::size_t request) const;
   void release(std::size_t request);  // its KV-cache reservation
 

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <exception>
 #include <map>
 #include <nlopt.hpp>
 #include <string_view>
 
+#include "tessera/core/try.hpp"
 #include "tessera/validation/predict.hpp"
 #include "tessera/validation/split.hpp"
 
@@ -125,6 +127,121 @@ double objective(const std::vector<double>& x, std::vector<double>& /*gradient*/
   return loss(*o->rows, trial);
 }
 
+// The serving engine's costs (workload/serving/engine_costs.hpp), fitted on step rows. A row's
+// GPU time does not depend on them, so it is simulated once and the search is over the sum. The
+// loss is the mean of min(|ln(simulated / measured)|, 1): long prefills hold a GPU-time gap that
+// no per-iteration cost explains, and an absolute loss fits the typical row rather than those.
+struct EngineOption {
+  std::string_view key;
+  core::Nanos workload::EngineCosts::*field;
+  double hi;
+};
+constexpr std::array<EngineOption, 4> kEngineOptions{{
+    {"step", &workload::EngineCosts::step, 50e6},
+    {"prefill", &workload::EngineCosts::prefill, 50e6},
+    {"per_worker", &workload::EngineCosts::per_worker, 20e6},
+    {"per_sequence", &workload::EngineCosts::per_sequence, 5e6},
+}};
+
+workload::EngineCosts engine_from(const std::vector<double>& x) {
+  workload::EngineCosts c;
+  for (std::size_t i = 0; i < kEngineOptions.size(); ++i)
+    c.*kEngineOptions[i].field = whole_ns(x[i]);
+  return c;
+}
+
+struct EngineRow {
+  const Measurement* m;
+  double gpu_ns;
+};
+
+double engine_loss(const std::vector<EngineRow>& rows, const workload::EngineCosts& costs) {
+  double sum = 0;
+  for (const EngineRow& r : rows) {
+    const double d = std::log((r.gpu_ns + Predictor::engine_ns(*r.m, costs)) / r.m->measured_ns);
+    sum += std::min(std::abs(d), 1.0);
+  }
+  return rows.empty() ? 0 : sum / static_cast<double>(rows.size());
+}
+
+struct EngineObjective {
+  const std::vector<EngineRow>* rows;
+  int evaluations = 0;
+  const FitProgress* progress;
+  const std::string* gpu;
+};
+
+double engine_objective(const std::vector<double>& x, std::vector<double>& /*gradient*/,
+                        void* data) {
+  auto* o = static_cast<EngineObjective*>(data);
+  ++o->evaluations;
+  if (*o->progress) (*o->progress)(*o->gpu, std::string(kEngineGroup), o->evaluations);
+  return engine_loss(*o->rows, engine_from(x));
+}
+
+core::Result<std::vector<double>> minimise(nlopt::vfunc f, void* data, std::vector<double> x,
+                                           const std::vector<double>& lo,
+                                           const std::vector<double>& hi, std::string_view what) {
+  std::vector<double> step;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    // A start on a bound (a latency of 0) would leave the simplex one side to search.
+    const double margin = (hi[i] - lo[i]) / 20;
+    x[i] = std::clamp(x[i], lo[i] + margin, hi[i] - margin);
+    step.push_back((hi[i] - lo[i]) / 10);
+  }
+  nlopt::opt opt(nlopt::LN_NELDERMEAD, static_cast<unsigned>(x.size()));
+  opt.set_lower_bounds(lo);
+  opt.set_upper_bounds(hi);
+  opt.set_initial_step(step);
+  opt.set_min_objective(f, data);
+  opt.set_maxeval(kMaxFitEvaluations);
+  opt.set_xtol_rel(1e-3);
+  double best = 0;
+  try {
+    opt.optimize(x, best);
+  } catch (const std::exception& e) {
+    return core::failf(core::Domain::kSim, core::Code::kInternal, "fitting {}: NLopt stopped: {}",
+                       what, e.what());
+  }
+  return x;
+}
+
+// Fits the engine's costs on `gpu`'s step rows, their GPU time simulated with `overrides`.
+core::Result<std::optional<GroupFit>> fit_engine(const std::string& gpu,
+                                                 const std::vector<const Measurement*>& rows,
+                                                 const sim::SimGpuOverrides& overrides,
+                                                 workload::EngineCosts& costs,
+                                                 const FitProgress& progress) {
+  std::vector<EngineRow> steps;
+  Predictor predictor(overrides, {}, false);
+  for (const Measurement* m : rows) {
+    if (m->kind != MeasuredKind::kStep) continue;
+    TESSERA_ASSIGN_OR_RETURN(const double ns, predictor.simulate_ns(*m));
+    steps.push_back({m, ns});
+  }
+  if (steps.empty()) return std::nullopt;
+  GroupFit gf;
+  gf.group = std::string(kEngineGroup);
+  gf.rows = steps.size();
+  gf.loss_before = engine_loss(steps, workload::kNoEngineCosts);
+  EngineObjective obj{.rows = &steps, .progress = &progress, .gpu = &gpu};
+  std::vector<double> x(kEngineOptions.size(), 0.0);
+  std::vector<double> lo(kEngineOptions.size(), 0.0);
+  std::vector<double> hi;
+  for (const EngineOption& o : kEngineOptions) hi.push_back(o.hi);
+  TESSERA_ASSIGN_OR_RETURN(
+      x, minimise(engine_objective, &obj, x, lo, hi, fmt::format("{} on {}", kEngineGroup, gpu)));
+  costs = engine_from(x);
+  for (std::size_t i = 0; i < kEngineOptions.size(); ++i) {
+    gf.values.push_back({.option = std::string(kEngineOptions[i].key),
+                         .value = static_cast<double>(costs.*kEngineOptions[i].field),
+                         .duration = true});
+  }
+  gf.loss_after = engine_loss(steps, costs);
+  gf.evaluations = obj.evaluations;
+  return gf;
+}
+
 }  // namespace
 
 core::Result<std::vector<GpuFit>> fit(const MeasurementSet& set, const FitProgress& progress) {
@@ -150,14 +267,10 @@ core::Result<std::vector<GpuFit>> fit(const MeasurementSet& set, const FitProgre
       std::vector<double> x;
       std::vector<double> lo;
       std::vector<double> hi;
-      std::vector<double> step;
       for (const Option& o : group.options) {
-        // A start on a bound (a latency of 0) would leave the simplex one side to search.
-        const double margin = (o.hi - o.lo) / 20;
-        x.push_back(std::clamp(o.get(current), o.lo + margin, o.hi - margin));
+        x.push_back(o.get(current));
         lo.push_back(o.lo);
         hi.push_back(o.hi);
-        step.push_back((o.hi - o.lo) / 10);
       }
       GroupFit gf;
       gf.group = std::string(group.name);
@@ -165,20 +278,8 @@ core::Result<std::vector<GpuFit>> fit(const MeasurementSet& set, const FitProgre
       gf.loss_before = loss(mine, g.overrides);
       Objective obj{
           .rows = &mine, .group = &group, .base = g.overrides, .progress = &progress, .gpu = &gpu};
-      nlopt::opt opt(nlopt::LN_NELDERMEAD, static_cast<unsigned>(x.size()));
-      opt.set_lower_bounds(lo);
-      opt.set_upper_bounds(hi);
-      opt.set_initial_step(step);
-      opt.set_min_objective(objective, &obj);
-      opt.set_maxeval(kMaxFitEvaluations);
-      opt.set_xtol_rel(1e-3);
-      double best = 0;
-      try {
-        opt.optimize(x, best);
-      } catch (const std::exception& e) {
-        return core::failf(core::Domain::kSim, core::Code::kInternal,
-                           "fitting {} on {}: NLopt stopped: {}", group.name, gpu, e.what());
-      }
+      TESSERA_ASSIGN_OR_RETURN(
+          x, minimise(objective, &obj, x, lo, hi, fmt::format("{} on {}", group.name, gpu)));
       for (std::size_t i = 0; i < x.size(); ++i) {
         const Option& o = group.options[i];
         o.set(g.overrides, x[i]);
@@ -189,6 +290,13 @@ core::Result<std::vector<GpuFit>> fit(const MeasurementSet& set, const FitProgre
       gf.loss_after = loss(mine, g.overrides);
       gf.evaluations = obj.evaluations;
       g.groups.push_back(std::move(gf));
+    }
+    workload::EngineCosts costs;
+    TESSERA_ASSIGN_OR_RETURN(const std::optional<GroupFit> engine,
+                             fit_engine(gpu, rows, g.overrides, costs, progress));
+    if (engine) {
+      g.engine = costs;
+      g.groups.push_back(*engine);
     }
     out.push_back(std::move(g));
   }
@@ -204,15 +312,19 @@ std::string format_fit(const std::vector<GpuFit>& fits) {
   for (const GpuFit& g : fits) {
     out += fmt::format("{}:\n", g.gpu);
     std::string section;
+    std::string engine;
     for (const GroupFit& gf : g.groups) {
       out += fmt::format("  {} ({} rows, {} evaluations): loss {:.4f} -> {:.4f}\n", gf.group,
                          gf.rows, gf.evaluations, gf.loss_before, gf.loss_after);
+      std::string& into = gf.group == kEngineGroup ? engine : section;
       for (const FittedValue& v : gf.values) {
         out += fmt::format("    {:<30} {}\n", v.option, value(v));
-        section += fmt::format("{}{}: {}", section.empty() ? "" : ", ", v.option, value(v));
+        into += fmt::format("{}{}: {}", into.empty() ? "" : ", ", v.option, value(v));
       }
     }
     out += fmt::format("  as a scenario section: sim: {{{}}}\n", section);
+    if (!engine.empty())
+      out += fmt::format("  as an inference tenant's key: engine: {{{}}}\n", engine);
   }
   return out;
 }

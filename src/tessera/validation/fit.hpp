@@ -7,12 +7,15 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tessera/backends/sim/gpu/sim_gpu_options.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/validation/measurement.hpp"
+#include "tessera/workload/serving/engine_costs.hpp"
 
 namespace tessera::validation {
 
@@ -31,9 +34,13 @@ struct GroupFit {
   std::vector<FittedValue> values;
 };
 
+// The group that fits the serving engine's costs on step rows, after the GPU's options.
+inline constexpr std::string_view kEngineGroup = "serving engine";
+
 struct GpuFit {
   std::string gpu;
-  sim::SimGpuOverrides overrides;  // every fitted option
+  sim::SimGpuOverrides overrides;               // every fitted option
+  std::optional<workload::EngineCosts> engine;  // fitted on its step rows, if it has any
   std::vector<GroupFit> groups;
 };
 

@@ -103,8 +103,13 @@ struct Predictor::Device {
 };
 
 Predictor::Predictor(sim::SimGpuOverrides overrides,
-                     std::map<std::string, sim::SimGpuOverrides> per_gpu, bool calibrated)
-    : overrides_(std::move(overrides)), per_gpu_(std::move(per_gpu)), calibrated_(calibrated) {}
+                     std::map<std::string, sim::SimGpuOverrides> per_gpu, bool calibrated,
+                     std::map<std::string, workload::EngineCosts> engine)
+    : overrides_(std::move(overrides)),
+      per_gpu_(std::move(per_gpu)),
+      calibrated_(calibrated),
+      engine_(std::move(engine)),
+      default_engine_(calibrated ? workload::default_engine_costs() : workload::kNoEngineCosts) {}
 Predictor::~Predictor() = default;
 
 std::optional<std::string> Predictor::unsupported(const Measurement& m) {
@@ -260,7 +265,9 @@ core::Result<double> Predictor::simulate_ns(const Measurement& m) {
 
 core::Result<double> Predictor::simulate_ns(const Measurement& m, const KernelSequence& seq) {
   if (m.kind == MeasuredKind::kStep) {
-    return core::with_context(time_sequence(m.gpu, seq), m.source);
+    TESSERA_ASSIGN_OR_RETURN(const double gpu_ns,
+                             core::with_context(time_sequence(m.gpu, seq), m.source));
+    return gpu_ns + engine_ns(m, engine_costs(m.gpu));
   }
   // Per-operator measurements are kernel times (a profiler's), so each kernel runs alone.
   double total = 0;
@@ -274,6 +281,17 @@ core::Result<double> Predictor::simulate_ns(const Measurement& m, const KernelSe
     }
   }
   return total;
+}
+
+double Predictor::engine_ns(const Measurement& m, const workload::EngineCosts& costs) {
+  if (m.kind != MeasuredKind::kStep) return 0;
+  return static_cast<double>(costs.before_step(m.phase, m.tensor_parallel) +
+                             costs.after_step(static_cast<int>(m.lengths.size())));
+}
+
+const workload::EngineCosts& Predictor::engine_costs(const std::string& gpu) const {
+  const auto it = engine_.find(gpu);
+  return it != engine_.end() ? it->second : default_engine_;
 }
 
 }  // namespace tessera::validation

@@ -2,7 +2,8 @@
 // The simulator's time for a measurement's configuration: the same work rebuilt with the
 // workload builders and run on a sim::SimGpu of the measured GPU. A GEMM and a layer's kernels
 // run one kernel at a time on the whole device (a profiler's per-kernel time); a step runs as
-// one submission (its kernels back to back, as an engine launches them); a collective runs as
+// one submission (its kernels back to back, as an engine launches them) plus the serving
+// engine's CPU time around it (workload/serving/engine_costs.hpp); a collective runs as
 // the all-reduce kernel workload/tensor_parallel.hpp builds, over the GPU's NVLink.
 
 #include <map>
@@ -16,6 +17,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/validation/measurement.hpp"
 #include "tessera/workload/kernels/kernel.hpp"
+#include "tessera/workload/serving/engine_costs.hpp"
 
 namespace tessera::validation {
 
@@ -29,10 +31,12 @@ class Predictor {
   // `per_gpu` replaces `overrides` for the GPUs it names (a fit's values, fit.hpp). With
   // `calibrated` false the overrides apply to the generic assumptions (sim::SimGpuOptions{})
   // instead of each GPU's calibration: what a fit starts from, so it does not depend on the
-  // calibration it produces.
+  // calibration it produces. Steps add the serving engine's costs: `engine` for the GPUs it
+  // names (a fit's), else workload::default_engine_costs() (calibrated) or none (generic).
   explicit Predictor(sim::SimGpuOverrides overrides = {},
                      std::map<std::string, sim::SimGpuOverrides> per_gpu = {},
-                     bool calibrated = true);
+                     bool calibrated = true,
+                     std::map<std::string, workload::EngineCosts> engine = {});
   ~Predictor();
   Predictor(const Predictor&) = delete;
   Predictor& operator=(const Predictor&) = delete;
@@ -49,6 +53,10 @@ class Predictor {
   // Simulated nanoseconds; an error names the row's source.
   core::Result<double> simulate_ns(const Measurement& m);
   core::Result<double> simulate_ns(const Measurement& m, const workload::KernelSequence& seq);
+  // The engine's CPU time a step row adds to its GPU time with `costs` (0 for other rows).
+  static double engine_ns(const Measurement& m, const workload::EngineCosts& costs);
+  // The engine costs steps on `gpu` are predicted with.
+  const workload::EngineCosts& engine_costs(const std::string& gpu) const;
   // The kernels a row runs (for `tessera kernel` to show), in launch order.
   core::Result<workload::KernelSequence> kernels(const Measurement& m) const;
   // One kernel or sequence alone on the whole GPU `gpu`: end of its last kernel - start of its
@@ -62,6 +70,8 @@ class Predictor {
   sim::SimGpuOverrides overrides_;
   std::map<std::string, sim::SimGpuOverrides> per_gpu_;
   bool calibrated_ = true;
+  std::map<std::string, workload::EngineCosts> engine_;
+  workload::EngineCosts default_engine_;
   std::map<std::string, std::unique_ptr<Device>> devices_;
 };
 
