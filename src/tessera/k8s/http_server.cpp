@@ -464,7 +464,9 @@ core::Status HttpServer::start() {
     reinterpret_cast<sockaddr_in*>(&address)->sin_port = port;
   }
 
-  unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+  // poll(), not epoll: libmicrohttpd 0.9.75's MHD_quiesce_daemon races a pool thread that
+  // takes the listening socket out of its epoll set and aborts the process when it loses.
+  unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
   if (v6) flags |= MHD_USE_IPv6;
   // The options that depend on the configuration; the rest are passed below.
   std::vector<MHD_OptionItem> extra;

@@ -1,6 +1,6 @@
 #pragma once
 // A small HTTP(S) server for tessera's Kubernetes-facing processes (the scheduler extender and the
-// node agent), over GNU libmicrohttpd. Its threads poll their connections with epoll, so slow or
+// node agent), over GNU libmicrohttpd. Its threads poll() their connections, so slow or
 // idle clients hold a socket, never a thread. What the wrapper adds: options with safe defaults
 // (loopback, a body limit that holds for chunked bodies too, an idle timeout, a whole-request
 // deadline, a connection cap), regular-expression routes, TLS when a certificate and key are
