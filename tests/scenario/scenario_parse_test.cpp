@@ -146,6 +146,68 @@ TEST(ScenarioParse, AnInferenceTenantNamesItsEngineCosts) {
       << unknown.error().message();
 }
 
+TEST(ScenarioParse, AnInferenceTenantSizesItsKvCacheOnTheScenariosGpu) {
+  auto r = parse_scenario(
+      mutate("model: llama-3-8b", "model: llama-3-8b\n    kv_cache: {gpu_memory_utilization: 0.5}"),
+      "ok.yaml", "/data");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const auto& t = r->tenants[0];
+  ASSERT_TRUE(t.memory.has_value());
+  EXPECT_DOUBLE_EQ(t.memory->budget, 40.0 * (1 << 30));  // half of the H100's 80 GiB
+  EXPECT_EQ(t.inference.kv_cache.blocks, t.memory->cache.blocks);
+  EXPECT_GT(t.inference.kv_cache.blocks, 0);
+  EXPECT_EQ(t.inference.kv_cache.block_size, 16);
+  auto vllm = parse_scenario(mutate("model: llama-3-8b", "model: llama-3-8b\n    kv_cache: vllm"),
+                             "ok.yaml", "/data");
+  ASSERT_TRUE(vllm.has_value()) << vllm.error().message();
+  EXPECT_DOUBLE_EQ(vllm->tenants[0].memory->budget, 72.0 * (1 << 30));
+  // Without the key the cache has no limit, as before.
+  auto plain = parse_scenario(kValid, "ok.yaml", "/data");
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_FALSE(plain->tenants[0].memory.has_value());
+  EXPECT_EQ(plain->tenants[0].inference.kv_cache.blocks, 0);
+}
+
+TEST(ScenarioParse, AKvCacheThatDoesNotFitIsAnOutOfMemoryNamingTheTenantsKey) {
+  const std::string small = error_of(mutate(
+      "model: llama-3-8b", "model: llama-3-8b\n    kv_cache: {gpu_memory_utilization: 0.1}"));
+  EXPECT_NE(small.find("out of memory: llama-3-8b needs"), std::string::npos) << small;
+  EXPECT_NE(small.find("H100-SXM5-80GB of 80 GiB"), std::string::npos) << small;
+  EXPECT_NE(small.find("kv_cache"), std::string::npos) << small;
+  const std::string word =
+      error_of(mutate("model: llama-3-8b", "model: llama-3-8b\n    kv_cache: paged"));
+  EXPECT_NE(word.find("use vllm or a mapping"), std::string::npos) << word;
+  const std::string block =
+      error_of(mutate("model: llama-3-8b", "model: llama-3-8b\n    kv_cache: {block_size: 0}"));
+  EXPECT_NE(block.find("block_size 0 is out of range"), std::string::npos) << block;
+  const std::string key =
+      error_of(mutate("model: llama-3-8b", "model: llama-3-8b\n    kv_cache: {blocks: 10}"));
+  EXPECT_NE(key.find("blocks"), std::string::npos) << key;
+}
+
+TEST(ScenarioParse, TenantsSharingAGpuMustFitItsMemoryTogether) {
+  // Two 0.6 budgets on one 80 GiB GPU: 96 GiB on the modes that share it.
+  std::string two =
+      mutate("model: llama-3-8b", "model: llama-3-8b\n    kv_cache: {gpu_memory_utilization: 0.6}");
+  const std::string second = R"(
+  - name: chat2
+    kind: inference
+    model: llama-3-8b
+    kv_cache: {gpu_memory_utilization: 0.6}
+    arrivals: {process: poisson, rate: 1, input_tokens: {min: 10, max: 20},
+               output_tokens: {min: 2, max: 5}}
+)";
+  const std::string shared = two + second;
+  const std::string e = error_of(shared);
+  EXPECT_NE(e.find("add up to 96.0 GiB"), std::string::npos) << e;
+  EXPECT_NE(e.find("'chat2' 48.0 GiB"), std::string::npos) << e;
+  // Exclusive gives each tenant a GPU of its own.
+  std::string alone = shared;
+  alone.replace(alone.find("modes: [mps, static-partitions]"), 31, "modes: [exclusive]");
+  auto ok = parse_scenario(alone, "ok.yaml", "/data");
+  EXPECT_TRUE(ok.has_value()) << ok.error().message();
+}
+
 TEST(ScenarioParse, AnInferenceTenantServesInTheFormatItNames) {
   auto fp8 = parse_scenario(mutate("model: llama-3-8b", "model: llama-3-8b\n    precision: fp8"),
                             "ok.yaml", "/data");

@@ -40,7 +40,8 @@ struct Server {
   // Without engine costs unless a test gives them: the GPU's time alone.
   Server(std::vector<workload::Request> requests, int max_num_seqs = 256,
          int max_batched_tokens = 8192, gpu::TenantId id = 0,
-         workload::EngineCosts engine = workload::kNoEngineCosts) {
+         workload::EngineCosts engine = workload::kNoEngineCosts,
+         workload::KvCacheConfig kv_cache = {}) {
     const std::vector<gpu::TenantInfo> infos{{.id = 0, .name = "chat"}};
     EXPECT_TRUE(mode.attach(dev, infos));
     const int process = timeline.add_process("test");
@@ -49,6 +50,7 @@ struct Server {
                         .model = tiny_model(),
                         .max_num_seqs = max_num_seqs,
                         .max_batched_tokens = max_batched_tokens,
+                        .kv_cache = kv_cache,
                         .engine = engine,
                         .slo = {}};
     server = std::make_unique<InferenceServer>(id, cfg, std::move(requests), mode, exec, &timeline,
@@ -243,6 +245,90 @@ TEST(InferenceServer, RejectsAnInvalidModel) {
   ASSERT_TRUE(server.failure());
   EXPECT_THAT(server.failure()->message(), HasSubstr("inference server 'chat'"));
   EXPECT_EQ(s.exec.pending(), 0u);
+}
+
+// Blocks of 4 tokens and no watermark keep the block arithmetic in the comments readable.
+workload::KvCacheConfig blocks_of_4(std::int64_t blocks) {
+  return {.blocks = blocks, .block_size = 4, .watermark = 0};
+}
+
+TEST(InferenceServerKvCache, AFullCachePreemptsTheLatestAdmittedWhichIsRecomputed) {
+  // 4 blocks (16 tokens). A and B (8 prompt tokens, 3 output) take 2 blocks each. The first
+  // decode needs a 3rd block for A's 9th token: none is free, so B (admitted after A) is
+  // preempted. A decodes alone to its 3rd token and frees its blocks; then B's 8 prompt tokens
+  // and its 1 generated token are prefilled again (9 tokens, 3 blocks), which gives its 2nd token,
+  // and one decode its 3rd. B keeps the first token it had before it was preempted.
+  Server s({req(0, 0, 8, 3), req(1, 0, 8, 3)}, 256, 8192, 0, workload::kNoEngineCosts,
+           blocks_of_4(4));
+  s.server->start();
+  s.exec.run_all();
+  ASSERT_FALSE(s.server->failure());
+  const core::Nanos first = s.prefill({8, 8});
+  EXPECT_EQ(s.rec(0).first_token, first);
+  EXPECT_EQ(s.rec(1).first_token, first);
+  const core::Nanos a_done = first + s.decode({9}) + s.decode({10});
+  EXPECT_EQ(s.rec(0).finished, a_done);
+  EXPECT_EQ(s.rec(1).finished, a_done + s.prefill({9}) + s.decode({10}));
+  EXPECT_EQ(s.span_names(),
+            (std::vector<std::string>{"prefill", "decode", "decode", "prefill", "decode"}));
+  const auto kv = s.server->kv_stats();
+  EXPECT_EQ(kv.preemptions, 1u);
+  EXPECT_EQ(kv.rejected, 0u);
+  EXPECT_EQ(kv.peak_used_blocks, 4);
+}
+
+TEST(InferenceServerKvCache, AnAdmissionWaitsForBlocksWhileTheRunningOnesDecode) {
+  // 5 blocks: A (12 prompt tokens: 3 blocks) is prefilled; B (12 tokens) arrives meanwhile and
+  // needs 3 blocks with 2 free, so it waits while A decodes its 13th and 14th tokens (the 4th
+  // block) and finishes; then B is prefilled. Nothing is preempted.
+  Server s({req(0, 0, 12, 3), req(1, 1, 12, 3)}, 256, 8192, 0, workload::kNoEngineCosts,
+           blocks_of_4(5));
+  s.server->start();
+  s.exec.run_all();
+  ASSERT_FALSE(s.server->failure());
+  const core::Nanos a_done = s.prefill({12}) + s.decode({13}) + s.decode({14});
+  EXPECT_EQ(s.rec(0).finished, a_done);
+  EXPECT_EQ(s.rec(1).first_token, a_done + s.prefill({12}));
+  EXPECT_TRUE(s.rec(1).done());
+  EXPECT_EQ(s.server->kv_stats().preemptions, 0u);
+  EXPECT_EQ(s.server->kv_stats().peak_used_blocks, 4);
+}
+
+TEST(InferenceServerKvCache, APromptLargerThanTheCacheIsDroppedAndTheRestServed) {
+  // 10 blocks with a 10% watermark (1 block): a 40-token prompt needs all 10 and can never be
+  // admitted; the 36-token one (9 blocks) can.
+  Server s({req(0, 0, 40, 2), req(1, 0, 36, 2)}, 256, 8192, 0, workload::kNoEngineCosts,
+           {.blocks = 10, .block_size = 4, .watermark = 0.1});
+  s.server->start();
+  s.exec.run_all();
+  ASSERT_FALSE(s.server->failure());
+  EXPECT_EQ(s.rec(0).first_token, -1);
+  EXPECT_FALSE(s.rec(0).done());
+  EXPECT_TRUE(s.rec(1).done());
+  EXPECT_EQ(s.server->kv_stats().rejected, 1u);
+}
+
+TEST(InferenceServerKvCache, ASequenceThatOutgrowsTheWholeCacheIsDropped) {
+  // 2 blocks (8 tokens): the 6-token prompt decodes to 8 tokens, then needs a 3rd block. It
+  // preempts itself, and its 9 tokens can never be readmitted. The server does not hang.
+  Server s({req(0, 0, 6, 10)}, 256, 8192, 0, workload::kNoEngineCosts, blocks_of_4(2));
+  s.server->start();
+  s.exec.run_all();
+  ASSERT_FALSE(s.server->failure());
+  EXPECT_EQ(s.rec(0).first_token, s.prefill({6}));
+  EXPECT_FALSE(s.rec(0).done());
+  const auto kv = s.server->kv_stats();
+  EXPECT_EQ(kv.preemptions, 1u);
+  EXPECT_EQ(kv.rejected, 1u);
+  EXPECT_EQ(s.span_names(), (std::vector<std::string>{"prefill", "decode", "decode"}));
+}
+
+TEST(InferenceServerKvCache, RejectsABadCacheConfig) {
+  Server s({req(0, 0, 8, 2)}, 256, 8192, 0, workload::kNoEngineCosts, {.blocks = -2});
+  s.server->start();
+  ASSERT_TRUE(s.server->failure());
+  EXPECT_THAT(s.server->failure()->message(), HasSubstr("kv_cache blocks (-2)"));
+  EXPECT_THAT(s.server->failure()->message(), HasSubstr("inference server 'chat'"));
 }
 
 }  // namespace

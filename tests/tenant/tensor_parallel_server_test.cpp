@@ -35,8 +35,7 @@ struct Outcome {
   std::optional<core::Error> failure;
 };
 
-Outcome serve(const std::string& model_name, const workload::TensorParallel* tp,
-              std::int64_t kv_cache_tokens = 0) {
+Outcome serve(const std::string& model_name, const workload::TensorParallel* tp) {
   sim::Engine engine;
   const auto spec = hw::find_gpu("rtx4090");
   EXPECT_TRUE(spec.has_value());
@@ -49,7 +48,6 @@ Outcome serve(const std::string& model_name, const workload::TensorParallel* tp,
   EXPECT_TRUE(model.has_value());
   InferenceConfig config{.name = "svc", .model = model.value(), .slo = {}};
   if (tp != nullptr) config.tensor_parallel = *tp;
-  config.kv_cache_tokens = kv_cache_tokens;
   InferenceServer server(0, config, requests(), **mode, engine);
   server.start();
   engine.run_until(kHorizon);
@@ -88,30 +86,6 @@ TEST(TensorParallelServer, TtftAndTpotRiseWithThePenalty) {
     EXPECT_GT(at[i].ttft_ms.mean, at[i - 1].ttft_ms.mean);
     EXPECT_GT(at[i].tpot_ms.mean, at[i - 1].tpot_ms.mean);
   }
-}
-
-TEST(InferenceServerKvCache, AdmitsOnlyWhatTheCacheHolds) {
-  // Unlimited, the 300 ms arrivals overlap: a request starts before the one before it finishes.
-  const Outcome open = serve("llama-3-8b", nullptr);
-  bool overlapped = false;
-  for (std::size_t i = 1; i < open.records.size(); ++i) {
-    overlapped |= open.records[i].first_token < open.records[i - 1].finished;
-  }
-  EXPECT_TRUE(overlapped);
-  // A cache of one request's context (at most 1536 + 16 tokens) serves them one at a time.
-  const Outcome one = serve("llama-3-8b", nullptr, 1600);
-  ASSERT_FALSE(one.failure);
-  for (std::size_t i = 1; i < one.records.size(); ++i) {
-    ASSERT_TRUE(one.records[i].done());
-    EXPECT_GE(one.records[i].first_token, one.records[i - 1].finished) << i;
-  }
-  // A request larger than the whole cache still runs, alone.
-  const Outcome tiny = serve("llama-3-8b", nullptr, 100);
-  ASSERT_FALSE(tiny.failure);
-  EXPECT_TRUE(tiny.records.back().done());
-  const Outcome bad = serve("llama-3-8b", nullptr, -1);
-  ASSERT_TRUE(bad.failure.has_value());
-  EXPECT_NE(bad.failure->message().find("kv_cache_tokens (-1)"), std::string::npos);
 }
 
 TEST(TensorParallelServer, RejectsADegreeTheHeadsDoNotDivide) {

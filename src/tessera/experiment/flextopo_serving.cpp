@@ -23,8 +23,8 @@
 //
 // Serving half. Each replica runs qwen2.5-14b (29.5 GB of BF16 weights: two 24 GB boards) at
 // tensor-parallel degree 2 on the simulated RTX 4090 (first GPU's kernels; the two are
-// symmetric), behind the inference server (continuous batching, vLLM defaults, admissions capped
-// by the KV cache vLLM would leave: kv_cache_tokens below), with every replica serving the same
+// symmetric), behind the inference server (continuous batching, vLLM defaults, its paged KV cache
+// sized as vLLM sizes it: workload/serving/kv_cache.hpp), with every replica serving the same
 // request stream: every 4th request (a round-robin load balancer over four replicas) of the first
 // 20 minutes of the Azure LLM code trace (Splitwise, ISCA 2024;
 // ../shared/data/llm_traces/azure_llm_2023), at its own pace: 907 requests.
@@ -252,16 +252,6 @@ workload::TensorParallel tensor_parallel(double penalty) {
   return tp;
 }
 
-// What one GPU's share of the KV cache holds, in tokens: vLLM gives the engine 90% of the board
-// (EngineArgs gpu_memory_utilization = 0.9) and the KV cache what its half of the weights leaves.
-// ASSUMPTION: activation and CUDA-graph memory (a few hundred MB that vLLM's profiling run also
-// subtracts) are not. qwen2.5-14b on a 24 GiB board: about 85,600 tokens.
-std::int64_t kv_cache_tokens(const hw::GpuSpec& spec, const workload::ModelConfig& model) {
-  const double free_bytes =
-      0.9 * static_cast<double>(spec.memory_bytes) - model.weight_bytes() / kTensorParallel;
-  return static_cast<std::int64_t>(free_bytes / (model.kv_bytes_per_token() / kTensorParallel));
-}
-
 core::Result<std::vector<metrics::RequestRecord>> serve(
     const workload::ModelConfig& model, double penalty,
     const std::vector<workload::Request>& reqs) {
@@ -272,7 +262,11 @@ core::Result<std::vector<metrics::RequestRecord>> serve(
   config.model = model;
   config.tensor_parallel = tensor_parallel(penalty);
   TESSERA_ASSIGN_OR_RETURN(const hw::GpuSpec spec, hw::find_gpu(kGpu));
-  config.kv_cache_tokens = kv_cache_tokens(spec, model);
+  TESSERA_ASSIGN_OR_RETURN(
+      const auto memory,
+      workload::size_kv_cache(model, config.tensor_parallel, spec.memory_bytes, {},
+                              config.max_batched_tokens, config.max_num_seqs));
+  config.kv_cache = memory.cache;
   tenant::InferenceServer server(0, config, reqs, *d.mode, d.engine);
   server.start();
   d.engine.run_until(core::kNever);

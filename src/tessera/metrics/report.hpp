@@ -2,6 +2,8 @@
 // The results of a run: per sharing mode, per tenant. Written as a table for people and as JSON
 // for programs. Nothing here depends on wall-clock time, so a fixed seed gives identical output.
 
+#include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -13,6 +15,20 @@
 
 namespace tessera::metrics {
 
+// An inference tenant's GPU memory as its serving engine laid it out (bytes), and what its
+// paged KV cache went through in the run.
+struct MemoryReport {
+  double budget = 0;  // gpu_memory_utilization of the board
+  double weights = 0;
+  double activations = 0;
+  double kv_cache = 0;
+  std::int64_t kv_blocks = 0;
+  int block_size = 0;
+  std::int64_t peak_used_blocks = 0;
+  std::uint64_t preemptions = 0;
+  std::size_t rejected = 0;  // prompts larger than the whole cache
+};
+
 struct TenantReport {
   std::string name;
   std::string kind;  // "inference" or "training"
@@ -20,6 +36,7 @@ struct TenantReport {
   Slo slo;
   std::optional<InferenceSummary> inference;
   std::optional<TrainingSummary> training;
+  std::optional<MemoryReport> memory;  // inference tenants with a sized KV cache
 };
 
 struct ModeReport {

@@ -48,6 +48,19 @@ json training_json(const TrainingSummary& s) {
           {"iteration_ms", percentiles_json(s.iteration_ms)}};
 }
 
+json memory_json(const MemoryReport& m) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  return {{"budget_gib", round6(m.budget / kGiB)},
+          {"weights_gib", round6(m.weights / kGiB)},
+          {"activations_gib", round6(m.activations / kGiB)},
+          {"kv_cache_gib", round6(m.kv_cache / kGiB)},
+          {"kv_blocks", m.kv_blocks},
+          {"block_size", m.block_size},
+          {"peak_used_blocks", m.peak_used_blocks},
+          {"preemptions", m.preemptions},
+          {"rejected", m.rejected}};
+}
+
 json tenant_json(const TenantReport& t) {
   json j = {{"name", t.name},
             {"kind", t.kind},
@@ -55,6 +68,7 @@ json tenant_json(const TenantReport& t) {
             {"slo", {{"ttft_ms", target_ms(t.slo.ttft)}, {"tpot_ms", target_ms(t.slo.tpot)}}}};
   if (t.inference) j["inference"] = inference_json(*t.inference);
   if (t.training) j["training"] = training_json(*t.training);
+  if (t.memory) j["memory"] = memory_json(*t.memory);
   return j;
 }
 

@@ -64,6 +64,20 @@ std::string device_line(const ModeReport& m, bool simulated) {
                      number(core::to_seconds(m.simulated)), simulated ? "simulated" : "run");
 }
 
+// A tenant's memory, under its mode's device line: only tenants whose KV cache was sized.
+std::string memory_line(const ModeReport& m, const TenantReport& t) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  const MemoryReport& r = *t.memory;
+  const double peak =
+      r.kv_blocks > 0 ? 100.0 * static_cast<double>(r.peak_used_blocks) / r.kv_blocks : 0;
+  return fmt::format(
+      "  {} memory {}: weights {} + activations {} + KV cache {} of {} GiB; {} blocks of {}, peak "
+      "{:.0f}%; {} preempted, {} dropped",
+      m.mode, t.name, number(r.weights / kGiB), number(r.activations / kGiB),
+      number(r.kv_cache / kGiB), number(r.budget / kGiB), r.kv_blocks, r.block_size, peak,
+      r.preemptions, r.rejected);
+}
+
 std::string format_row(const Row& row, const std::array<std::size_t, kColumns>& widths) {
   std::string line;
   for (std::size_t c = 0; c < kColumns; ++c) {
@@ -99,6 +113,9 @@ std::string format_table(const RunReport& report) {
     for (std::size_t t = 0; t < m.tenants.size(); ++t)
       out += format_row(rows[next++], widths) + "\n";
     out += device_line(m, report.backend == "simulator") + "\n";
+    for (const TenantReport& t : m.tenants) {
+      if (t.memory) out += memory_line(m, t) + "\n";
+    }
   }
   out += "\n";
   out += kLegend;

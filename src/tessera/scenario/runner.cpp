@@ -183,6 +183,18 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
       tr.slo = t.inference.slo;
       tr.inference =
           metrics::summarize_inference(servers[i]->records(), t.inference.slo, s.duration);
+      if (t.memory) {
+        const auto kv = servers[i]->kv_stats();
+        tr.memory = metrics::MemoryReport{.budget = t.memory->budget,
+                                          .weights = t.memory->weights,
+                                          .activations = t.memory->activations,
+                                          .kv_cache = t.memory->kv_cache,
+                                          .kv_blocks = t.memory->cache.blocks,
+                                          .block_size = t.memory->cache.block_size,
+                                          .peak_used_blocks = kv.peak_used_blocks,
+                                          .preemptions = kv.preemptions,
+                                          .rejected = kv.rejected};
+      }
     } else {
       if (const auto& f = jobs[i]->failure()) return std::unexpected(*f);
       tr.kind = "training";

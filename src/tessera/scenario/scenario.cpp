@@ -1,5 +1,8 @@
 #include "tessera/scenario/scenario.hpp"
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -168,6 +171,62 @@ Result<workload::EngineCosts> parse_engine(const ConfigNode& n) {
   return c;
 }
 
+// An inference tenant's `kv_cache`: `vllm` (vLLM's defaults) or a mapping of
+// gpu_memory_utilization, block_size and watermark, sized on this GPU for its model and batch
+// limits (workload/serving/kv_cache.hpp).
+Result<workload::ServingMemory> parse_kv_cache(const ConfigNode& n, const hw::GpuSpec& gpu,
+                                               const tenant::InferenceConfig& server) {
+  workload::KvCacheSizing sizing;
+  if (n.is_scalar()) {
+    TESSERA_ASSIGN_OR_RETURN(const std::string text, n.as_string());
+    if (text != "vllm") {
+      return std::unexpected(n.error(fmt::format(
+          "kv_cache '{}': use vllm or a mapping of gpu_memory_utilization, block_size, watermark",
+          text)));
+    }
+  } else {
+    TESSERA_TRY(n.check_keys({"gpu_memory_utilization", "block_size", "watermark"}));
+    TESSERA_ASSIGN_OR_RETURN(sizing.gpu_memory_utilization,
+                             n.double_or("gpu_memory_utilization", sizing.gpu_memory_utilization));
+    TESSERA_ASSIGN_OR_RETURN(const std::int64_t block, n.int_or("block_size", sizing.block_size));
+    if (block < 1 || block > 1024) {
+      return std::unexpected(n.at("block_size")
+                                 ->error(fmt::format("block_size {} is out of range: use 1 to 1024 "
+                                                     "tokens (vLLM: 16)",
+                                                     block)));
+    }
+    sizing.block_size = static_cast<int>(block);
+    TESSERA_ASSIGN_OR_RETURN(sizing.watermark, n.double_or("watermark", sizing.watermark));
+  }
+  auto sized = workload::size_kv_cache(server.model, server.tensor_parallel, gpu.memory_bytes,
+                                       sizing, server.max_batched_tokens, server.max_num_seqs);
+  if (!sized) {
+    return std::unexpected(
+        n.error(fmt::format("{} (a {} of {:.0f} GiB)", sized.error().message(), gpu.name,
+                            static_cast<double>(gpu.memory_bytes) / (1 << 30))));
+  }
+  return *sized;
+}
+
+// The inference tenants' memory budgets on one GPU: on a mode that shares it they must fit
+// together. Training tenants hold no memory in the model yet.
+core::Status check_shared_memory(const Scenario& s, const ConfigNode& tenants) {
+  const bool shared = std::ranges::any_of(s.modes, [](const auto& m) { return m != "exclusive"; });
+  double budget = 0;
+  std::vector<std::string> users;
+  for (const auto& t : s.tenants) {
+    if (!t.memory) continue;
+    budget += t.memory->budget;
+    users.push_back(fmt::format("'{}' {:.1f} GiB", t.name, t.memory->budget / (1 << 30)));
+  }
+  if (!shared || budget <= static_cast<double>(s.gpu.memory_bytes)) return {};
+  return std::unexpected(tenants.error(fmt::format(
+      "out of memory: the tenants' kv_cache budgets ({}) add up to {:.1f} GiB, more than the {}'s "
+      "{:.1f} GiB that the modes other than exclusive share; lower their gpu_memory_utilization",
+      fmt::join(users, ", "), budget / (1 << 30), s.gpu.name,
+      static_cast<double>(s.gpu.memory_bytes) / (1 << 30))));
+}
+
 Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir,
                                 const hw::GpuSpec& gpu) {
   TenantSpec t;
@@ -190,8 +249,9 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
                                 t.sm_share)));
   }
   if (kind == "inference") {
-    TESSERA_TRY(n.check_keys({"name", "kind", "model", "precision", "priority", "sm_share", "slo",
-                              "arrivals", "max_num_seqs", "max_batched_tokens", "engine"}));
+    TESSERA_TRY(
+        n.check_keys({"name", "kind", "model", "precision", "priority", "sm_share", "slo",
+                      "arrivals", "max_num_seqs", "max_batched_tokens", "engine", "kv_cache"}));
     t.kind = TenantSpec::Kind::kInference;
     t.inference.name = t.name;
     TESSERA_ASSIGN_OR_RETURN(t.inference.model,
@@ -207,6 +267,10 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
     }
     if (auto engine = n.find("engine")) {
       TESSERA_ASSIGN_OR_RETURN(t.inference.engine, parse_engine(*engine));
+    }
+    if (auto kv = n.find("kv_cache")) {
+      TESSERA_ASSIGN_OR_RETURN(t.memory, parse_kv_cache(*kv, gpu, t.inference));
+      t.inference.kv_cache = t.memory->cache;
     }
     TESSERA_ASSIGN_OR_RETURN(const ConfigNode arrivals, n.at("arrivals"));
     TESSERA_ASSIGN_OR_RETURN(t.arrivals, parse_arrivals(arrivals, base_dir));
@@ -351,6 +415,7 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& source
     return std::unexpected(tenants.error(fmt::format(
         "the tenants' sm_share values add up to {:.3g}; they must not exceed 1", explicit_share)));
   }
+  TESSERA_TRY(check_shared_memory(s, tenants));
   return s;
 }
 

@@ -33,8 +33,10 @@ struct TenantSpec {
   int priority = 0;
   double sm_share = 0;
   tenant::InferenceConfig inference;  // kInference
-  ArrivalSpec arrivals;               // kInference
-  tenant::TrainingConfig training;    // kTraining
+  // kInference with a `kv_cache` key: the GPU memory it was sized from (inference.kv_cache).
+  std::optional<workload::ServingMemory> memory;
+  ArrivalSpec arrivals;             // kInference
+  tenant::TrainingConfig training;  // kTraining
 };
 
 struct Scenario {

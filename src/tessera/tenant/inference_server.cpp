@@ -20,7 +20,8 @@ InferenceServer::InferenceServer(gpu::TenantId id, InferenceConfig config,
       executor_(executor),
       timeline_(timeline),
       timeline_track_(timeline_track),
-      generated_(requests_.size(), 0) {
+      generated_(requests_.size(), 0),
+      kv_(config_.kv_cache, requests_.size()) {
   records_.reserve(requests_.size());
   for (const auto& r : requests_) {
     records_.push_back(metrics::RequestRecord{.id = r.id,
@@ -41,10 +42,9 @@ core::Status InferenceServer::validate() const {
     return std::unexpected(
         tp.error().with_context(fmt::format("inference server '{}'", config_.name)));
   }
-  if (config_.kv_cache_tokens < 0) {
-    return core::failf(Domain::kWorkload, Code::kInvalidArgument,
-                       "inference server '{}': kv_cache_tokens ({}) must be 0 (no limit) or more",
-                       config_.name, config_.kv_cache_tokens);
+  if (auto kv = workload::validate(config_.kv_cache); !kv) {
+    return std::unexpected(
+        kv.error().with_context(fmt::format("inference server '{}'", config_.name)));
   }
   if (auto engine = workload::validate(config_.engine); !engine) {
     return std::unexpected(
@@ -102,28 +102,43 @@ void InferenceServer::on_arrivals() {
 void InferenceServer::maybe_start_iteration() {
   if (busy_ || failure_) return;
   const auto max_seqs = static_cast<std::size_t>(config_.max_num_seqs);
+  // A prompt the whole cache cannot hold is dropped, like vLLM's scheduler ignores it.
+  while (!waiting_.empty() &&
+         kv_.admission(prefill_tokens(waiting_.front())) == workload::KvCache::Admission::kNever) {
+    ++rejected_;
+    waiting_.pop_front();
+  }
   workload::KernelSequence step;
   lengths_.clear();
-  if (!waiting_.empty() && running_.size() < max_seqs && fits_kv_cache(waiting_.front())) {
+  if (!waiting_.empty() && running_.size() < max_seqs &&
+      kv_.admission(prefill_tokens(waiting_.front())) == workload::KvCache::Admission::kNow) {
     // Admit FIFO while the prompts fit the token budget (the first always fits), the running
-    // set stays within max_num_seqs and the KV cache (when limited) holds their contexts.
+    // set stays within max_num_seqs and the KV cache has their blocks.
     in_flight_.clear();
     int tokens = 0;
     while (!waiting_.empty() && running_.size() + in_flight_.size() < max_seqs) {
       const std::size_t next = waiting_.front();
-      const int prompt = requests_[next].input_tokens;
+      const int prompt = prefill_tokens(next);
       if (!in_flight_.empty() && tokens + prompt > config_.max_batched_tokens) break;
-      if (!fits_kv_cache(next)) break;
-      kv_reserved_ += static_cast<std::int64_t>(prompt) + requests_[next].output_tokens;
+      const auto admission = kv_.admission(prompt);
+      if (admission == workload::KvCache::Admission::kLater) break;
+      waiting_.pop_front();
+      if (admission == workload::KvCache::Admission::kNever) {
+        ++rejected_;
+        continue;
+      }
+      kv_.allocate(next, prompt);
       tokens += prompt;
       in_flight_.push_back(next);
       lengths_.push_back(prompt);
-      waiting_.pop_front();
     }
     in_flight_is_prefill_ = true;
     in_flight_tokens_ = tokens;
     step = workload::tp_prefill_step(config_.model, config_.tensor_parallel, lengths_);
   } else if (!running_.empty()) {
+    reserve_decode_slots();
+    // Only a sequence that outgrew the whole cache preempts itself with nothing else running.
+    if (running_.empty()) return maybe_start_iteration();
     for (const std::size_t i : running_)
       lengths_.push_back(requests_[i].input_tokens + generated_[i]);
     in_flight_is_prefill_ = false;
@@ -155,15 +170,45 @@ void InferenceServer::submit(workload::KernelSequencePtr step) {
   }
 }
 
-bool InferenceServer::fits_kv_cache(std::size_t request) const {
-  if (config_.kv_cache_tokens <= 0 || kv_reserved_ == 0) return true;
-  const auto& r = requests_[request];
-  return kv_reserved_ + r.input_tokens + r.output_tokens <= config_.kv_cache_tokens;
+int InferenceServer::prefill_tokens(std::size_t request) const {
+  return requests_[request].input_tokens + generated_[request];
 }
 
-void InferenceServer::release(std::size_t request) {
-  kv_reserved_ -=
-      static_cast<std::int64_t>(requests_[request].input_tokens) + requests_[request].output_tokens;
+void InferenceServer::reserve_decode_slots() {
+  // In admission order, as vLLM's scheduler walks its running queue; victims come off its back.
+  for (std::size_t k = 0; k < running_.size(); ++k) {
+    const std::size_t i = running_[k];
+    const std::int64_t tokens = requests_[i].input_tokens + generated_[i];
+    while (!kv_.can_grow(i, tokens) && running_.back() != i) {
+      preempt(running_.back());
+      running_.pop_back();
+    }
+    if (kv_.can_grow(i, tokens)) {
+      kv_.grow(i, tokens);
+    } else {
+      preempt(i);  // the last one running
+      running_.pop_back();
+    }
+  }
+}
+
+void InferenceServer::preempt(std::size_t request) {
+  // Its blocks are freed and it waits at the front, to be recomputed: taken from the back, the
+  // earliest-admitted victim ends up first.
+  kv_.free(request);
+  waiting_.push_front(request);
+  ++preemptions_;
+}
+
+void InferenceServer::finish(std::size_t request, core::Nanos now) {
+  records_[request].finished = now;
+  kv_.free(request);
+}
+
+KvCacheStats InferenceServer::kv_stats() const {
+  return KvCacheStats{.peak_used_blocks = kv_.peak_used_blocks(),
+                      .preemptions = preemptions_,
+                      .rejected = rejected_};
 }
 
 void InferenceServer::on_iteration_done(const device::SubmissionDone& done) {
@@ -183,11 +228,10 @@ void InferenceServer::finish_iteration(const device::SubmissionDone& done, core:
   if (in_flight_is_prefill_) {
     batch = in_flight_.size();
     for (const std::size_t i : in_flight_) {
-      generated_[i] = 1;
-      records_[i].first_token = now;
-      if (requests_[i].output_tokens == 1) {
-        records_[i].finished = now;
-        release(i);
+      // A recomputed request had its first token before it was preempted.
+      if (generated_[i] == 0) records_[i].first_token = now;
+      if (++generated_[i] >= requests_[i].output_tokens) {
+        finish(i, now);
       } else {
         running_.push_back(i);
       }
@@ -196,10 +240,7 @@ void InferenceServer::finish_iteration(const device::SubmissionDone& done, core:
   } else {
     batch = running_.size();
     for (const std::size_t i : running_) {
-      if (++generated_[i] >= requests_[i].output_tokens) {
-        records_[i].finished = now;
-        release(i);
-      }
+      if (++generated_[i] >= requests_[i].output_tokens) finish(i, now);
     }
     std::erase_if(running_, [this](std::size_t i) { return records_[i].done(); });
   }

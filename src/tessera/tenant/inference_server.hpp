@@ -17,8 +17,16 @@
 #include "tessera/workload/models/tensor_parallel.hpp"
 #include "tessera/workload/models/transformer.hpp"
 #include "tessera/workload/serving/engine_costs.hpp"
+#include "tessera/workload/serving/kv_cache.hpp"
 
 namespace tessera::tenant {
+
+// What the KV cache went through in a run.
+struct KvCacheStats {
+  std::int64_t peak_used_blocks = 0;
+  std::uint64_t preemptions = 0;  // running sequences sent back to be recomputed
+  std::size_t rejected = 0;       // prompts larger than the whole cache, never served
+};
 
 struct InferenceConfig {
   std::string name;
@@ -29,12 +37,10 @@ struct InferenceConfig {
   // submits the first GPU's kernels (workload/tensor_parallel.hpp). Degree 1 (the default): one
   // GPU, the unsharded model. Declared with {} so initializer lists that skip it stay warning-free.
   workload::TensorParallel tensor_parallel{};
-  // Tokens of KV cache the server may hold (0: no limit, the default). A request is admitted only
-  // while its whole final context (prompt + output) fits beside those already admitted, and frees
-  // them when it finishes: vLLM's block manager holds waiting requests back the same way, though it
-  // allocates blocks as tokens are generated and preempts when it runs out. A request larger than
-  // the whole cache is admitted alone.
-  std::int64_t kv_cache_tokens = 0;
+  // The paged KV cache (workload/serving/kv_cache.hpp): admissions wait for blocks, running
+  // sequences grow block by block and preempt the latest-admitted when none is free, and a
+  // prompt that cannot fit the whole cache is dropped, as vLLM does. No limit by default.
+  workload::KvCacheConfig kv_cache{};
   // The engine's CPU time around each iteration's GPU step, during which this server's GPU work
   // waits (workload/serving/engine_costs.hpp). None by default: the experiments' figures are the
   // GPU's alone until they are re-run with the fitted costs (a scenario's `engine: fitted`).
@@ -55,6 +61,7 @@ class InferenceServer {
   const std::vector<metrics::RequestRecord>& records() const { return records_; }
   // Any submission the mode refused (the run should stop and report it).
   const std::optional<core::Error>& failure() const { return failure_; }
+  KvCacheStats kv_stats() const;
 
  private:
   core::Status validate() const;
@@ -65,8 +72,14 @@ class InferenceServer {
   void on_iteration_done(const device::SubmissionDone& done);
   // Its tokens are out at `now`.
   void finish_iteration(const device::SubmissionDone& done, core::Nanos now);
-  bool fits_kv_cache(std::size_t request) const;
-  void release(std::size_t request);  // its KV-cache reservation
+  // The tokens a (re)admitted request's prefill processes: its prompt, and after a preemption
+  // the tokens it had generated too.
+  int prefill_tokens(std::size_t request) const;
+  // Takes a block for every running sequence that needs one for this decode step, preempting
+  // from the latest-admitted when the cache is full.
+  void reserve_decode_slots();
+  void preempt(std::size_t request);
+  void finish(std::size_t request, core::Nanos now);
 
   gpu::TenantId id_;
   InferenceConfig config_;
@@ -86,8 +99,10 @@ class InferenceServer {
   std::vector<int> lengths_;            // scratch: the lengths handed to the step builders
   bool busy_ = false;
   bool in_flight_is_prefill_ = false;
-  int in_flight_tokens_ = 0;      // prompt tokens (prefill) or sequences (decode)
-  std::int64_t kv_reserved_ = 0;  // final contexts of the admitted, unfinished requests
+  int in_flight_tokens_ = 0;  // prompt tokens (prefill) or sequences (decode)
+  workload::KvCache kv_;
+  std::uint64_t preemptions_ = 0;
+  std::size_t rejected_ = 0;
   std::uint64_t iteration_ = 0;
   std::optional<core::Error> failure_;
 };
