@@ -185,29 +185,6 @@ TEST(ScenarioParse, AKvCacheThatDoesNotFitIsAnOutOfMemoryNamingTheTenantsKey) {
   EXPECT_NE(key.find("blocks"), std::string::npos) << key;
 }
 
-TEST(ScenarioParse, TenantsSharingAGpuMustFitItsMemoryTogether) {
-  // Two 0.6 budgets on one 80 GiB GPU: 96 GiB on the modes that share it.
-  std::string two =
-      mutate("model: llama-3-8b", "model: llama-3-8b\n    kv_cache: {gpu_memory_utilization: 0.6}");
-  const std::string second = R"(
-  - name: chat2
-    kind: inference
-    model: llama-3-8b
-    kv_cache: {gpu_memory_utilization: 0.6}
-    arrivals: {process: poisson, rate: 1, input_tokens: {min: 10, max: 20},
-               output_tokens: {min: 2, max: 5}}
-)";
-  const std::string shared = two + second;
-  const std::string e = error_of(shared);
-  EXPECT_NE(e.find("add up to 96.0 GiB"), std::string::npos) << e;
-  EXPECT_NE(e.find("'chat2' 48.0 GiB"), std::string::npos) << e;
-  // Exclusive gives each tenant a GPU of its own.
-  std::string alone = shared;
-  alone.replace(alone.find("modes: [mps, static-partitions]"), 31, "modes: [exclusive]");
-  auto ok = parse_scenario(alone, "ok.yaml", "/data");
-  EXPECT_TRUE(ok.has_value()) << ok.error().message();
-}
-
 TEST(ScenarioParse, AnInferenceTenantServesInTheFormatItNames) {
   auto fp8 = parse_scenario(mutate("model: llama-3-8b", "model: llama-3-8b\n    precision: fp8"),
                             "ok.yaml", "/data");

@@ -37,6 +37,8 @@ struct TenantReport {
   std::optional<InferenceSummary> inference;
   std::optional<TrainingSummary> training;
   std::optional<MemoryReport> memory;  // inference tenants with a sized KV cache
+  // Why the tenant did not run: its GPU's memory could not hold it beside the tenants before it.
+  std::optional<std::string> out_of_memory;
 };
 
 struct ModeReport {

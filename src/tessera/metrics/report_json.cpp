@@ -69,6 +69,7 @@ json tenant_json(const TenantReport& t) {
   if (t.inference) j["inference"] = inference_json(*t.inference);
   if (t.training) j["training"] = training_json(*t.training);
   if (t.memory) j["memory"] = memory_json(*t.memory);
+  if (t.out_of_memory) j["out_of_memory"] = *t.out_of_memory;
   return j;
 }
 

@@ -50,6 +50,8 @@ Row tenant_row(const std::string& mode, const TenantReport& t) {
     // Without any target the attainment would only restate done/arr, so it is left blank.
     if (t.slo.ttft > 0 || t.slo.tpot > 0) row[7] = fmt::format("{:.1f}", 100 * s.slo_attainment);
     row[8] = fmt::format("{} tok/s", number(s.output_tokens_per_s));
+  } else if (t.out_of_memory) {
+    row[8] = "out of memory";
   } else if (t.training) {
     const TrainingSummary& s = *t.training;
     row[8] = fmt::format("{} it/s {} smp/s", number(s.iterations_per_s), number(s.samples_per_s));
@@ -115,6 +117,7 @@ std::string format_table(const RunReport& report) {
     out += device_line(m, report.backend == "simulator") + "\n";
     for (const TenantReport& t : m.tenants) {
       if (t.memory) out += memory_line(m, t) + "\n";
+      if (t.out_of_memory) out += fmt::format("  {} {}: {}\n", m.mode, t.name, *t.out_of_memory);
     }
   }
   out += "\n";

@@ -6,6 +6,7 @@
 #include "tessera/core/try.hpp"
 #include "tessera/gpu/check/determinism_checker.hpp"
 #include "tessera/gpu/registry.hpp"
+#include "tessera/scenario/tenant_memory.hpp"
 #include "tessera/tenant/inference_server.hpp"
 #include "tessera/tenant/training_job.hpp"
 
@@ -99,6 +100,7 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
   std::vector<Gpu> gpus(exclusive ? s.tenants.size() : 1);
   std::vector<gpu::SharingMode*> mode_of_tenant(s.tenants.size());
   std::vector<int> track_of_tenant(s.tenants.size(), -1);
+  std::vector<std::string> oom(s.tenants.size());  // why a tenant does not run; empty if it does
   for (std::size_t g = 0; g < gpus.size(); ++g) {
     auto& slot = gpus[g];
     TESSERA_ASSIGN_OR_RETURN(slot.device, backend->make_gpu(s.gpu, static_cast<int>(g)));
@@ -109,7 +111,13 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
     const auto attached = exclusive ? std::span(infos).subspan(g, 1) : std::span(infos);
     TESSERA_TRY(core::with_context(slot.mode->attach(*slot.device, attached),
                                    fmt::format("mode '{}'", mode_name)));
-    for (const auto& info : attached) mode_of_tenant[info.id] = slot.mode.get();
+    std::vector<gpu::TenantId> ids;
+    for (const auto& info : attached) {
+      mode_of_tenant[info.id] = slot.mode.get();
+      ids.push_back(info.id);
+    }
+    const auto reasons = out_of_memory(s, ids);
+    for (std::size_t k = 0; k < ids.size(); ++k) oom[ids[k]] = reasons[k];
     if (timeline) {
       const std::string process_name =
           exclusive ? fmt::format("{} / {} alone", mode_name, attached.front().name) : mode_name;
@@ -131,6 +139,7 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
   for (std::size_t i = 0; i < s.tenants.size(); ++i) {
     const auto& t = s.tenants[i];
     const auto id = static_cast<gpu::TenantId>(i);
+    if (!oom[i].empty()) continue;  // attached to its mode, but never submits
     if (t.kind == TenantSpec::Kind::kInference) {
       servers[i] = std::make_unique<tenant::InferenceServer>(
           id, t.inference, arrivals[i], *mode_of_tenant[i], executor, timeline, track_of_tenant[i]);
@@ -176,7 +185,13 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
     const auto& t = s.tenants[i];
     metrics::TenantReport tr;
     tr.name = t.name;
-    if (servers[i]) {
+    if (!oom[i].empty()) {
+      const bool inference = t.kind == TenantSpec::Kind::kInference;
+      tr.kind = inference ? "inference" : "training";
+      tr.model = inference ? t.inference.model.name : t.training.model.name;
+      if (inference) tr.slo = t.inference.slo;
+      tr.out_of_memory = oom[i];
+    } else if (servers[i]) {
       if (const auto& f = servers[i]->failure()) return std::unexpected(*f);
       tr.kind = "inference";
       tr.model = t.inference.model.name;

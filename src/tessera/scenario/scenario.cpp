@@ -1,8 +1,5 @@
 #include "tessera/scenario/scenario.hpp"
 
-#include <fmt/ranges.h>
-
-#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -208,25 +205,6 @@ Result<workload::ServingMemory> parse_kv_cache(const ConfigNode& n, const hw::Gp
   return *sized;
 }
 
-// The inference tenants' memory budgets on one GPU: on a mode that shares it they must fit
-// together. Training tenants hold no memory in the model yet.
-core::Status check_shared_memory(const Scenario& s, const ConfigNode& tenants) {
-  const bool shared = std::ranges::any_of(s.modes, [](const auto& m) { return m != "exclusive"; });
-  double budget = 0;
-  std::vector<std::string> users;
-  for (const auto& t : s.tenants) {
-    if (!t.memory) continue;
-    budget += t.memory->budget;
-    users.push_back(fmt::format("'{}' {:.1f} GiB", t.name, t.memory->budget / (1 << 30)));
-  }
-  if (!shared || budget <= static_cast<double>(s.gpu.memory_bytes)) return {};
-  return std::unexpected(tenants.error(fmt::format(
-      "out of memory: the tenants' kv_cache budgets ({}) add up to {:.1f} GiB, more than the {}'s "
-      "{:.1f} GiB that the modes other than exclusive share; lower their gpu_memory_utilization",
-      fmt::join(users, ", "), budget / (1 << 30), s.gpu.name,
-      static_cast<double>(s.gpu.memory_bytes) / (1 << 30))));
-}
-
 Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir,
                                 const hw::GpuSpec& gpu) {
   TenantSpec t;
@@ -415,7 +393,6 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& source
     return std::unexpected(tenants.error(fmt::format(
         "the tenants' sm_share values add up to {:.3g}; they must not exceed 1", explicit_share)));
   }
-  TESSERA_TRY(check_shared_memory(s, tenants));
   return s;
 }
 

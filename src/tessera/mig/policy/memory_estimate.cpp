@@ -187,6 +187,20 @@ double activation_bytes_per_sample(std::string_view training_model, int seq_len)
   return 0;
 }
 
+Optimizer default_optimizer(const workload::TrainingModel& m) {
+  return m.name == "resnet-50" ? Optimizer::kSgdMomentum : Optimizer::kAdam;
+}
+
+MemoryBreakdown estimate_training(const workload::TrainingModel& m, int batch,
+                                  Optimizer optimizer) {
+  return estimate_training(
+      TrainingMemoryInput{.parameters = m.parameters,
+                          .batch = batch,
+                          .optimizer = optimizer,
+                          .mixed_precision = true,
+                          .activation_bytes_per_sample = activation_bytes_per_sample(m.name)});
+}
+
 // Activations of inference: the largest set of intermediates live at once in one decode step of
 // `batch` sequences (one new token each). FlashAttention-style kernels keep no s x s score
 // matrix, so the MLP is the widest point: the residual stream (h), the fused gate/up output

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tessera/workload/models/training.hpp"
 #include "tessera/workload/models/transformer.hpp"
 
 namespace tessera::mig {
@@ -38,6 +39,12 @@ MemoryBreakdown estimate_training(const TrainingMemoryInput& in);
 // Saved activations per sample of the built-in training models (workload::training_catalog()),
 // by name; 0 for an unknown name.
 double activation_bytes_per_sample(std::string_view training_model, int seq_len = 128);
+
+// The built-in models' own optimizers (training_catalog.cpp's descriptions): SGD with momentum
+// for ResNet-50, Adam(W) for the others.
+Optimizer default_optimizer(const workload::TrainingModel& m);
+// A built-in training model at `batch` with `optimizer`, in mixed precision.
+MemoryBreakdown estimate_training(const workload::TrainingModel& m, int batch, Optimizer optimizer);
 
 // A decoder-only model serving `batch` sequences whose context reaches `context_tokens`.
 MemoryBreakdown estimate_inference(const workload::ModelConfig& m, int batch,

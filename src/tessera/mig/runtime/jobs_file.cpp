@@ -160,20 +160,14 @@ core::Result<BatchJob> training_job(const ConfigNode& n, BatchJob job, MemoryBre
   TESSERA_ASSIGN_OR_RETURN(const std::string model_name, model_node.as_string());
   auto model = workload::find_training_model(model_name);
   if (!model) return std::unexpected(model_node.error(model.error().message()));
-  // The built-in models' own optimizers (training_catalog.cpp's descriptions).
-  Optimizer optimizer = model->name == "resnet-50" ? Optimizer::kSgdMomentum : Optimizer::kAdam;
+  Optimizer optimizer = default_optimizer(*model);
   if (auto o = n.find("optimizer")) {
     TESSERA_ASSIGN_OR_RETURN(optimizer, parse_optimizer(*o));
   }
   TESSERA_ASSIGN_OR_RETURN(const std::int64_t batch,
                            positive_int_or(n, "batch", model->default_batch, 65536));
   TESSERA_ASSIGN_OR_RETURN(job.iterations, iterations(n));
-  const MemoryBreakdown est = estimate_training(
-      TrainingMemoryInput{.parameters = model->parameters,
-                          .batch = static_cast<int>(batch),
-                          .optimizer = optimizer,
-                          .mixed_precision = true,
-                          .activation_bytes_per_sample = activation_bytes_per_sample(model->name)});
+  const MemoryBreakdown est = estimate_training(*model, static_cast<int>(batch), optimizer);
   job.estimated_peak_bytes = est.total();
   breakdown = est;
   // The truth: everything but the optimizer state from iteration 0, the state from iteration 1
