@@ -80,7 +80,7 @@ TEST(ReportHtmlPage, APageHoldsItsSectionsSpecsAndTheInlinedScripts) {
   EXPECT_THAT(html, HasSubstr("<div class=\"plot\" id=\"plot-1\"></div>"));
   EXPECT_EQ(plot_data(html, 0), spec);
   EXPECT_EQ(plot_data(html, 1), spec);
-  EXPECT_THAT(html, HasSubstr("renderer: 'svg'"));
+  EXPECT_THAT(html, HasSubstr("renderer: 'svg',"));
   for (const InlineScript& script : vega_scripts()) {
     EXPECT_THAT(html, HasSubstr(script_text(script))) << script.package;
     EXPECT_THAT(html, HasSubstr(fmt::format("{} {}", script.package, script.version)));

@@ -26,12 +26,17 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .plot-error { color: #b00; white-space: pre-wrap; }
 )";
 
-// Draws every plot; a failure is shown in the plot's place and logged as an error, which a
-// headless browser's log shows.
+// Draws every plot as SVG, whose marks are elements of the page (a canvas's pixels are not), with
+// a menu to save it as SVG or PNG. A failure is shown in the plot's place and logged as an error,
+// which a headless browser's log shows.
 constexpr std::string_view kEmbed = R"(
+const options = {
+  renderer: 'svg',
+  actions: {export: true, source: false, compiled: false, editor: false},
+};
 for (const data of document.querySelectorAll('script[data-plot]')) {
   const target = document.getElementById(data.dataset.plot);
-  vegaEmbed(target, JSON.parse(data.textContent), {renderer: 'svg', actions: false})
+  vegaEmbed(target, JSON.parse(data.textContent), options)
     .catch((error) => {
       target.classList.add('plot-error');
       target.textContent = 'This plot could not be drawn: ' + error;
