@@ -1,7 +1,8 @@
 #pragma once
-// A few hand-made measurements for the report's tests: GEMMs on an H100 and one layer's QKV
-// projection on an A100, with made-up times (the tests check the page, not the model), and a
-// source name that tries to end the page's <script> elements.
+// A few hand-made measurements for the report's tests: GEMMs on an H100, one layer's QKV
+// projection on an A100 and an all-reduce over an H100 DGX's NVSwitch, with made-up times (the
+// tests check the page, not the model), and a source name that tries to end the page's <script>
+// elements.
 
 #include <fmt/format.h>
 
@@ -44,6 +45,16 @@ inline validation::MeasurementSet handmade_rows() {
   layer.layer_kernels = {"qkv_proj"};
   layer.measured_ns = 180e3;
   set.rows.push_back(std::move(layer));
+  validation::Measurement all_reduce;
+  all_reduce.source = "collectives.csv:2";
+  all_reduce.gpu = "H100-SXM5-80GB";
+  all_reduce.kind = validation::MeasuredKind::kCollective;
+  all_reduce.collective = validation::Collective::kAllReduce;
+  all_reduce.bytes = 64 << 20;
+  all_reduce.gpus = 8;
+  all_reduce.interconnect = "nvswitch";
+  all_reduce.measured_ns = 500e3;
+  set.rows.push_back(std::move(all_reduce));
   return set;
 }
 

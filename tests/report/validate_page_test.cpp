@@ -1,8 +1,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "handmade_rows.hpp"
 #include "headless_chromium.hpp"
+#include "support/csv.hpp"
 #include "tessera/cli/command_line.hpp"
 #include "tessera/report/html_page.hpp"
 #include "tessera/validation/html_report.hpp"
@@ -22,7 +25,7 @@ ValidationReport handmade_report() {
 
 TEST(ReportValidatePage, TheScatterHasOnePointPerRowWithItsConfigurationAndSource) {
   const ValidationReport r = handmade_report();
-  ASSERT_EQ(r.rows.size(), 6u);
+  ASSERT_EQ(r.rows.size(), 7u);
   const nlohmann::json spec = simulated_vs_measured_spec(r);
   ASSERT_EQ(spec["layer"].size(), 3u);
   const nlohmann::json& points = spec["layer"][2]["data"]["values"];
@@ -37,6 +40,7 @@ TEST(ReportValidatePage, TheScatterHasOnePointPerRowWithItsConfigurationAndSourc
   }
   EXPECT_EQ(points[0]["configuration"], "bf16 m=16 n=4096 k=4096");
   EXPECT_EQ(points[5]["configuration"], "llama-3-8b tp1 prefill 1x512 [qkv_proj]");
+  EXPECT_EQ(points[6]["configuration"], "all_reduce 8 GPUs 67108864 bytes nvswitch");
   EXPECT_EQ(spec["layer"][2]["encoding"]["x"]["scale"]["type"], "log");
   EXPECT_EQ(spec["layer"][2]["encoding"]["y"]["scale"]["type"], "log");
   EXPECT_EQ(spec["layer"][2]["encoding"]["color"]["field"], "category");
@@ -50,6 +54,24 @@ TEST(ReportValidatePage, TheScatterHasOnePointPerRowWithItsConfigurationAndSourc
   }
   EXPECT_DOUBLE_EQ(line[1]["high"].get<double>(), 1.1 * line[1]["simulated_us"].get<double>());
   EXPECT_DOUBLE_EQ(line[1]["low"].get<double>(), 0.9 * line[1]["simulated_us"].get<double>());
+}
+
+TEST(ReportValidatePage, EachPointsConfigurationIsTheOneTheCsvGives) {
+  const ValidationReport r = handmade_report();
+  const nlohmann::json points = simulated_vs_measured_spec(r)["layer"][2]["data"]["values"];
+  std::istringstream csv(to_csv(r));
+  std::string line;
+  std::getline(csv, line);  // the header
+  for (const nlohmann::json& p : points) {
+    ASSERT_TRUE(std::getline(csv, line));
+    // source, gpu, category, configuration, ...
+    const std::vector<std::string> fields = test::split_csv(line);
+    ASSERT_GE(fields.size(), 4u) << line;
+    EXPECT_EQ(p["source"], fields[0]);
+    EXPECT_EQ(p["category"], fields[2]);
+    EXPECT_EQ(p["configuration"], fields[3]);
+  }
+  EXPECT_FALSE(std::getline(csv, line));
 }
 
 TEST(ReportValidatePage, TheBarsAreEachCategorysMedianAndP90) {
@@ -71,7 +93,7 @@ TEST(ReportValidatePage, ThePageHoldsTheTextReportsTables) {
   const ValidationReport r = handmade_report();
   const std::string html = format_html_report(r, "Measurements: hand-made.");
   EXPECT_THAT(html, HasSubstr("<p>Measurements: hand-made.</p>"));
-  EXPECT_THAT(html, HasSubstr("6 rows compared, 0 skipped."));
+  EXPECT_THAT(html, HasSubstr("7 rows compared, 0 skipped."));
   for (const CategoryStats& c : r.categories) {
     EXPECT_THAT(html, HasSubstr(fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td "
                                             "class=\"num\">{:.1f}%</td>",
