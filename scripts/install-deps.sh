@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Installs what tessera needs to build and test, from Debian 12's packages only.
-# Idempotent: packages already present are not touched, and apt is not called at all when
-# nothing is missing.
+# Installs what tessera needs to build and test, from Debian 12's packages, and the JavaScript the
+# validation report inlines (third_party/js, from the npm registry).
+# Idempotent: packages already present are not touched, apt is not called at all when nothing is
+# missing, and npm only when third_party/js/node_modules is missing or older than its lock file.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   g++ cmake ninja-build
   libfmt-dev libspdlog-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   pkgconf libhwloc-dev libpugixml-dev libcpp-httplib-dev libmicrohttpd-dev openssl libfccp-dev libnlopt-cxx-dev
+  nodejs npm chromium
 )
 
 # `install-deps.sh clang`: also Debian's clang 19 with its sanitizer runtimes and libFuzzer, for
@@ -18,15 +21,32 @@ if [ "${1:-}" = clang ]; then
   packages+=(clang-19 libclang-rt-19-dev llvm-19)
 fi
 
+# What installed packages provide counts as present: NodeSource's nodejs bundles npm and conflicts
+# with Debian's.
+provided=" $(dpkg-query -W -f='${db:Status-Abbrev} ${Provides},\n' 2>/dev/null |
+  sed -n 's/^ii *//p' | sed 's/ *([^)]*)//g' | tr -d '\n' | tr ',' ' ') "
 missing=()
 for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" &&
+    [[ "$provided" != *" $p "* ]]; then
     missing+=("$p")
   fi
 done
 
+# vega, vega-lite and vega-embed at the versions package-lock.json pins; npm ci rewrites
+# node_modules/.package-lock.json, so that file's age says whether the install is current.
+npm_install() {
+  local js=third_party/js
+  if [ ! -e "$js/node_modules/.package-lock.json" ] ||
+    [ "$js/package-lock.json" -nt "$js/node_modules/.package-lock.json" ]; then
+    echo "install-deps: npm ci in $js"
+    (cd "$js" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
+  npm_install
   exit 0
 fi
 
@@ -41,3 +61,4 @@ fi
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+npm_install

@@ -9,6 +9,7 @@
 #include "tessera/core/try.hpp"
 #include "tessera/experiment/data_dir.hpp"
 #include "tessera/validation/fit.hpp"
+#include "tessera/validation/html_report.hpp"
 #include "tessera/validation/measurement_csv.hpp"
 #include "tessera/validation/predict.hpp"
 #include "tessera/validation/profile_readers.hpp"
@@ -39,6 +40,17 @@ core::Result<validation::MeasurementSet> read_inputs(const ValidateFlags& f) {
   return set;
 }
 
+// What the page compares, for under its title.
+std::string describe_inputs(const ValidateFlags& f) {
+  std::vector<std::string> inputs = f.files;
+  for (const std::string& p : f.profiles) inputs.push_back("perf_profiles/" + p);
+  if (inputs.empty()) inputs.push_back("every public profile under perf_profiles/");
+  const std::string_view model = f.fit       ? "the options fitted by --fit"
+                                 : f.generic ? "the generic assumptions (--generic)"
+                                             : "each GPU's calibration";
+  return fmt::format("Measurements: {}. Simulated GPU: {}.", fmt::join(inputs, ", "), model);
+}
+
 }  // namespace
 
 void add_validate_options(CLI::App& command, ValidateFlags& f) {
@@ -52,6 +64,9 @@ void add_validate_options(CLI::App& command, ValidateFlags& f) {
   command.add_option("--csv", f.csv_path,
                      "Write every compared row (configuration, measured, "
                      "simulated, error) to this CSV file");
+  command.add_option("--report", f.report_path,
+                     "Write the report as one HTML page (tables, and plots of simulated against "
+                     "measured and of |error| per category) that opens offline");
   command.add_option("--worst", f.worst, "Worst rows to list per category")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -104,6 +119,10 @@ Outcome run_validate_command(const ValidateFlags& f) {
   progress.finish();
   fmt::print("{}", validation::format_report(report));
   if (!f.csv_path.empty()) TESSERA_TRY(write_text(f.csv_path, validation::to_csv(report)));
+  if (!f.report_path.empty()) {
+    TESSERA_TRY(
+        write_text(f.report_path, validation::format_html_report(report, describe_inputs(f))));
+  }
   return core::Status{};
 }
 
