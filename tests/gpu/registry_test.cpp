@@ -47,10 +47,10 @@ TEST(Registry, MakesEachModeByNameWithItsDefaults) {
 }
 
 TEST(Registry, UnknownNameListsTheKnownOnes) {
-  const auto mode = make_sharing_mode("mig");
+  const auto mode = make_sharing_mode("vgpu");
   ASSERT_FALSE(mode);
   EXPECT_EQ(mode.error().code(), core::Code::kNotFound);
-  EXPECT_THAT(mode.error().message(), HasSubstr("unknown sharing mode 'mig'"));
+  EXPECT_THAT(mode.error().message(), HasSubstr("unknown sharing mode 'vgpu'"));
   EXPECT_THAT(mode.error().message(), HasSubstr("exclusive, time-slicing, mps, static-partitions"));
 }
 
@@ -126,8 +126,8 @@ TEST(ModeSettings, MakesEachModeWithItsChangedOptions) {
 TEST(ModeSettings, TypedAccessToAnotherModesOptionsIsAProgrammingError) {
   ModeSettings settings;
   EXPECT_THROW(settings.of<MpsOptions>("lithos"), std::bad_any_cast);
-  EXPECT_THROW(settings.of<MpsOptions>("mig"), std::out_of_range);
-  EXPECT_FALSE(settings.stored("mig").has_value());
+  EXPECT_THROW(settings.of<MpsOptions>("vgpu"), std::out_of_range);
+  EXPECT_FALSE(settings.stored("vgpu").has_value());
 }
 
 TEST(ModeSettings, UnknownKeyIsNamedWithTheKnownOnes) {

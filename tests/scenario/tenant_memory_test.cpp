@@ -51,31 +51,65 @@ Scenario scenario() {
   return *s;
 }
 
+// Every tenant in the whole H100's memory.
+std::vector<MemoryPool> whole_gpu(const Scenario& s, std::size_t n) {
+  return std::vector<MemoryPool>(n, MemoryPool{.bytes = s.gpu.memory_bytes, .name = "the GPU"});
+}
+
 TEST(TenantMemory, TenantsHoldTheirBudgetWeightsOrTrainingEstimate) {
   const Scenario s = scenario();
-  EXPECT_DOUBLE_EQ(tenant_memory(s.tenants[0]).bytes, 0.6 * 80 * (1 << 30));
+  EXPECT_DOUBLE_EQ(tenant_memory(s.tenants[0], s.tenants[0].memory).bytes, 0.6 * 80 * (1 << 30));
   const auto& resnet = s.tenants[2].training.model;
   const auto est = mig::estimate_training(resnet, 64, mig::default_optimizer(resnet));
-  EXPECT_DOUBLE_EQ(tenant_memory(s.tenants[2]).bytes, static_cast<double>(est.total()));
-  EXPECT_THAT(tenant_memory(s.tenants[2]).parts, HasSubstr("optimizer state"));
+  EXPECT_DOUBLE_EQ(tenant_memory(s.tenants[2], std::nullopt).bytes,
+                   static_cast<double>(est.total()));
+  EXPECT_THAT(tenant_memory(s.tenants[2], std::nullopt).parts, HasSubstr("optimizer state"));
+  // Without a kv_cache an inference tenant holds its weights.
+  EXPECT_DOUBLE_EQ(tenant_memory(s.tenants[0], std::nullopt).bytes,
+                   s.tenants[0].inference.model.weight_bytes());
 }
 
 TEST(TenantMemory, ATenantThatDoesNotFitBesideTheOnesBeforeItIsOutOfMemory) {
   const Scenario s = scenario();
   const std::vector<gpu::TenantId> all{0, 1, 2};
-  const auto reasons = out_of_memory(s, all);
-  ASSERT_EQ(reasons.size(), 3u);
-  EXPECT_TRUE(reasons[0].empty());
-  EXPECT_THAT(reasons[1], HasSubstr("out of memory: needs 48.00 GiB"));
-  EXPECT_THAT(reasons[1], HasSubstr("32.00 GiB of the H100-SXM5-80GB's 80.00 GiB are free beside "
-                                    "'chat' 48.00 GiB"));
+  const auto placed = place_in_memory(s, all, whole_gpu(s, 3));
+  ASSERT_EQ(placed.size(), 3u);
+  EXPECT_TRUE(placed[0].out_of_memory.empty());
+  ASSERT_TRUE(placed[0].serving);
+  EXPECT_EQ(placed[0].serving->cache.blocks, s.tenants[0].memory->cache.blocks);
+  EXPECT_THAT(placed[1].out_of_memory, HasSubstr("out of memory: needs 48.00 GiB"));
+  EXPECT_THAT(placed[1].out_of_memory,
+              HasSubstr("32.00 GiB of the GPU's 80.00 GiB are free beside 'chat' 48.00 GiB"));
+  EXPECT_FALSE(placed[1].serving);
   // chat2 holds nothing, so the trainer fits in what chat leaves.
-  EXPECT_TRUE(reasons[2].empty()) << reasons[2];
+  EXPECT_TRUE(placed[2].out_of_memory.empty()) << placed[2].out_of_memory;
   // Alone, each fits.
   for (gpu::TenantId id : all) {
     const std::vector<gpu::TenantId> one{id};
-    EXPECT_TRUE(out_of_memory(s, one)[0].empty());
+    EXPECT_TRUE(place_in_memory(s, one, whole_gpu(s, 1))[0].out_of_memory.empty());
   }
+}
+
+TEST(TenantMemory, EachPoolHoldsItsOwnTenantsAndSizesTheirKvCache) {
+  const Scenario s = scenario();
+  // chat and chat2 in 40 GiB instances of their own: each engine takes 0.6 of 40 GiB, and its
+  // cache what 24 GiB leave after the weights and activations.
+  const std::vector<gpu::TenantId> ids{0, 1};
+  const std::vector<MemoryPool> pools{{.bytes = std::int64_t{40} << 30, .name = "a"},
+                                      {.bytes = std::int64_t{40} << 30, .name = "b"}};
+  const auto placed = place_in_memory(s, ids, pools);
+  for (const auto& p : placed) {
+    ASSERT_TRUE(p.out_of_memory.empty()) << p.out_of_memory;
+    ASSERT_TRUE(p.serving);
+    EXPECT_DOUBLE_EQ(p.serving->budget, 0.6 * 40 * (1 << 30));
+    EXPECT_LT(p.serving->cache.blocks, s.tenants[0].memory->cache.blocks);
+  }
+  // In 20 GiB, 0.6 is 12 GiB: the 15 GiB of weights do not fit, whatever else is there.
+  const std::vector<MemoryPool> small{{.bytes = std::int64_t{20} << 30, .name = "MIG instance x"}};
+  const std::vector<gpu::TenantId> one{0};
+  const auto p = place_in_memory(s, one, small);
+  EXPECT_THAT(p[0].out_of_memory, HasSubstr("out of memory: llama-3-8b needs"));
+  EXPECT_THAT(p[0].out_of_memory, HasSubstr("in MIG instance x's 20.00 GiB"));
 }
 
 TEST(TenantMemory, AModeThatCannotHoldATenantReportsItAndRunsTheRest) {
@@ -106,8 +140,39 @@ TEST(TenantMemory, ATrainingJobLargerThanTheGpuIsOutOfMemoryEvenAlone) {
   auto s = parse_scenario(text, "memory.yaml", ".");
   ASSERT_TRUE(s.has_value()) << s.error().message();
   const std::vector<gpu::TenantId> trainer{2};
-  EXPECT_THAT(out_of_memory(*s, trainer)[0], HasSubstr("out of memory: needs"));
-  EXPECT_THAT(out_of_memory(*s, trainer)[0], HasSubstr("activations"));
+  const auto placed = place_in_memory(*s, trainer, whole_gpu(*s, 1));
+  EXPECT_THAT(placed[0].out_of_memory, HasSubstr("out of memory: needs"));
+  EXPECT_THAT(placed[0].out_of_memory, HasSubstr("activations"));
+}
+
+TEST(TenantMemory, UnderMigEachTenantRunsInItsInstancesMemory) {
+  // On an H100: chat's share 0.42 asks for 3 of the 7 compute slices (3g.40gb), chat2's 0.28 for
+  // 2 (2g.20gb), the trainer's 0.14 for 1 (1g.10gb): placed at memory slices 0, 4 and 6, as the
+  // driver allows. chat's engine gets 0.6 of 40 GiB; chat2's 0.6 of 20 GiB cannot hold the 15 GiB
+  // of weights; the trainer's estimate fits its 10 GiB.
+  std::string text = kScenario;
+  text.replace(text.find("modes: [exclusive, mps]"), 23, "modes: [mig]");
+  text.replace(text.find("    kv_cache"), 0, "    sm_share: 0.42\n");
+  text.replace(text.find("    kv_cache", text.find("chat2")), 0, "    sm_share: 0.28\n");
+  text.replace(text.find("    batch: 64"), 0, "    sm_share: 0.14\n");
+  auto s = parse_scenario(text, "memory.yaml", ".");
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  RunOptions options;
+  options.backend = [](const Scenario& run) {
+    return core::Result<std::unique_ptr<device::RunBackend>>(
+        sim::make_sim_run_backend(run.sim_overrides));
+  };
+  auto r = run_scenario(*s, options);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const auto& mig = r->modes[0].tenants;
+  ASSERT_TRUE(mig[0].memory) << (mig[0].out_of_memory ? *mig[0].out_of_memory : "");
+  EXPECT_DOUBLE_EQ(mig[0].memory->budget, 0.6 * 40 * (1 << 30));
+  EXPECT_GT(mig[0].inference->completed, 0u);
+  ASSERT_TRUE(mig[1].out_of_memory);
+  EXPECT_THAT(*mig[1].out_of_memory, HasSubstr("out of memory: llama-3-8b needs"));
+  EXPECT_THAT(*mig[1].out_of_memory, HasSubstr("in MIG instance chat2 (2g.20gb)'s 20.00 GiB"));
+  EXPECT_FALSE(mig[2].out_of_memory) << *mig[2].out_of_memory;
+  EXPECT_GT(mig[2].training->iterations, 0u);
 }
 
 }  // namespace

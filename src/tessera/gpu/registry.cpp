@@ -8,6 +8,7 @@
 #include "tessera/gpu/modes/cogpu/cogpu_mode.hpp"
 #include "tessera/gpu/modes/exclusive/exclusive.hpp"
 #include "tessera/gpu/modes/lithos/lithos_mode.hpp"
+#include "tessera/gpu/modes/mig/mig_mode.hpp"
 #include "tessera/gpu/modes/mps/mps.hpp"
 #include "tessera/gpu/modes/static_partitions/static_partitions.hpp"
 #include "tessera/gpu/modes/time_slicing/time_slicing.hpp"
@@ -40,6 +41,9 @@ const std::vector<ModeEntry>& sharing_modes() {
       mode_entry<StaticPartitionsMode>(
           "static-partitions",
           "disjoint TPC-aligned SM sets, each with the same share of bandwidth (MIG-like)"),
+      mode_entry<MigMode>("mig",
+                          "a MIG GPU instance per tenant: its SMs, memory slices' bandwidth and "
+                          "its own memory (A100, H100)"),
       mode_entry<CoGpuMode>(
           "cogpu",
           "virtual contexts remapped between kernels onto SLO-sized SM partitions (CoGPU default)",

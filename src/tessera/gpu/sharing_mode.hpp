@@ -44,6 +44,9 @@ struct PartitionInfo {
   device::SmMask sms;
   device::DomainId bandwidth_domain;
   std::vector<TenantId> tenants;
+  // The memory the partition's tenants share when it has its own (a MIG instance); 0: they
+  // share the device's.
+  std::int64_t memory_bytes = 0;
 };
 
 // Lifetime. attach() binds a mode to a device and to the device's executor, on which the mode

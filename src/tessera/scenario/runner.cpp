@@ -1,5 +1,6 @@
 #include "tessera/scenario/runner.hpp"
 
+#include <algorithm>
 #include <memory>
 
 #include "tessera/core/random.hpp"
@@ -62,6 +63,17 @@ void add_counter(std::vector<std::pair<std::string, double>>& out, const gpu::Mo
   out.emplace_back(c.name, c.value);
 }
 
+// The memory a tenant runs in under a mode: its partition's own (a MIG instance), or the GPU's.
+MemoryPool memory_pool(const Scenario& s, const std::vector<gpu::PartitionInfo>& parts,
+                       gpu::TenantId id) {
+  for (const auto& p : parts) {
+    if (p.memory_bytes > 0 && std::ranges::find(p.tenants, id) != p.tenants.end()) {
+      return MemoryPool{.bytes = p.memory_bytes, .name = fmt::format("MIG instance {}", p.name)};
+    }
+  }
+  return MemoryPool{.bytes = s.gpu.memory_bytes, .name = fmt::format("the {}", s.gpu.name)};
+}
+
 // Arrivals are drawn once per scenario so every mode serves exactly the same requests.
 Result<std::vector<std::vector<workload::Request>>> build_arrivals(const Scenario& s) {
   const core::RandomStreams streams(s.seed);
@@ -100,7 +112,7 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
   std::vector<Gpu> gpus(exclusive ? s.tenants.size() : 1);
   std::vector<gpu::SharingMode*> mode_of_tenant(s.tenants.size());
   std::vector<int> track_of_tenant(s.tenants.size(), -1);
-  std::vector<std::string> oom(s.tenants.size());  // why a tenant does not run; empty if it does
+  std::vector<TenantPlacement> memory(s.tenants.size());  // where each holds its memory, or why not
   for (std::size_t g = 0; g < gpus.size(); ++g) {
     auto& slot = gpus[g];
     TESSERA_ASSIGN_OR_RETURN(slot.device, backend->make_gpu(s.gpu, static_cast<int>(g)));
@@ -112,12 +124,15 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
     TESSERA_TRY(core::with_context(slot.mode->attach(*slot.device, attached),
                                    fmt::format("mode '{}'", mode_name)));
     std::vector<gpu::TenantId> ids;
+    std::vector<MemoryPool> pools;
+    const auto parts = slot.mode->partitions();
     for (const auto& info : attached) {
       mode_of_tenant[info.id] = slot.mode.get();
       ids.push_back(info.id);
+      pools.push_back(memory_pool(s, parts, info.id));
     }
-    const auto reasons = out_of_memory(s, ids);
-    for (std::size_t k = 0; k < ids.size(); ++k) oom[ids[k]] = reasons[k];
+    const auto placed = place_in_memory(s, ids, pools);
+    for (std::size_t k = 0; k < ids.size(); ++k) memory[ids[k]] = placed[k];
     if (timeline) {
       const std::string process_name =
           exclusive ? fmt::format("{} / {} alone", mode_name, attached.front().name) : mode_name;
@@ -139,10 +154,12 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
   for (std::size_t i = 0; i < s.tenants.size(); ++i) {
     const auto& t = s.tenants[i];
     const auto id = static_cast<gpu::TenantId>(i);
-    if (!oom[i].empty()) continue;  // attached to its mode, but never submits
+    if (!memory[i].out_of_memory.empty()) continue;  // attached to its mode, but never submits
     if (t.kind == TenantSpec::Kind::kInference) {
+      tenant::InferenceConfig config = t.inference;
+      if (memory[i].serving) config.kv_cache = memory[i].serving->cache;
       servers[i] = std::make_unique<tenant::InferenceServer>(
-          id, t.inference, arrivals[i], *mode_of_tenant[i], executor, timeline, track_of_tenant[i]);
+          id, config, arrivals[i], *mode_of_tenant[i], executor, timeline, track_of_tenant[i]);
       servers[i]->start();
     } else {
       jobs[i] = std::make_unique<tenant::TrainingJob>(id, t.training, *mode_of_tenant[i], executor,
@@ -185,12 +202,12 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
     const auto& t = s.tenants[i];
     metrics::TenantReport tr;
     tr.name = t.name;
-    if (!oom[i].empty()) {
+    if (!memory[i].out_of_memory.empty()) {
       const bool inference = t.kind == TenantSpec::Kind::kInference;
       tr.kind = inference ? "inference" : "training";
       tr.model = inference ? t.inference.model.name : t.training.model.name;
       if (inference) tr.slo = t.inference.slo;
-      tr.out_of_memory = oom[i];
+      tr.out_of_memory = memory[i].out_of_memory;
     } else if (servers[i]) {
       if (const auto& f = servers[i]->failure()) return std::unexpected(*f);
       tr.kind = "inference";
@@ -198,14 +215,14 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
       tr.slo = t.inference.slo;
       tr.inference =
           metrics::summarize_inference(servers[i]->records(), t.inference.slo, s.duration);
-      if (t.memory) {
+      if (const auto& m = memory[i].serving) {
         const auto kv = servers[i]->kv_stats();
-        tr.memory = metrics::MemoryReport{.budget = t.memory->budget,
-                                          .weights = t.memory->weights,
-                                          .activations = t.memory->activations,
-                                          .kv_cache = t.memory->kv_cache,
-                                          .kv_blocks = t.memory->cache.blocks,
-                                          .block_size = t.memory->cache.block_size,
+        tr.memory = metrics::MemoryReport{.budget = m->budget,
+                                          .weights = m->weights,
+                                          .activations = m->activations,
+                                          .kv_cache = m->kv_cache,
+                                          .kv_blocks = m->cache.blocks,
+                                          .block_size = m->cache.block_size,
                                           .peak_used_blocks = kv.peak_used_blocks,
                                           .preemptions = kv.preemptions,
                                           .rejected = kv.rejected};

@@ -13,6 +13,7 @@
 #include "gpu/mode_test_util.hpp"
 #include "support/fakes/forwarding_gpu_device.hpp"
 #include "tessera/gpu/registry.hpp"
+#include "tessera/hw/gpu_spec.hpp"
 
 namespace tessera::gpu {
 namespace {
@@ -121,11 +122,19 @@ std::unique_ptr<SharingMode> busy_mode(std::string_view name, device::GpuDevice&
   return mode;
 }
 
+// mig needs a GPU with MIG profiles; the others run on the small fake.
+hw::GpuSpec spec_for(std::string_view mode) {
+  if (mode != "mig") return test::fake_spec(16);
+  auto a100 = hw::find_gpu("A100-SXM4-40GB");
+  EXPECT_TRUE(a100.has_value());
+  return *a100;
+}
+
 class ModeLifetime : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ModeLifetime, DestroyedAfterItsDeviceItCallsOnlyTheExecutor) {
   test::ManualExecutor exec;
-  auto fake = std::make_unique<test::FakeDevice>(exec, test::fake_spec(16));
+  auto fake = std::make_unique<test::FakeDevice>(exec, spec_for(GetParam()));
   VanishingDevice dev(*fake);
   auto mode = busy_mode(GetParam(), dev, exec);
   ASSERT_NE(mode, nullptr);
@@ -137,7 +146,7 @@ TEST_P(ModeLifetime, DestroyedAfterItsDeviceItCallsOnlyTheExecutor) {
 
 TEST_P(ModeLifetime, DestroyedBeforeItsDeviceItLeavesNoTimerBehind) {
   test::ManualExecutor exec;
-  auto fake = std::make_unique<test::FakeDevice>(exec, test::fake_spec(16));
+  auto fake = std::make_unique<test::FakeDevice>(exec, spec_for(GetParam()));
   auto mode = busy_mode(GetParam(), *fake, exec);
   ASSERT_NE(mode, nullptr);
   mode.reset();

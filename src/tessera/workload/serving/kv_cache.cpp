@@ -86,6 +86,7 @@ core::Result<ServingMemory> size_kv_cache(const ModelConfig& m, const TensorPara
                        static_cast<double>(memory_bytes) / kGiB, sizing.block_size);
   }
   out.cache = KvCacheConfig{blocks, sizing.block_size, sizing.watermark};
+  out.sizing = sizing;
   out.kv_cache = static_cast<double>(blocks) * block_bytes;
   return out;
 }

@@ -45,6 +45,7 @@ struct ServingMemory {
   double kv_cache = 0;     // blocks * block bytes
   double kv_bytes_per_token = 0;
   KvCacheConfig cache;
+  KvCacheSizing sizing;  // what it was sized with, to size it again on other memory
 };
 
 // The cache one GPU of `tp` holds for model `m` on a board of `memory_bytes`, with prefill

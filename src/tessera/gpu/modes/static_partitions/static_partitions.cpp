@@ -53,7 +53,9 @@ core::Result<std::vector<PartitionPlan>> plan_static_partitions(
     plans.push_back(
         PartitionPlan{.first_sm = next_sm,
                       .sms = sms,
-                      .bandwidth_share = static_cast<double>(sms) / static_cast<double>(spec.sms)});
+                      .bandwidth_share = static_cast<double>(sms) / static_cast<double>(spec.sms),
+                      .memory_bytes = 0,
+                      .label = {}});
     next_sm += sms;
   }
   return plans;
@@ -65,15 +67,15 @@ core::Status StaticPartitionsMode::attach(device::GpuDevice& device,
   const auto caps = device.capabilities();
   if (!caps.sm_partitions) {
     return core::failf(Domain::kGpu, Code::kUnsupported,
-                       "static-partitions needs a device that confines streams to SM sets; {} "
-                       "lacks SM partitions; choose mps or time-slicing on this device",
-                       device.spec().name);
+                       "{} needs a device that confines streams to SM sets; {} lacks SM "
+                       "partitions; choose mps or time-slicing on this device",
+                       name(), device.spec().name);
   }
   // Without bandwidth domains (a real GPU's green contexts split SMs, not memory bandwidth) the
   // partitions confine SMs only and share the device's bandwidth; counters() says so.
   const bool shared_bandwidth = !caps.bandwidth_partitions;
   TESSERA_ASSIGN_OR_RETURN(auto table, TenantTable::make(name(), tenants));
-  TESSERA_ASSIGN_OR_RETURN(const auto plans, plan_static_partitions(device.spec(), tenants));
+  TESSERA_ASSIGN_OR_RETURN(const auto plans, planner_(device.spec(), tenants));
   std::vector<Slice> slices;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const auto& plan = plans[i];
@@ -81,13 +83,17 @@ core::Status StaticPartitionsMode::attach(device::GpuDevice& device,
                                          : device.create_bandwidth_domain(plan.bandwidth_share);
     if (!domain) {
       return std::unexpected(domain.error().with_context(
-          fmt::format("static-partitions: bandwidth domain for tenant '{}'", table.info(i).name)));
+          fmt::format("{}: bandwidth domain for tenant '{}'", name(), table.info(i).name)));
     }
     const auto sms = device::SmMask::range(plan.first_sm, plan.first_sm + plan.sms);
     const device::StreamConfig config{
         .context = context_for(i), .sms = sms, .max_sms = 0, .bandwidth_domain = *domain};
     TESSERA_ASSIGN_OR_RETURN(const auto stream, device.create_stream(config));
-    slices.push_back(Slice{.stream = stream, .sms = sms, .domain = *domain});
+    slices.push_back(Slice{.stream = stream,
+                           .sms = sms,
+                           .domain = *domain,
+                           .memory_bytes = plan.memory_bytes,
+                           .label = plan.label});
   }
   tenants_ = std::move(table);
   slices_ = std::move(slices);
@@ -110,10 +116,14 @@ std::vector<ModeCounter> StaticPartitionsMode::counters() const {
 std::vector<PartitionInfo> StaticPartitionsMode::partitions() const {
   std::vector<PartitionInfo> out;
   for (std::size_t i = 0; i < slices_.size(); ++i) {
-    out.push_back(PartitionInfo{.name = tenants_.info(i).name,
-                                .sms = slices_[i].sms,
-                                .bandwidth_domain = slices_[i].domain,
-                                .tenants = {tenants_.info(i).id}});
+    const auto& slice = slices_[i];
+    const std::string& tenant = tenants_.info(i).name;
+    out.push_back(PartitionInfo{
+        .name = slice.label.empty() ? tenant : fmt::format("{} ({})", tenant, slice.label),
+        .sms = slice.sms,
+        .bandwidth_domain = slice.domain,
+        .tenants = {tenants_.info(i).id},
+        .memory_bytes = slice.memory_bytes});
   }
   return out;
 }
