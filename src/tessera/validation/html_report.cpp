@@ -19,31 +19,6 @@ constexpr std::string_view kSchema = "https://vega.github.io/schema/vega-lite/v5
 constexpr std::string_view kNotFitted = "not fitted on";
 constexpr std::string_view kFitted = "fitted on";
 
-// A row's configuration in a few words, as the text report and the CSV give it.
-std::string describe(const Measurement& m) {
-  switch (m.kind) {
-    case MeasuredKind::kGemm:
-      return fmt::format("{} m={} n={} k={}", workload::to_string(m.precision), m.m, m.n, m.k);
-    case MeasuredKind::kLayerKernels:
-    case MeasuredKind::kStep: {
-      const int first = m.lengths.empty() ? 0 : m.lengths.front();
-      const bool same = std::ranges::all_of(m.lengths, [&](int l) { return l == first; });
-      const std::string lengths = same ? fmt::format("{}x{}", m.lengths.size(), first)
-                                       : fmt::format("{} sequences", m.lengths.size());
-      return fmt::format("{} tp{} {} {}{}", m.model.name, m.tensor_parallel,
-                         workload::to_string(m.phase), lengths,
-                         m.kind == MeasuredKind::kLayerKernels
-                             ? fmt::format(" [{}]", fmt::join(m.layer_kernels, "+"))
-                             : std::string{});
-    }
-    case MeasuredKind::kCollective:
-      return fmt::format("{} {} GPUs {} bytes {}",
-                         m.collective == Collective::kAllReduce ? "all_reduce" : "send_recv",
-                         m.gpus, m.bytes, m.interconnect);
-  }
-  return "";
-}
-
 std::string percent(std::size_t rows, double value) {
   return rows == 0 ? "-" : fmt::format("{:.1f}%", value * 100);
 }

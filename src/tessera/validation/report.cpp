@@ -23,7 +23,25 @@ double nearest_rank(std::vector<double> v, double p) {
   return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
 }
 
-// The configuration of a row in a few words, for the worst-rows table and the CSV.
+// A row's source for the per-source table: the profile's top directory ("vidur_compute"), or
+// the file for a user's measurements.
+std::string source_of(const std::string& source) {
+  const std::string_view family = profile_family(source);
+  return family.empty() ? source.substr(0, source.find(':')) : std::string(family);
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
 std::string describe(const Measurement& m) {
   switch (m.kind) {
     case MeasuredKind::kGemm:
@@ -47,25 +65,6 @@ std::string describe(const Measurement& m) {
   }
   return "";
 }
-
-// A row's source for the per-source table: the profile's top directory ("vidur_compute"), or
-// the file for a user's measurements.
-std::string source_of(const std::string& source) {
-  const std::string_view family = profile_family(source);
-  return family.empty() ? source.substr(0, source.find(':')) : std::string(family);
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 core::Result<ValidationReport> validate(MeasurementSet set, Predictor& predictor, std::size_t worst,
                                         const ValidateProgress& progress) {

@@ -65,6 +65,10 @@ core::Result<ValidationReport> validate(MeasurementSet set, Predictor& predictor
 
 // The table: per category rows, median and P90 of |error|, signed median; then each category's
 // worst rows with their source; then what was skipped.
+// A row's configuration in a few words ("bf16 m=16 n=4096 k=4096"), as the worst-rows table,
+// the CSV and the HTML page give it.
+std::string describe(const Measurement& m);
+
 std::string format_report(const ValidationReport& report);
 // One line per row: source, gpu, category, the configuration, measured and simulated us, error.
 std::string to_csv(const ValidationReport& report);
