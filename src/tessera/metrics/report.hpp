@@ -29,6 +29,13 @@ struct MemoryReport {
   std::size_t rejected = 0;  // prompts larger than the whole cache
 };
 
+// Each request's latency (ms), for plots of their distribution. Kept only when the run asks for
+// it (scenario::RunOptions::keep_samples); to_json and format_table leave it out.
+struct LatencySamples {
+  std::vector<double> ttft_ms;  // requests with a first token, as InferenceSummary::ttft_ms
+  std::vector<double> tpot_ms;  // completed requests, as InferenceSummary::tpot_ms
+};
+
 struct TenantReport {
   std::string name;
   std::string kind;  // "inference" or "training"
@@ -36,7 +43,8 @@ struct TenantReport {
   Slo slo;
   std::optional<InferenceSummary> inference;
   std::optional<TrainingSummary> training;
-  std::optional<MemoryReport> memory;  // inference tenants with a sized KV cache
+  std::optional<MemoryReport> memory;     // inference tenants with a sized KV cache
+  std::optional<LatencySamples> samples;  // inference tenants, when kept
   // Why the tenant did not run: its GPU's memory could not hold it beside the tenants before it.
   std::optional<std::string> out_of_memory;
 };

@@ -1,6 +1,7 @@
 #include "tessera/scenario/runner.hpp"
 
 #include <memory>
+#include <span>
 
 #include "tessera/core/random.hpp"
 #include "tessera/core/try.hpp"
@@ -60,6 +61,17 @@ void add_counter(std::vector<std::pair<std::string, double>>& out, const gpu::Mo
     }
   }
   out.emplace_back(c.name, c.value);
+}
+
+// The requests summarize_inference counts: TTFT of those with a first token, TPOT of the
+// completed ones.
+metrics::LatencySamples latency_samples(std::span<const metrics::RequestRecord> records) {
+  metrics::LatencySamples out;
+  for (const metrics::RequestRecord& r : records) {
+    if (r.first_token >= 0) out.ttft_ms.push_back(core::to_millis(r.ttft()));
+    if (r.done()) out.tpot_ms.push_back(core::to_millis(r.tpot()));
+  }
+  return out;
 }
 
 // Arrivals are drawn once per scenario so every mode serves exactly the same requests.
@@ -198,6 +210,7 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
       tr.slo = t.inference.slo;
       tr.inference =
           metrics::summarize_inference(servers[i]->records(), t.inference.slo, s.duration);
+      if (options.keep_samples) tr.samples = latency_samples(servers[i]->records());
       if (t.memory) {
         const auto kv = servers[i]->kv_stats();
         tr.memory = metrics::MemoryReport{.budget = t.memory->budget,
