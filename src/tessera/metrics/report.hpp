@@ -43,8 +43,9 @@ struct TenantReport {
   Slo slo;
   std::optional<InferenceSummary> inference;
   std::optional<TrainingSummary> training;
-  std::optional<MemoryReport> memory;     // inference tenants with a sized KV cache
-  std::optional<LatencySamples> samples;  // inference tenants, when kept
+  std::optional<MemoryReport> memory;  // inference tenants with a sized KV cache
+  // Inference tenants' per-request latencies, when the run kept them.
+  std::optional<LatencySamples> samples;
   // Why the tenant did not run: its GPU's memory could not hold it beside the tenants before it.
   std::optional<std::string> out_of_memory;
 };
