@@ -14,6 +14,7 @@
 #include "tessera/metrics/report.hpp"
 #include "tessera/metrics/timeline.hpp"
 #include "tessera/scenario/demo_scenario.hpp"
+#include "tessera/scenario/html_report.hpp"
 #include "tessera/scenario/runner.hpp"
 
 namespace tessera::cli {
@@ -21,6 +22,9 @@ namespace {
 
 void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--json", f.json_path, "Write the results as JSON to this file ('-' for stdout)");
+  cmd.add_option("--report", f.report_path,
+                 "Write the results as one HTML page (the table, and plots of TTFT and TPOT CDFs, "
+                 "throughput, SLO attainment and memory per mode) that opens offline");
   cmd.add_option("--trace", f.trace_path,
                  "Write a Chrome Trace Event timeline (open it in https://ui.perfetto.dev)");
   cmd.add_option("--mode", f.modes, "Run only this sharing mode (repeatable)");
@@ -58,6 +62,7 @@ core::Status run(scenario::Scenario s, const RunFlags& flags) {
   ProgressLine progress(!flags.quiet);
   scenario::RunOptions options;
   if (!flags.trace_path.empty()) options.timeline = &timeline;
+  options.keep_samples = !flags.report_path.empty();  // the page's CDFs
   options.progress = [&progress](const scenario::Progress& p) { progress.update(p); };
   options.backend = backend.run_backends();
   auto report = scenario::run_scenario(s, options);
@@ -69,6 +74,9 @@ core::Status run(scenario::Scenario s, const RunFlags& flags) {
   }
   if (!flags.json_path.empty()) {
     TESSERA_TRY(write_text(flags.json_path, metrics::to_json(*report).dump(2)));
+  }
+  if (!flags.report_path.empty()) {
+    TESSERA_TRY(write_text(flags.report_path, scenario::format_html_report(*report)));
   }
   if (!flags.trace_path.empty()) {
     TESSERA_TRY(timeline.write(flags.trace_path));

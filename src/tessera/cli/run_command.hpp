@@ -1,7 +1,7 @@
 #pragma once
 // tessera simulate SCENARIO and tessera demo: a scenario run under its sharing modes on the
-// simulated GPU (or a real one with --backend), printed as a table, optionally as JSON and a
-// Perfetto timeline. The demo runs the built-in examples/demo.yaml.
+// simulated GPU (or a real one with --backend), printed as a table, optionally as JSON, an HTML
+// page of tables and plots, and a Perfetto timeline. The demo runs the built-in examples/demo.yaml.
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -16,6 +16,7 @@ struct RunFlags {
   CLI::App* command = nullptr;
   std::string scenario_path;  // simulate only
   std::string json_path;
+  std::string report_path;
   std::string trace_path;
   std::vector<std::string> modes;
   std::string duration;

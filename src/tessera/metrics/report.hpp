@@ -29,6 +29,13 @@ struct MemoryReport {
   std::size_t rejected = 0;  // prompts larger than the whole cache
 };
 
+// Each request's latency (ms), for plots of their distribution. Kept only when the run asks for
+// it (scenario::RunOptions::keep_samples); to_json and format_table leave it out.
+struct LatencySamples {
+  std::vector<double> ttft_ms;  // requests with a first token, as InferenceSummary::ttft_ms
+  std::vector<double> tpot_ms;  // completed requests, as InferenceSummary::tpot_ms
+};
+
 struct TenantReport {
   std::string name;
   std::string kind;  // "inference" or "training"
@@ -37,6 +44,8 @@ struct TenantReport {
   std::optional<InferenceSummary> inference;
   std::optional<TrainingSummary> training;
   std::optional<MemoryReport> memory;  // inference tenants with a sized KV cache
+  // Inference tenants' per-request latencies, when the run kept them.
+  std::optional<LatencySamples> samples;
   // Why the tenant did not run: its GPU's memory could not hold it beside the tenants before it.
   std::optional<std::string> out_of_memory;
 };
@@ -64,6 +73,11 @@ struct RunReport {
 // Keys carry their units (ttft_ms, energy_j, simulated_s); doubles are rounded to 6 significant
 // digits so golden files are stable; an unset SLO target is null; object keys are sorted.
 nlohmann::json to_json(const RunReport& report);
+// A double as to_json writes it: to 6 significant digits (0 for a non-finite value).
+double round6(double x);
+// A number as format_table writes it: three significant-ish digits without exponents (0.42,
+// 12.3, 4567).
+std::string format_number(double x);
 // A side-by-side table: one row per (mode, tenant), a device line per mode and a legend; sized to
 // its content so that typical reports fit a 120-column terminal.
 std::string format_table(const RunReport& report);

@@ -11,15 +11,16 @@
 #include "tessera/metrics/report.hpp"
 
 namespace tessera::metrics {
-namespace {
-
-using nlohmann::json;
 
 double round6(double x) {
   if (!std::isfinite(x) || x == 0) return 0.0;
   const std::string text = fmt::format("{:.6g}", x);
   return std::strtod(text.c_str(), nullptr);
 }
+
+namespace {
+
+using nlohmann::json;
 
 // An SLO target of 0 means "not set"; JSON says so with null rather than a misleading 0 ms.
 json target_ms(core::Nanos target) {

@@ -26,16 +26,9 @@ constexpr std::string_view kLegend =
     "SLO %: arrived ones meeting all targets; smp: samples";
 constexpr std::string_view kNone = "-";
 
-// Three significant-ish digits without exponents: 0.42, 12.3, 4567.
-std::string number(double x) {
-  if (x >= 100) return fmt::format("{:.0f}", x);
-  if (x >= 10) return fmt::format("{:.1f}", x);
-  return fmt::format("{:.2f}", x);
-}
-
 std::string pair(const Percentiles& p) {
   if (p.count == 0) return std::string(kNone);
-  return fmt::format("{}/{}", number(p.p50), number(p.p99));
+  return fmt::format("{}/{}", format_number(p.p50), format_number(p.p99));
 }
 
 Row tenant_row(const std::string& mode, const TenantReport& t) {
@@ -46,24 +39,25 @@ Row tenant_row(const std::string& mode, const TenantReport& t) {
     row[3] = fmt::format("{}/{}", s.completed, s.arrived);
     row[4] = pair(s.ttft_ms);
     row[5] = pair(s.tpot_ms);
-    if (s.e2e_ms.count > 0) row[6] = number(s.e2e_ms.p99);
+    if (s.e2e_ms.count > 0) row[6] = format_number(s.e2e_ms.p99);
     // Without any target the attainment would only restate done/arr, so it is left blank.
     if (t.slo.ttft > 0 || t.slo.tpot > 0) row[7] = fmt::format("{:.1f}", 100 * s.slo_attainment);
-    row[8] = fmt::format("{} tok/s", number(s.output_tokens_per_s));
+    row[8] = fmt::format("{} tok/s", format_number(s.output_tokens_per_s));
   } else if (t.out_of_memory) {
     row[8] = "out of memory";
   } else if (t.training) {
     const TrainingSummary& s = *t.training;
-    row[8] = fmt::format("{} it/s {} smp/s", number(s.iterations_per_s), number(s.samples_per_s));
+    row[8] = fmt::format("{} it/s {} smp/s", format_number(s.iterations_per_s),
+                         format_number(s.samples_per_s));
   }
   return row;
 }
 
 std::string device_line(const ModeReport& m, bool simulated) {
   return fmt::format("  {} device: SM util {:.1f}%, energy {} J, avg power {} W, GPUs {}, {} s {}",
-                     m.mode, 100 * m.device.sm_busy_fraction, number(m.device.energy_joules),
-                     number(m.device.average_power_watts), m.gpus,
-                     number(core::to_seconds(m.simulated)), simulated ? "simulated" : "run");
+                     m.mode, 100 * m.device.sm_busy_fraction, format_number(m.device.energy_joules),
+                     format_number(m.device.average_power_watts), m.gpus,
+                     format_number(core::to_seconds(m.simulated)), simulated ? "simulated" : "run");
 }
 
 // A tenant's memory, under its mode's device line: only tenants whose KV cache was sized.
@@ -75,9 +69,9 @@ std::string memory_line(const ModeReport& m, const TenantReport& t) {
   return fmt::format(
       "  {} memory {}: weights {} + activations {} + KV cache {} of {} GiB; {} blocks of {}, peak "
       "{:.0f}%; {} preempted, {} dropped",
-      m.mode, t.name, number(r.weights / kGiB), number(r.activations / kGiB),
-      number(r.kv_cache / kGiB), number(r.budget / kGiB), r.kv_blocks, r.block_size, peak,
-      r.preemptions, r.rejected);
+      m.mode, t.name, format_number(r.weights / kGiB), format_number(r.activations / kGiB),
+      format_number(r.kv_cache / kGiB), format_number(r.budget / kGiB), r.kv_blocks, r.block_size,
+      peak, r.preemptions, r.rejected);
 }
 
 std::string format_row(const Row& row, const std::array<std::size_t, kColumns>& widths) {
@@ -92,6 +86,12 @@ std::string format_row(const Row& row, const std::array<std::size_t, kColumns>& 
 }
 
 }  // namespace
+
+std::string format_number(double x) {
+  if (x >= 100) return fmt::format("{:.0f}", x);
+  if (x >= 10) return fmt::format("{:.1f}", x);
+  return fmt::format("{:.2f}", x);
+}
 
 std::string format_table(const RunReport& report) {
   std::vector<Row> rows;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <span>
 
 #include "tessera/core/random.hpp"
 #include "tessera/core/try.hpp"
@@ -72,6 +73,17 @@ MemoryPool memory_pool(const Scenario& s, const std::vector<gpu::PartitionInfo>&
     }
   }
   return MemoryPool{.bytes = s.gpu.memory_bytes, .name = fmt::format("the {}", s.gpu.name)};
+}
+
+// The requests summarize_inference counts: TTFT of those with a first token, TPOT of the
+// completed ones.
+metrics::LatencySamples latency_samples(std::span<const metrics::RequestRecord> records) {
+  metrics::LatencySamples out;
+  for (const metrics::RequestRecord& r : records) {
+    if (r.first_token >= 0) out.ttft_ms.push_back(core::to_millis(r.ttft()));
+    if (r.done()) out.tpot_ms.push_back(core::to_millis(r.tpot()));
+  }
+  return out;
 }
 
 // Arrivals are drawn once per scenario so every mode serves exactly the same requests.
@@ -215,6 +227,7 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
       tr.slo = t.inference.slo;
       tr.inference =
           metrics::summarize_inference(servers[i]->records(), t.inference.slo, s.duration);
+      if (options.keep_samples) tr.samples = latency_samples(servers[i]->records());
       if (const auto& m = memory[i].serving) {
         const auto kv = servers[i]->kv_stats();
         tr.memory = metrics::MemoryReport{.budget = m->budget,

@@ -37,6 +37,9 @@ struct RunOptions {
   std::function<core::Result<std::unique_ptr<gpu::SharingMode>>(std::string_view mode,
                                                                 const gpu::ModeSettings& settings)>
       make_mode;
+  // Keeps each inference tenant's per-request TTFT and TPOT in its report (for plots; the JSON
+  // and the table do not show them).
+  bool keep_samples = false;
   // Makes each mode's backend; required (an empty one is an error).
   MakeRunBackend backend;
 };

@@ -1,0 +1,42 @@
+// The per-request samples a run keeps for plots (RunOptions::keep_samples) are not in its JSON:
+// the demo's stays the pinned one.
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "support/golden/golden.hpp"
+#include "tessera/backends/sim/gpu/sim_run_backend.hpp"
+#include "tessera/metrics/report.hpp"
+#include "tessera/scenario/demo_scenario.hpp"
+#include "tessera/scenario/runner.hpp"
+
+namespace tessera::scenario {
+namespace {
+
+TEST(DemoGolden, JsonIsUnchangedWhenSamplesAreKept) {
+  auto s = parse_scenario(demo_scenario_yaml(), std::string(kDemoScenarioName), ".");
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  RunOptions options;
+  options.keep_samples = true;
+  options.backend = [](const Scenario& run) {
+    return core::Result<std::unique_ptr<device::RunBackend>>(
+        sim::make_sim_run_backend(run.sim_overrides));
+  };
+  auto r = run_scenario(*s, options);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  for (const metrics::ModeReport& m : r->modes) {
+    for (const metrics::TenantReport& t : m.tenants) {
+      EXPECT_EQ(t.samples.has_value(), t.inference.has_value()) << m.mode << " " << t.name;
+      if (t.samples) {
+        EXPECT_EQ(t.samples->ttft_ms.size(), t.inference->ttft_ms.count);
+      }
+    }
+  }
+  test::expect_golden(test::golden_file("scenario", "demo.json"),
+                      metrics::to_json(*r).dump(2) + "\n");
+}
+
+}  // namespace
+}  // namespace tessera::scenario
