@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "tessera/backends/sim/gpu/sim_run_backend.hpp"
+#include "support/sim_run_options.hpp"
 #include "tessera/metrics/report.hpp"
 #include "tessera/scenario/runner.hpp"
 
@@ -36,12 +36,8 @@ tenants:
 inline metrics::RunReport run_on_sim(const char* yaml, bool keep_samples) {
   auto s = scenario::parse_scenario(yaml, "small-run.yaml", ".");
   EXPECT_TRUE(s.has_value()) << s.error().message();
-  scenario::RunOptions options;
+  auto options = test::sim_run_options();
   options.keep_samples = keep_samples;
-  options.backend = [](const scenario::Scenario& run) {
-    return core::Result<std::unique_ptr<device::RunBackend>>(
-        sim::make_sim_run_backend(run.sim_overrides));
-  };
   auto r = scenario::run_scenario(*s, options);
   EXPECT_TRUE(r.has_value()) << r.error().message();
   return r ? *r : metrics::RunReport{};

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "support/golden/golden.hpp"
-#include "tessera/backends/sim/gpu/sim_run_backend.hpp"
+#include "support/sim_run_options.hpp"
 #include "tessera/metrics/report.hpp"
 #include "tessera/scenario/demo_scenario.hpp"
 #include "tessera/scenario/runner.hpp"
@@ -18,12 +18,8 @@ namespace {
 TEST(DemoGolden, JsonIsUnchangedWhenSamplesAreKept) {
   auto s = parse_scenario(demo_scenario_yaml(), std::string(kDemoScenarioName), ".");
   ASSERT_TRUE(s.has_value()) << s.error().message();
-  RunOptions options;
+  auto options = test::sim_run_options();
   options.keep_samples = true;
-  options.backend = [](const Scenario& run) {
-    return core::Result<std::unique_ptr<device::RunBackend>>(
-        sim::make_sim_run_backend(run.sim_overrides));
-  };
   auto r = run_scenario(*s, options);
   ASSERT_TRUE(r.has_value()) << r.error().message();
   for (const metrics::ModeReport& m : r->modes) {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "support/golden/golden.hpp"
-#include "tessera/backends/sim/gpu/sim_run_backend.hpp"
+#include "support/sim_run_options.hpp"
 #include "tessera/metrics/report.hpp"
 #include "tessera/scenario/demo_scenario.hpp"
 #include "tessera/scenario/runner.hpp"
@@ -18,11 +18,7 @@ namespace {
 TEST(DemoGolden, JsonMatchesPinnedOutput) {
   auto s = parse_scenario(demo_scenario_yaml(), std::string(kDemoScenarioName), ".");
   ASSERT_TRUE(s.has_value()) << s.error().message();
-  RunOptions options;
-  options.backend = [](const Scenario& run) {
-    return core::Result<std::unique_ptr<device::RunBackend>>(
-        sim::make_sim_run_backend(run.sim_overrides));
-  };
+  auto options = test::sim_run_options();
   auto r = run_scenario(*s, options);
   ASSERT_TRUE(r.has_value()) << r.error().message();
   test::expect_golden(test::golden_file("scenario", "demo.json"),

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "tessera/backends/sim/gpu/sim_run_backend.hpp"
+#include "support/sim_run_options.hpp"
 #include "tessera/metrics/report.hpp"
 #include "tessera/mig/policy/memory_estimate.hpp"
 #include "tessera/scenario/runner.hpp"
@@ -113,11 +113,7 @@ TEST(TenantMemory, EachPoolHoldsItsOwnTenantsAndSizesTheirKvCache) {
 }
 
 TEST(TenantMemory, AModeThatCannotHoldATenantReportsItAndRunsTheRest) {
-  RunOptions options;
-  options.backend = [](const Scenario& run) {
-    return core::Result<std::unique_ptr<device::RunBackend>>(
-        sim::make_sim_run_backend(run.sim_overrides));
-  };
+  auto options = test::sim_run_options();
   auto r = run_scenario(scenario(), options);
   ASSERT_TRUE(r.has_value()) << r.error().message();
   ASSERT_EQ(r->modes.size(), 2u);
@@ -157,11 +153,7 @@ TEST(TenantMemory, UnderMigEachTenantRunsInItsInstancesMemory) {
   text.replace(text.find("    batch: 64"), 0, "    sm_share: 0.14\n");
   auto s = parse_scenario(text, "memory.yaml", ".");
   ASSERT_TRUE(s.has_value()) << s.error().message();
-  RunOptions options;
-  options.backend = [](const Scenario& run) {
-    return core::Result<std::unique_ptr<device::RunBackend>>(
-        sim::make_sim_run_backend(run.sim_overrides));
-  };
+  auto options = test::sim_run_options();
   auto r = run_scenario(*s, options);
   ASSERT_TRUE(r.has_value()) << r.error().message();
   const auto& mig = r->modes[0].tenants;
