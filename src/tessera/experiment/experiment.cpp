@@ -60,6 +60,10 @@ constexpr AssumptionKey kSimAssumptions[] = {
      [](const scenario::Scenario& s) {
        return micros(sim::options_for(s.gpu, s.sim_overrides).yield_save_cost);
      }},
+    {"sim.co_residency",
+     [](const scenario::Scenario& s) {
+       return std::string(sim::options_for(s.gpu, s.sim_overrides).co_residency ? "on" : "off");
+     }},
     {"sim.compute_power_weight",
      [](const scenario::Scenario& s) {
        return fmt::format("{:g}", sim::options_for(s.gpu, s.sim_overrides).compute_power_weight);

@@ -45,10 +45,11 @@ Claim percent(std::string statement, Metric metric, std::string subject,
   return c;
 }
 
-// What every figure here rests on: how fast a block runs and how bandwidth is shared.
+// What every figure here rests on: how fast a block runs, how bandwidth is shared and whether
+// kernels share SMs.
 const std::vector<std::string> kSimAssumptions = {
     "sim.achievable_compute_fraction", "sim.achievable_bandwidth_fraction",
-    "sim.sm_bandwidth_multiple", "sim.launch_overhead"};
+    "sim.sm_bandwidth_multiple", "sim.launch_overhead", "sim.co_residency"};
 
 std::vector<std::string> with(std::vector<std::string> extra) {
   std::vector<std::string> out = kSimAssumptions;

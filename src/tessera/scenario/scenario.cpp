@@ -280,7 +280,7 @@ Result<sim::SimGpuOverrides> parse_sim_options(const ConfigNode& n, const hw::Gp
        "elementwise_bandwidth_fraction", "launch_overhead", "compute_power_weight",
        "batch_isolated_kernels", "atom_launch_overhead", "yield_save_cost", "gemm_tile_selection",
        "gemm_compute_fraction", "gemm_tile_knee", "gemm_fixed", "attention_compute_fraction",
-       "collective_latency", "link_bandwidth_fraction"}));
+       "collective_latency", "link_bandwidth_fraction", "co_residency"}));
   sim::SimGpuOverrides o;
   const auto number = [&](std::string_view key, std::optional<double>& out) -> core::Status {
     if (!n.has(key)) return {};
@@ -306,6 +306,7 @@ Result<sim::SimGpuOverrides> parse_sim_options(const ConfigNode& n, const hw::Gp
   TESSERA_TRY(duration("atom_launch_overhead", o.atom_launch_overhead));
   TESSERA_TRY(duration("yield_save_cost", o.yield_save_cost));
   TESSERA_TRY(flag("batch_isolated_kernels", o.batch_isolated_kernels));
+  TESSERA_TRY(flag("co_residency", o.co_residency));
   TESSERA_TRY(flag("gemm_tile_selection", o.gemm_tile_selection));
   TESSERA_TRY(number("gemm_compute_fraction", o.gemm_compute_fraction));
   TESSERA_TRY(number("gemm_tile_knee", o.gemm_tile_knee));

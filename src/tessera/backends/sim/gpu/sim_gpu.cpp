@@ -44,6 +44,7 @@ SimGpu::~SimGpu() {
   // Pending events capture `this`; the engine may outlive the device.
   for (auto& st : streams_) {
     if (st.cur.timer != 0) engine_.cancel(st.cur.timer);
+    if (st.cur.tail_timer != 0) engine_.cancel(st.cur.tail_timer);
     if (st.batch_timer != 0) engine_.cancel(st.batch_timer);
   }
 }
@@ -161,6 +162,7 @@ core::Result<device::DomainId> SimGpu::create_bandwidth_domain(double share) {
     if (l.phase == Phase::kRunning) flag_reschedule(s);
   }
   mark_dirty(device::kWholeDevice);
+  if (options_.co_residency) pipes_dirty_ = true;
   domains_.push_back(BandwidthDomain{.share = share,
                                      .capacity = share * timing_.device_bandwidth(),
                                      .members = {},
@@ -376,6 +378,8 @@ core::Status SimGpu::set_clock_mhz(double mhz) {
     flag_reschedule(s);
     mark_dirty(l.domain);
   }
+  // Compute stretches with the clock and memory does not: co-resident kernels' demands move.
+  if (options_.co_residency) pipes_dirty_ = true;
   end_op();
   return {};
 }
@@ -391,20 +395,20 @@ device::DeviceStats SimGpu::stats() const {
   for (const auto s : running_) {
     const Launch& l = streams_[s].cur;
     const auto dt = static_cast<double>(now - l.since);
-    in.sm_ns += l.plan.sms * dt;
+    in.sm_ns += l.held_sms * l.sm_weight * dt;
     in.compute += l.plan.sms * l.share * l.rates.compute_share * clock_cube_ * dt;
     in.bytes += l.share * l.rates.demand * dt;
   }
   for (const auto& st : streams_) {
     if (st.cur.phase == Phase::kSaving) {
-      in.sm_ns += st.cur.plan.sms * static_cast<double>(now - st.cur.since);
+      in.sm_ns += st.cur.held_sms * st.cur.sm_weight * static_cast<double>(now - st.cur.since);
     }
   }
   for (const auto s : batched_) {
     for (const auto& item : streams_[s].batch) {
       if (item.start >= now) break;
       const auto dt = static_cast<double>(std::min(item.end, now) - item.start);
-      in.sm_ns += item.sms * dt;
+      in.sm_ns += busy_sm_ns(item, now);
       in.compute += item.sms * item.compute_share * clock_cube_ * dt;
       in.bytes += item.demand * dt;
       if (item.end <= now) ++in.kernels;
@@ -433,6 +437,7 @@ void SimGpu::end_op() {
 
 void SimGpu::settle() {
   if (dispatch_needed_) dispatch();
+  if (pipes_dirty_) share_pipes();
   for (const auto d : dirty_domains_) {
     BandwidthDomain& dom = domains_[d];
     dom.dirty = false;
@@ -450,8 +455,10 @@ void SimGpu::settle() {
                std::span(share_scratch_).first(n));
     for (std::size_t i = 0; i < n; ++i) {
       Launch& l = streams_[dom.members[i]].cur;
-      if (share_scratch_[i] != l.share) {
-        l.share = share_scratch_[i];
+      // A kernel progresses at the smaller of its DRAM and pipe grants.
+      const double share = std::min(share_scratch_[i], l.pipe_ratio);
+      if (share != l.share) {
+        l.share = share;
         flag_reschedule(dom.members[i]);
       }
     }

@@ -4,8 +4,7 @@
 // The model, first-order (assumptions are named in SimGpuOptions and beside the code):
 // - Occupancy fixes blocks per SM (device/occupancy.hpp); every kernel of a submission is checked
 //   against the GPU's limits before any of it is queued.
-// - SMs are held exclusively: one kernel holds an SM at a time (the hardware can co-schedule
-//   blocks of different kernels on one SM; the model does not). A kernel takes
+// - SMs (SimGpuOptions::co_residency off): one kernel holds an SM at a time. A kernel takes
 //   min(one SM per unfinished block, free SMs in its stream's set, the stream's cap): like the
 //   hardware block scheduler, it spreads a grid across SMs before stacking blocks on one. A
 //   running kernel can use more SMs while its unfinished blocks outnumber the SMs it holds.
@@ -13,6 +12,14 @@
 //   free up, running kernels that could use more grow first, earliest launched first (the
 //   hardware dispatches an earlier kernel's remaining blocks before a later kernel's), then
 //   waiting kernels start, oldest first.
+// - Co-residency (SimGpuOptions::co_residency, sim_gpu_residency.cpp): a kernel that finds too
+//   few free SMs places blocks on SMs that hold other kernels' blocks while the SM's thread,
+//   register, shared-memory and block-slot budgets allow (free SMs first, then the lowest-numbered
+//   with room). Each kernel holds the same number of resident blocks on every SM it holds
+//   (aggregated: no per-block events). Co-resident kernels on one pipe share it max-min fairly by
+//   their compute demand, and a kernel progresses at the smaller of its pipe and DRAM grants. A
+//   kernel whose last wave fills only some of its SMs gives the others back when that wave
+//   starts, keeping one block on each SM it still holds.
 // - Time per kernel (kernel_timing.hpp): launch overhead + max(compute with wave quantization at
 //   the current clock, DRAM time), stretched when its bandwidth domain is over-subscribed
 //   (bandwidth.hpp: max-min fair shares; a kernel granted a fraction s of its demand progresses
@@ -147,6 +154,24 @@ class SimGpu final : public device::GpuDevice {
     // A pending yield: the kernel stops when its unfinished blocks fall to this (< 0: none).
     double yield_blocks = -1;
     int yield_checkpoint = 0;
+    // Co-residency (SimGpuOptions::co_residency).
+    int occupancy = 0;      // its blocks that fit on an empty SM
+    int resident = 0;       // its blocks resident on each SM it holds
+    int held_sms = 0;       // held.count()
+    double pipe_ratio = 1;  // granted over demanded on its pipe, averaged over its SMs
+    double sm_weight = 1;   // share of its SMs' time counted as its own (for SM-busy)
+    bool shared = false;    // another kernel has blocks on one of its SMs
+    double tail_left = -1;  // fraction of the plan left when its last wave starts; < 0: none
+    int tail_sms = 0;       // SMs its last wave fills
+    bool in_tail = false;
+    device::TimerId tail_timer = 0;
+  };
+
+  // Where a plan starts its last wave, when that wave leaves SMs idle: the fraction of the plan
+  // left then and the SMs the wave fills (left < 0: none).
+  struct Tail {
+    double left = -1;
+    int sms = 0;
   };
 
   // What the scheduler knows of one distinct kernel of a stream's current submission: its shape,
@@ -158,12 +183,15 @@ class SimGpu final : public device::GpuDevice {
     double blocks = 0;       // blocks a launch runs: the grid, or the submitted range
     double overhead_ns = 0;  // per launch
     int sms_wanted = 0;      // for those blocks
+    int occupancy = 0;       // blocks per SM on an empty SM
     int plan_sms = 0;        // 0: no plan yet
     double plan_capacity = 0;
     double plan_clock_ratio = 0;
     Plan plan;
     PlanRates rates;
     core::Nanos duration = 0;  // uncontended, whole nanoseconds
+    Tail tail;                 // of the plan
+    core::Nanos to_tail = -1;  // uncontended, from launch to the last wave (< 0: none)
   };
 
   // One kernel of a batch, timed when the batch was made.
@@ -175,6 +203,8 @@ class SimGpu final : public device::GpuDevice {
     int sms;
     double compute_share;
     double demand;
+    core::Nanos tail = -1;  // when its last wave leaves SMs idle (< 0: never)
+    int tail_sms = 0;       // SMs it holds from then on
   };
 
   struct Stream {
@@ -276,9 +306,10 @@ class SimGpu final : public device::GpuDevice {
   void make_ready(std::uint32_t s);
   void continue_stream(std::uint32_t s, bool submission_ended);
   void dispatch();
-  void launch(std::uint32_t s, const SmSet& available);
-  void grow(std::uint32_t s, const SmSet& available);
+  bool launch(std::uint32_t s, const SmSet& allowed);
+  void grow(std::uint32_t s);
   void sync(Launch& launch);
+  void sync_until(Launch& launch, core::Nanos t);
   void retire(std::uint32_t s);
   void add_running(std::uint32_t s);
   void mark_dirty(device::DomainId d);
@@ -300,6 +331,31 @@ class SimGpu final : public device::GpuDevice {
   void on_saved(std::uint32_t s);
   double fraction_left_now(const Launch& launch) const;
 
+  // --- Co-residency (residency.cpp) ---
+  // Up to `n` SMs of `allowed` with room for a block of stream `s`'s current kernel: free SMs
+  // first, lowest-numbered; with co-residency, then SMs holding other kernels' blocks. `fit`
+  // becomes the fewest of its blocks one of them takes.
+  // Running kernels hold SMs, and so does one saving its state at a checkpoint.
+  static bool holds_sms(Phase p) { return p == Phase::kRunning || p == Phase::kSaving; }
+  SmSet take_room(std::uint32_t s, const SmSet& allowed, int n, int& fit);
+  // Splits `within` into parts whose SMs hold blocks of the same other kernels (part_scratch_),
+  // and lists the streams other than `skip` with blocks there (holder_scratch_).
+  // With `in_sm_order`, parts come lowest-numbered first.
+  static constexpr std::uint32_t kNoStream = ~std::uint32_t{0};
+  void partition(const SmSet& within, std::uint32_t skip, bool in_sm_order);
+  SmSet held_by_others(std::uint32_t s) const;
+  // Gives back SMs stream `s` no longer holds; those no other kernel holds become free.
+  void release(std::uint32_t s, const SmSet& sms);
+  // Recomputes every running kernel's pipe grant and SM weight (settle(), when pipes_dirty_).
+  void share_pipes();
+  Tail tail_of(const Plan& plan) const;
+  void set_tail(Launch& l, const Tail& tail) const;
+  void set_tail(Launch& l) const { set_tail(l, tail_of(l.plan)); }
+  void cancel_tail(Launch& l);
+  void on_tail(std::uint32_t s);
+  // Drops the SMs stream `s`'s kernel leaves idle in its last wave (progress synced to then).
+  void enter_tail(std::uint32_t s);
+
   // --- Exact batching of an isolated stream's kernels (batch.cpp) ---
   // The batch item in flight at `now`: the first that ends at or after it (kernels that ended
   // before are done).
@@ -314,6 +370,8 @@ class SimGpu final : public device::GpuDevice {
   void split_batch(std::uint32_t s);
   void split_conflicting(std::uint32_t s);
   void on_batch_done(std::uint32_t s);
+  // SM-nanoseconds an item has kept busy by `until`.
+  static double busy_sm_ns(const BatchItem& item, core::Nanos until);
   void account_item(std::uint32_t s, const BatchItem& item);
 
   Engine& engine_;
@@ -341,6 +399,7 @@ class SimGpu final : public device::GpuDevice {
   std::uint64_t next_order_ = 1;
   std::uint64_t next_ready_ = 1;
   bool dispatch_needed_ = false;
+  bool pipes_dirty_ = false;
 
   Integrals integrals_;
   std::vector<Notice> notices_;
@@ -352,6 +411,14 @@ class SimGpu final : public device::GpuDevice {
   std::vector<double> demand_scratch_;
   std::vector<double> share_scratch_;
   std::vector<std::uint32_t> stream_scratch_;
+  std::vector<SmSet> part_scratch_;
+  std::vector<std::uint32_t> holder_scratch_;
+  std::vector<std::uint32_t> on_part_scratch_;
+  std::vector<std::uint32_t> pipe_user_scratch_;
+  std::vector<double> pipe_demand_scratch_;
+  std::vector<double> pipe_share_scratch_;
+  std::vector<double> granted_scratch_;
+  std::vector<double> own_scratch_;
 };
 
 }  // namespace tessera::sim

@@ -11,6 +11,7 @@
 // as if the split came first: the kernel ending then stays running and ends in its own event.
 
 #include <algorithm>
+#include <cmath>
 
 #include "tessera/backends/sim/gpu/sim_gpu.hpp"
 
@@ -84,7 +85,9 @@ void SimGpu::start_batch(std::uint32_t s) {
                                  .end = end,
                                  .sms = n,
                                  .compute_share = planned.rates.compute_share,
-                                 .demand = planned.rates.demand});
+                                 .demand = planned.rates.demand,
+                                 .tail = planned.to_tail < 0 ? -1 : t + planned.to_tail,
+                                 .tail_sms = planned.tail.sms});
     most = std::max(most, n);
     t = end;
     Cursor next = c;
@@ -109,9 +112,16 @@ void SimGpu::start_batch(std::uint32_t s) {
   st.batch_timer = engine_.schedule_at(t, [this, s] { on_batch_done(s); });
 }
 
+double SimGpu::busy_sm_ns(const BatchItem& item, core::Nanos until) {
+  const core::Nanos end = std::min(item.end, until);
+  if (item.tail < 0 || item.tail >= end) return item.sms * static_cast<double>(end - item.start);
+  return item.sms * static_cast<double>(item.tail - item.start) +
+         item.tail_sms * static_cast<double>(end - item.tail);
+}
+
 void SimGpu::account_item(std::uint32_t s, const BatchItem& item) {
   const auto dt = static_cast<double>(item.end - item.start);
-  integrals_.sm_ns += item.sms * dt;
+  integrals_.sm_ns += busy_sm_ns(item, item.end);
   integrals_.compute += item.sms * item.compute_share * clock_cube_ * dt;
   integrals_.bytes += item.demand * dt;
   push_kernel_event(s, item.kernel, item.start, item.end, item.sms);
@@ -156,18 +166,29 @@ void SimGpu::split_batch(std::uint32_t s) {
   l.sms_at_start = item.sms;
   l.order = next_order_++;
   l.held = l.allowed.lowest(item.sms);
+  l.held_sms = item.sms;
   free_ &= ~l.held;
   const KernelInfo& planned = fresh_plan(info, item.sms, domains_[l.domain].capacity);
   l.plan = planned.plan;
   l.rates = planned.rates;
+  l.occupancy = info.occupancy;
+  l.resident = std::min(info.occupancy, static_cast<int>(std::ceil(info.blocks / item.sms)));
+  set_tail(l, planned.tail);
   l.share = 1;
   l.left = 1;
   l.since = item.start;
   l.phase = Phase::kRunning;
   add_running(s);
   domains_[l.domain].members.push_back(s);
-  // Its end stands as the batch computed it until something changes its rate.
+  // Its end and the start of its last wave stand as the batch computed them until something
+  // changes its rate; a last wave already under way has given back its idle SMs.
   l.timer = engine_.schedule_at(item.end, [this, s] { on_kernel_done(s); });
+  if (item.tail >= 0 && item.tail < now) {
+    sync_until(l, item.tail);
+    enter_tail(s);
+  } else if (item.tail >= 0) {
+    l.tail_timer = engine_.schedule_at(item.tail, [this, s] { on_tail(s); });
+  }
 }
 
 void SimGpu::split_conflicting(std::uint32_t s) {

@@ -147,6 +147,7 @@ SimGpuOptions apply(SimGpuOptions out, const SimGpuOverrides& o) {
   set(out.attention_compute_fraction, o.attention_compute_fraction);
   set(out.collective_latency, o.collective_latency);
   set(out.link_bandwidth_fraction, o.link_bandwidth_fraction);
+  set(out.co_residency, o.co_residency);
   set(out.batch_isolated_kernels, o.batch_isolated_kernels);
   return out;
 }

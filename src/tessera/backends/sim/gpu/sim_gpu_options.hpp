@@ -81,6 +81,16 @@ struct SimGpuOptions {
   // to f gives the (f / f_boost)^3 factor applied to the compute part.
   double compute_power_weight = 0.7;
 
+  // Blocks of different kernels share an SM while its thread, register, shared-memory and
+  // block-slot budgets allow, as the hardware block scheduler places them for streams of one
+  // context and for MPS clients (CUDA C++ Programming Guide, "Concurrent Kernel Execution"; NVIDIA
+  // MPS documentation, "Concurrency"); a kernel gives back the SMs its partial last wave leaves
+  // idle; co-resident kernels on one pipe share it. ASSUMPTIONS: free SMs are filled before
+  // shared ones; a pipe is shared max-min fairly by compute demand (the warp schedulers issue
+  // from every resident warp that is ready); tensor and FP32 pipes do not contend (issue slots
+  // are not modelled). Off: the first-order model, one kernel per SM until it ends.
+  bool co_residency = true;
+
   // Exact speed-up: while a stream has its SM set and bandwidth domain to itself, the kernels of
   // its current submission are timed in one go with one completion event, and split back into
   // per-kernel progress the moment anything else could change their rate. Off: every kernel gets
@@ -118,6 +128,7 @@ struct SimGpuOverrides {
   std::optional<double> attention_compute_fraction;
   std::optional<core::Nanos> collective_latency;
   std::optional<double> link_bandwidth_fraction;
+  std::optional<bool> co_residency;
   std::optional<bool> batch_isolated_kernels;
 };
 

@@ -2,8 +2,11 @@
 // fluid progress, completion.
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "tessera/backends/sim/gpu/sim_gpu.hpp"
+#include "tessera/device/occupancy.hpp"
 
 namespace tessera::sim {
 
@@ -30,6 +33,7 @@ void SimGpu::begin_submission(std::uint32_t s) {
       info.blocks = static_cast<double>(ranged ? sub.range.size() : k.blocks);
       info.overhead_ns = overhead + info.shape.fixed_ns;
       info.sms_wanted = TimingModel::sms_wanted(info.blocks);
+      info.occupancy = device::blocks_per_sm(spec_.sm, k.block);
       st.kernels.push_back(info);
     }
   }
@@ -42,6 +46,11 @@ void SimGpu::redraw_fresh_plan(KernelInfo& info, int sms, double capacity) {
   info.plan = timing_.plan(info.shape, info.blocks, sms, capacity, info.overhead_ns);
   info.rates = TimingModel::rates(info.plan, clock_ratio_);
   info.duration = remaining_ns(1.0, info.rates.duration_ns, 1.0);
+  // Timed as reschedule() times the tail of a kernel launched alone.
+  info.tail = tail_of(info.plan);
+  info.to_tail = info.tail.left < 0
+                     ? -1
+                     : remaining_ns(std::max(0.0, 1 - info.tail.left), info.rates.duration_ns, 1.0);
 }
 
 void SimGpu::make_ready(std::uint32_t s) {
@@ -56,6 +65,15 @@ void SimGpu::make_ready(std::uint32_t s) {
   l.timer = 0;
   l.reschedule = false;
   l.yield_blocks = -1;
+  l.occupancy = info_at(st, st.cursor).occupancy;
+  l.resident = 0;
+  l.held_sms = 0;
+  l.pipe_ratio = 1;
+  l.sm_weight = 1;
+  l.shared = false;
+  l.tail_left = -1;
+  l.in_tail = false;
+  l.tail_timer = 0;
   l.ready_seq = next_ready_++;
   if (contexts_[st.context].suspended) {
     l.phase = Phase::kSuspended;
@@ -100,41 +118,61 @@ double SimGpu::fraction_left_now(const Launch& l) const {
 
 void SimGpu::dispatch() {
   dispatch_needed_ = false;
-  if (free_.none()) return;
+  // Without co-residency only free SMs take blocks.
+  const bool share = options_.co_residency;
+  if (free_.none() && !share) return;
   // Running kernels that could use more SMs grow first, earliest launched first.
   for (const auto s : running_) {
     const Launch& l = streams_[s].cur;
-    if (l.cap > 0 && l.plan.sms >= l.cap) continue;
+    if (l.in_tail || (l.cap > 0 && l.plan.sms >= l.cap)) continue;
     // A kernel can use more SMs only while its unfinished blocks overflow the ones it holds.
     if (fraction_left_now(l) * l.plan.blocks <= l.plan.sms) continue;
-    const SmSet available = free_ & l.allowed;
-    if (!available.none()) grow(s, available);
-    if (free_.none()) return;
+    if (share || free_.overlaps(l.allowed)) grow(s);
+    if (free_.none() && !share) return;
   }
   // Then waiting kernels, in the order they became ready.
   std::size_t keep = 0;
   for (std::size_t i = 0; i < waiting_.size(); ++i) {
     const auto s = waiting_[i];
     const Stream& st = streams_[s];
-    const SmSet available = free_ & (st.cur.launched ? st.cur.allowed : st.allowed);
-    if (available.none()) {
-      waiting_[keep++] = s;
-      continue;
+    const SmSet& allowed = st.cur.launched ? st.cur.allowed : st.allowed;
+    bool started = false;
+    if (share || free_.overlaps(allowed)) {
+      // The rest of a yielded kernel is not a whole kernel: it runs on the per-kernel path.
+      if (!st.cur.launched && st.checkpoints_passed == 0 && isolated(s)) {
+        start_batch(s);
+        started = true;
+      } else {
+        started = launch(s, allowed);
+      }
     }
-    // The rest of a yielded kernel is not a whole kernel: it runs on the per-kernel path.
-    if (!st.cur.launched && st.checkpoints_passed == 0 && isolated(s)) {
-      start_batch(s);
-    } else {
-      launch(s, available);
-    }
+    if (!started) waiting_[keep++] = s;
   }
   waiting_.resize(keep);
 }
 
-void SimGpu::launch(std::uint32_t s, const SmSet& available) {
+bool SimGpu::launch(std::uint32_t s, const SmSet& allowed) {
   Stream& st = streams_[s];
   Launch& l = st.cur;
   const core::Nanos now = engine_.now();
+  // SMs first, so that a kernel that finds no room is left as it was.
+  const int cap = l.launched ? l.cap : st.config.max_sms;
+  const double blocks_left = l.launched ? l.left * l.plan.blocks : info_at(st, st.cursor).blocks;
+  int n = TimingModel::sms_wanted(blocks_left);
+  if (cap > 0) n = std::min(n, cap);
+  int fit = 0;
+  const SmSet room = take_room(s, allowed, std::max(n, 1), fit);
+  if (room.none()) return false;
+  const bool onto_others = !free_.contains(room);
+  l.held = room;
+  n = room.count();
+  l.held_sms = n;
+  l.resident = std::min(fit, static_cast<int>(std::ceil(blocks_left / n)));
+  l.pipe_ratio = 1;
+  l.sm_weight = 1;
+  l.shared = false;
+  if (onto_others) pipes_dirty_ = true;
+  std::optional<Tail> fresh_tail;
   if (!l.launched) {
     KernelInfo& info = info_at(st, st.cursor);
     l.launched = true;
@@ -147,8 +185,6 @@ void SimGpu::launch(std::uint32_t s, const SmSet& available) {
     l.order = next_order_++;
     Submission& sub = st.queue.front();
     if (sub.started < 0) sub.started = now;
-    int n = l.cap > 0 ? std::min(info.sms_wanted, l.cap) : info.sms_wanted;
-    l.held = available.lowest(std::max(n, 1), n);  // n becomes what the set could give
     l.sms_at_start = n;
     if (const int passed = st.checkpoints_passed; passed > 0) {
       // After a yield the same grid runs again, every block from the checkpoint it saved.
@@ -164,20 +200,26 @@ void SimGpu::launch(std::uint32_t s, const SmSet& available) {
       const KernelInfo& planned = fresh_plan(info, n, domains_[l.domain].capacity);
       l.plan = planned.plan;
       l.rates = planned.rates;
+      fresh_tail = planned.tail;
     }
     l.left = 1;
   } else {
     // Resumed: re-plan what is left if it lands on a different number of SMs.
-    const double blocks = l.left * l.plan.blocks;
-    int n = TimingModel::sms_wanted(blocks);
-    if (l.cap > 0) n = std::min(n, l.cap);
-    l.held = available.lowest(std::max(n, 1), n);
     if (n != l.plan.sms) {
-      l.plan = timing_.plan(l.shape, blocks, n, domains_[l.domain].capacity,
+      l.plan = timing_.plan(l.shape, blocks_left, n, domains_[l.domain].capacity,
                             l.left * l.plan.overhead_ns);
       l.left = 1;
     }
     l.rates = TimingModel::rates(l.plan, clock_ratio_);
+  }
+  // A resumed kernel's tail is worked out again from what it has left.
+  if (fresh_tail) {
+    set_tail(l, *fresh_tail);
+  } else if (l.left == 1) {
+    set_tail(l);
+  } else {
+    l.tail_left = -1;
+    l.in_tail = false;
   }
   free_ &= ~l.held;
   l.share = 1;
@@ -187,36 +229,46 @@ void SimGpu::launch(std::uint32_t s, const SmSet& available) {
   domains_[l.domain].members.push_back(s);
   mark_dirty(l.domain);
   flag_reschedule(s);
+  return true;
 }
 
-void SimGpu::grow(std::uint32_t s, const SmSet& available) {
+void SimGpu::grow(std::uint32_t s) {
   Launch& l = streams_[s].cur;
   // Decide before touching the kernel's progress: a kernel that does not grow is left exactly as
   // it was (its progress is only rewritten when its plan changes).
-  int n = std::min(TimingModel::sms_wanted(fraction_left_now(l) * l.plan.blocks),
-                   l.plan.sms + available.count());
+  int n = TimingModel::sms_wanted(fraction_left_now(l) * l.plan.blocks);
   if (l.cap > 0) n = std::min(n, l.cap);
-  const int extra = n - l.plan.sms;
-  if (extra <= 0) return;
+  if (n <= l.plan.sms) return;
+  int fit = 0;
+  const SmSet more = take_room(s, l.allowed & ~l.held, n - l.plan.sms, fit);
+  if (more.none()) return;
+  // Its plan, and so its demand on its SMs' pipes, changes too.
+  if (l.shared || !free_.contains(more)) pipes_dirty_ = true;
+  n = l.plan.sms + more.count();
   sync(l);
   const double blocks = l.left * l.plan.blocks;
-  const SmSet more = available.lowest(extra);
   l.held |= more;
+  l.held_sms = n;
+  l.resident = std::max(1, std::min(l.resident, fit));
   free_ &= ~more;
   l.plan =
       timing_.plan(l.shape, blocks, n, domains_[l.domain].capacity, l.left * l.plan.overhead_ns);
   l.left = 1;
   l.rates = TimingModel::rates(l.plan, clock_ratio_);
+  set_tail(l);
   mark_dirty(l.domain);
   flag_reschedule(s);
 }
 
 void SimGpu::sync(Launch& l) {
-  const core::Nanos now = engine_.now();
+  sync_until(l, engine_.now());
+}
+
+void SimGpu::sync_until(Launch& l, core::Nanos now) {
   if (l.since >= now) return;
   const auto dt = static_cast<double>(now - l.since);
   if (l.rates.duration_ns > 0) l.left = std::max(0.0, l.left - dt * l.share / l.rates.duration_ns);
-  integrals_.sm_ns += l.plan.sms * dt;
+  integrals_.sm_ns += l.held_sms * l.sm_weight * dt;
   integrals_.compute += l.plan.sms * l.share * l.rates.compute_share * clock_cube_ * dt;
   integrals_.bytes += l.share * l.rates.demand * dt;
   l.since = now;
@@ -243,8 +295,11 @@ void SimGpu::leave_running(std::uint32_t s) {
 void SimGpu::retire(std::uint32_t s) {
   Launch& l = streams_[s].cur;
   leave_running(s);
-  free_ |= l.held;
+  cancel_tail(l);
+  const SmSet held = l.held;
   l.held = SmSet{};
+  l.held_sms = 0;
+  release(s, held);
   dispatch_needed_ = true;
 }
 
@@ -272,6 +327,11 @@ void SimGpu::reschedule(std::uint32_t s) {
   const core::Nanos when = engine_.now() + remaining_ns(left, l.rates.duration_ns, l.share);
   if (l.timer != 0) l.timer = engine_.reschedule(l.timer, when);
   if (l.timer == 0) l.timer = engine_.schedule_at(when, [this, s] { on_kernel_done(s); });
+  if (l.tail_left < 0 || l.in_tail) return;
+  const double to_tail = std::max(0.0, l.left - l.tail_left);
+  const core::Nanos tail = engine_.now() + remaining_ns(to_tail, l.rates.duration_ns, l.share);
+  if (l.tail_timer != 0) l.tail_timer = engine_.reschedule(l.tail_timer, tail);
+  if (l.tail_timer == 0) l.tail_timer = engine_.schedule_at(tail, [this, s] { on_tail(s); });
 }
 
 void SimGpu::queue_kernel_event(std::uint32_t s, const workload::Kernel* kernel, core::Nanos start,

@@ -43,6 +43,8 @@ void SimGpu::on_checkpoint(std::uint32_t s) {
   l.yield_blocks = -1;
   // It stops computing and moving data, and keeps its SMs while it saves its state.
   leave_running(s);
+  cancel_tail(l);
+  if (l.shared) pipes_dirty_ = true;
   l.phase = Phase::kSaving;
   if (options_.yield_save_cost > 0) {
     l.timer =
@@ -59,10 +61,12 @@ void SimGpu::on_saved(std::uint32_t s) {
   Launch& l = st.cur;
   const core::Nanos now = engine_.now();
   l.timer = 0;
-  integrals_.sm_ns += l.plan.sms * static_cast<double>(now - l.since);
+  integrals_.sm_ns += l.held_sms * l.sm_weight * static_cast<double>(now - l.since);
   l.since = now;
-  free_ |= l.held;
+  const SmSet held = l.held;
   l.held = SmSet{};
+  l.held_sms = 0;
+  release(s, held);
   dispatch_needed_ = true;
   push_kernel_event(s, l.kernel, l.start, now, l.sms_at_start, /*yielded=*/true);
   // The rest stays at the head of the stream and launches with its configuration now.

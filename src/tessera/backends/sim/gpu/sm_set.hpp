@@ -40,6 +40,14 @@ class SmSet {
   bool none() const { return (words_[0] | words_[1] | words_[2] | words_[3]) == 0; }
   bool overlaps(const SmSet& o) const { return !(*this & o).none(); }
   bool contains(const SmSet& o) const { return (o & ~*this).none(); }
+  bool test(int i) const { return (words_[i / 64] >> (i % 64) & 1) != 0; }
+  // The lowest SM of the set; -1 when it is empty.
+  int first_index() const {
+    for (int w = 0; w < kWords; ++w) {
+      if (words_[w] != 0) return w * 64 + std::countr_zero(words_[w]);
+    }
+    return -1;
+  }
 
   // The lowest `k` SMs of this set (all of them if it has fewer).
   SmSet lowest(int k) const {
