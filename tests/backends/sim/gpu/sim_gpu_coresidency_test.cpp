@@ -86,6 +86,31 @@ TEST_P(CoResidency, AMemoryBoundKernelLeavesThePipeToItsNeighbour) {
   EXPECT_EQ(r.b.end, 10 * kUs);
 }
 
+TEST_P(CoResidency, AClockChangeResharesThePipe) {
+  // A computes for 10 us at boost; B computes for 5 us under 10 us of streaming (16 x 1e6 bytes
+  // at 1600 bytes/ns), so it asks for half the pipe and A is left the other half. At 4 us the
+  // clock halves: B's compute now fills its 10 us and both ask for the whole pipe, half each.
+  // Up to 4 us A does 4 x 0.5 / 10 = 0.2 and B 0.4; then A runs at 0.5 / 20 us and B at
+  // 0.5 / 10 us, so B ends after 0.6 / 0.05 = 12 us, at 16 us, with A at 0.5 left, which alone
+  // at 1 / 20 us takes 10 us more.
+  Engine engine;
+  SimGpu gpu(engine, spec, options);
+  test::EventLog log;
+  gpu.add_observer(&log);
+  const auto sa = *gpu.create_stream(test::on_sms(0, 16, 1));
+  const auto sb = *gpu.create_stream(test::on_sms(0, 16, 2));
+  ASSERT_TRUE(gpu.submit(sa, sequence_of({make_kernel("compute", 16, 1e7, 0, 2)}), 0, nullptr));
+  ASSERT_TRUE(gpu.submit(sb, sequence_of({make_kernel("mixed", 16, 5e6, 1e6, 2)}), 0, nullptr));
+  engine.schedule_at(4 * kUs, [&] { ASSERT_TRUE(gpu.set_clock_mhz(500)); });
+  engine.run_until(core::kNever);
+  const auto ea = log.of_stream(sa);
+  const auto eb = log.of_stream(sb);
+  ASSERT_EQ(ea.size(), 1u);
+  ASSERT_EQ(eb.size(), 1u);
+  EXPECT_EQ(eb[0].end, 16 * kUs);
+  EXPECT_EQ(ea[0].end, 26 * kUs);
+}
+
 TEST_P(CoResidency, AFullSmTakesNoOtherBlocksUntilItsLastWave) {
   // A: 40 blocks of 1 us that each fill an SM: waves of 16, 16 and 8, 3 us. Its last wave
   // starts at 2 us on SMs 0-7 and gives back SMs 8-15, where B's 8 blocks run from 2 to 3 us.
