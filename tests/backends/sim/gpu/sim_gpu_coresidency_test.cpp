@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "backends/sim/gpu/sim_test_util.hpp"
 #include "support/test_gpu.hpp"
 #include "tessera/backends/sim/gpu/sim_gpu.hpp"
@@ -33,15 +35,19 @@ class CoResidency : public ::testing::TestWithParam<bool> {  // parameter: exact
   hw::GpuSpec spec = test::TestGpu().build();
   SimGpuOptions options = test::exact_options(GetParam());
 
-  PairResult run_pair(const workload::Kernel& a, const workload::Kernel& b) {
+  // A on every SM, B on `b_sms`; `meanwhile` may schedule more before the run.
+  PairResult run_pair(const workload::Kernel& a, const workload::Kernel& b,
+                      const device::StreamConfig& b_sms = test::on_sms(0, 16, 2),
+                      const std::function<void(Engine&, SimGpu&)>& meanwhile = {}) {
     Engine engine;
     SimGpu gpu(engine, spec, options);
     test::EventLog log;
     gpu.add_observer(&log);
     const auto sa = *gpu.create_stream(test::on_sms(0, 16, 1));
-    const auto sb = *gpu.create_stream(test::on_sms(0, 16, 2));
+    const auto sb = *gpu.create_stream(b_sms);
     EXPECT_TRUE(gpu.submit(sa, sequence_of({a}), 0, nullptr));
     EXPECT_TRUE(gpu.submit(sb, sequence_of({b}), 0, nullptr));
+    if (meanwhile) meanwhile(engine, gpu);
     engine.run_until(core::kNever);
     EXPECT_EQ(log.events.size(), 2u);
     const auto ea = log.of_stream(sa);
@@ -93,22 +99,13 @@ TEST_P(CoResidency, AClockChangeResharesThePipe) {
   // Up to 4 us A does 4 x 0.5 / 10 = 0.2 and B 0.4; then A runs at 0.5 / 20 us and B at
   // 0.5 / 10 us, so B ends after 0.6 / 0.05 = 12 us, at 16 us, with A at 0.5 left, which alone
   // at 1 / 20 us takes 10 us more.
-  Engine engine;
-  SimGpu gpu(engine, spec, options);
-  test::EventLog log;
-  gpu.add_observer(&log);
-  const auto sa = *gpu.create_stream(test::on_sms(0, 16, 1));
-  const auto sb = *gpu.create_stream(test::on_sms(0, 16, 2));
-  ASSERT_TRUE(gpu.submit(sa, sequence_of({make_kernel("compute", 16, 1e7, 0, 2)}), 0, nullptr));
-  ASSERT_TRUE(gpu.submit(sb, sequence_of({make_kernel("mixed", 16, 5e6, 1e6, 2)}), 0, nullptr));
-  engine.schedule_at(4 * kUs, [&] { ASSERT_TRUE(gpu.set_clock_mhz(500)); });
-  engine.run_until(core::kNever);
-  const auto ea = log.of_stream(sa);
-  const auto eb = log.of_stream(sb);
-  ASSERT_EQ(ea.size(), 1u);
-  ASSERT_EQ(eb.size(), 1u);
-  EXPECT_EQ(eb[0].end, 16 * kUs);
-  EXPECT_EQ(ea[0].end, 26 * kUs);
+  const auto r =
+      run_pair(make_kernel("compute", 16, 1e7, 0, 2), make_kernel("mixed", 16, 5e6, 1e6, 2),
+               test::on_sms(0, 16, 2), [](Engine& engine, SimGpu& gpu) {
+                 engine.schedule_at(4 * kUs, [&gpu] { ASSERT_TRUE(gpu.set_clock_mhz(500)); });
+               });
+  EXPECT_EQ(r.b.end, 16 * kUs);
+  EXPECT_EQ(r.a.end, 26 * kUs);
 }
 
 TEST_P(CoResidency, AFullSmTakesNoOtherBlocksUntilItsLastWave) {
@@ -140,22 +137,12 @@ TEST_P(CoResidency, OffEveryKernelWaitsForFreeSmsAsInTheFirstOrderModel) {
 
 TEST_P(CoResidency, AStreamMaskStillBoundsWhereBlocksGo) {
   // B is confined to SMs 8-15, where A has room beside its blocks: B co-resides there only.
-  Engine engine;
-  SimGpu gpu(engine, spec, options);
-  test::EventLog log;
-  gpu.add_observer(&log);
-  const auto sa = *gpu.create_stream(test::on_sms(0, 16, 1));
-  const auto sb = *gpu.create_stream(test::on_sms(8, 16, 2));
-  ASSERT_TRUE(gpu.submit(sa, sequence_of({make_kernel("a", 16, 1e7, 0, 2)}), 0, nullptr));
-  ASSERT_TRUE(
-      gpu.submit(sb, sequence_of({on_tensor(make_kernel("b", 16, 4e7, 0, 2))}), 0, nullptr));
-  engine.run_until(core::kNever);
-  const auto eb = log.of_stream(sb);
-  ASSERT_EQ(eb.size(), 1u);
+  const auto r = run_pair(make_kernel("a", 16, 1e7, 0, 2),
+                          on_tensor(make_kernel("b", 16, 4e7, 0, 2)), test::on_sms(8, 16, 2));
   // 16 blocks on 8 SMs: two 10 us blocks on each, 20 us.
-  EXPECT_EQ(eb[0].sms, 8);
-  EXPECT_EQ(eb[0].start, 0);
-  EXPECT_EQ(eb[0].end, 20 * kUs);
+  EXPECT_EQ(r.b.sms, 8);
+  EXPECT_EQ(r.b.start, 0);
+  EXPECT_EQ(r.b.end, 20 * kUs);
 }
 
 INSTANTIATE_TEST_SUITE_P(Batching, CoResidency, ::testing::Bool());

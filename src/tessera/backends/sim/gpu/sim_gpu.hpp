@@ -155,7 +155,6 @@ class SimGpu final : public device::GpuDevice {
     double yield_blocks = -1;
     int yield_checkpoint = 0;
     // Co-residency (SimGpuOptions::co_residency).
-    int occupancy = 0;      // its blocks that fit on an empty SM
     int resident = 0;       // its blocks resident on each SM it holds
     int held_sms = 0;       // held.count()
     double pipe_ratio = 1;  // granted over demanded on its pipe, averaged over its SMs

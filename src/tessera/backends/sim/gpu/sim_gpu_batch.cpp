@@ -171,7 +171,6 @@ void SimGpu::split_batch(std::uint32_t s) {
   const KernelInfo& planned = fresh_plan(info, item.sms, domains_[l.domain].capacity);
   l.plan = planned.plan;
   l.rates = planned.rates;
-  l.occupancy = info.occupancy;
   l.resident = std::min(info.occupancy, static_cast<int>(std::ceil(info.blocks / item.sms)));
   set_tail(l, planned.tail);
   l.share = 1;

@@ -75,10 +75,11 @@ void SimGpu::partition(const SmSet& within, std::uint32_t skip, bool in_sm_order
 }
 
 SmSet SimGpu::take_room(std::uint32_t s, const SmSet& allowed, int n, int& fit) {
-  const Launch& l = streams_[s].cur;
+  Stream& st = streams_[s];
+  const Launch& l = st.cur;
   int taken = 0;
   SmSet out = (free_ & allowed).lowest(n, taken);
-  fit = l.occupancy;
+  fit = info_at(st, st.cursor).occupancy;
   if (taken >= n || !options_.co_residency) return out;
   const SmSet occupied = allowed & ~free_;
   if (occupied.none()) return out;

@@ -65,7 +65,6 @@ void SimGpu::make_ready(std::uint32_t s) {
   l.timer = 0;
   l.reschedule = false;
   l.yield_blocks = -1;
-  l.occupancy = info_at(st, st.cursor).occupancy;
   l.resident = 0;
   l.held_sms = 0;
   l.pipe_ratio = 1;
