@@ -76,8 +76,10 @@ void BM_SimGpu(benchmark::State& state) {
     sim::Engine engine;
     sim::SimGpu gpu(engine, *spec, options);
     const int half = spec->sms / 2;
-    device::StreamConfig infer{.context = 1, .sms = {}, .max_sms = 0, .bandwidth_domain = 0};
-    device::StreamConfig train{.context = 2, .sms = {}, .max_sms = 0, .bandwidth_domain = 0};
+    device::StreamConfig infer{
+        .context = 1, .sms = {}, .max_sms = 0, .bandwidth_domain = 0, .priority = 0};
+    device::StreamConfig train{
+        .context = 2, .sms = {}, .max_sms = 0, .bandwidth_domain = 0, .priority = 0};
     if (mode == kPartitioned) {
       infer.sms = device::SmMask::range(0, half);
       infer.bandwidth_domain = *gpu.create_bandwidth_domain(0.5);

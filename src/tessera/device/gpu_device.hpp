@@ -46,6 +46,7 @@ struct Capabilities {
   // A stream's running kernel that polls a preemption flag (workload::Kernel::checkpoints > 0) can
   // be asked to stop at its next checkpoint (CoGPU's resident control kernel).
   bool kernel_preemption = false;
+  bool stream_priorities = false;  // StreamConfig::priority orders block dispatch
 };
 
 struct StreamConfig {
@@ -53,6 +54,10 @@ struct StreamConfig {
   SmMask sms;             // SMs the stream's kernels may use; empty means all SMs
   int max_sms = 0;        // 0: no cap; otherwise at most this many SMs at once
   DomainId bandwidth_domain = kWholeDevice;
+  // Block dispatch order: when SMs free up, kernels of higher-priority streams place blocks
+  // first; running blocks are not preempted (cuStreamCreateWithPriority). 0 is the default;
+  // higher is more urgent (CUDA numbers the other way round).
+  int priority = 0;
 };
 
 // One finished kernel, as observers (metrics, timelines, invariant checkers) see it.

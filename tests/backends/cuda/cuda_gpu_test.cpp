@@ -136,6 +136,12 @@ TEST(CudaGpu, SpecFromTheCatalogWithTheDriversSmsAndGranules) {
   auto domain = rig.gpu->create_bandwidth_domain(0.5);
   ASSERT_FALSE(domain);
   EXPECT_THAT(domain.error().message(), HasSubstr("does not support bandwidth domains"));
+  EXPECT_FALSE(caps.stream_priorities);
+  device::StreamConfig urgent;
+  urgent.priority = 1;
+  auto ranked = rig.gpu->create_stream(urgent);
+  ASSERT_FALSE(ranked);
+  EXPECT_THAT(ranked.error().message(), HasSubstr("does not support stream priorities"));
   EXPECT_FALSE(rig.gpu->suspend_context(1));
   EXPECT_FALSE(rig.gpu->set_clock_mhz(1000));
 }

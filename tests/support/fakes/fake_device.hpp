@@ -44,7 +44,8 @@ inline device::Capabilities all_capabilities() {
           .context_preemption = true,
           .clock_control = true,
           .block_ranges = true,
-          .kernel_preemption = true};
+          .kernel_preemption = true,
+          .stream_priorities = false};
 }
 
 // One group of single-block kernels with the given FLOPs each, repeated `repeat` times.

@@ -31,7 +31,8 @@ TEST(ForwardingGpuDevice, EveryCallReachesTheInnerDevice) {
 
   const auto domain = dev.create_bandwidth_domain(0.5);
   ASSERT_TRUE(domain);
-  const auto s = dev.create_stream({.context = 4, .sms = {}, .bandwidth_domain = *domain});
+  const auto s =
+      dev.create_stream({.context = 4, .sms = {}, .bandwidth_domain = *domain, .priority = 0});
   ASSERT_TRUE(s);
   ASSERT_TRUE(dev.configure_stream(*s, {.context = 4, .sms = device::SmMask::first(8)}));
   int done = 0;

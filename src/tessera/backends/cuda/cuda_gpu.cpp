@@ -281,7 +281,8 @@ device::Capabilities CudaGpu::capabilities() const {
       .context_preemption = false,
       .clock_control = impl_->nvml != nullptr && impl_->nvml->can_lock_clocks(),
       .block_ranges = true,
-      .kernel_preemption = impl_->control != nullptr};
+      .kernel_preemption = impl_->control != nullptr,
+      .stream_priorities = false};
 }
 
 device::Executor& CudaGpu::executor() {
@@ -317,6 +318,9 @@ core::Status CudaGpu::Impl::check_config(const device::StreamConfig& config) con
   TESSERA_TRY(device::check_sm_mask(spec, config.sms));
   if (config.max_sms != 0) {
     return std::unexpected(unsupported_here(spec, "SM caps (StreamConfig::max_sms)"));
+  }
+  if (config.priority != 0) {
+    return std::unexpected(unsupported_here(spec, "stream priorities (StreamConfig::priority)"));
   }
   if (config.bandwidth_domain != device::kWholeDevice) {
     return core::failf(Domain::kDevice, Code::kNotFound,

@@ -63,16 +63,26 @@ inline MixedResult run_mixed(std::uint64_t seed, bool batch, core::Nanos horizon
   const auto d1 = *gpu.create_bandwidth_domain(0.25);
   const auto d2 = *gpu.create_bandwidth_domain(0.25);
   std::vector<device::StreamId> streams{
-      *gpu.create_stream(
-          {.context = 1, .sms = device::SmMask::range(0, 4), .max_sms = 0, .bandwidth_domain = d1}),
-      *gpu.create_stream(
-          {.context = 2, .sms = device::SmMask::range(4, 8), .max_sms = 0, .bandwidth_domain = d2}),
+      *gpu.create_stream({.context = 1,
+                          .sms = device::SmMask::range(0, 4),
+                          .max_sms = 0,
+                          .bandwidth_domain = d1,
+                          .priority = 0}),
+      *gpu.create_stream({.context = 2,
+                          .sms = device::SmMask::range(4, 8),
+                          .max_sms = 0,
+                          .bandwidth_domain = d2,
+                          .priority = 0}),
       *gpu.create_stream({.context = 3,
                           .sms = device::SmMask::range(8, 16),
                           .max_sms = 0,
-                          .bandwidth_domain = device::kWholeDevice}),
-      *gpu.create_stream(
-          {.context = 4, .sms = {}, .max_sms = 6, .bandwidth_domain = device::kWholeDevice}),
+                          .bandwidth_domain = device::kWholeDevice,
+                          .priority = 0}),
+      *gpu.create_stream({.context = 4,
+                          .sms = {},
+                          .max_sms = 6,
+                          .bandwidth_domain = device::kWholeDevice,
+                          .priority = 0}),
   };
   core::RandomStreams streams_rng(seed);
   std::vector<core::RandomStream> rngs;
@@ -137,7 +147,8 @@ inline MixedResult run_mixed(std::uint64_t seed, bool batch, core::Nanos horizon
           (void)gpu.configure_stream(streams[1], {.context = 2,
                                                   .sms = device::SmMask::range(4, 4 + sms),
                                                   .max_sms = 0,
-                                                  .bandwidth_domain = d2});
+                                                  .bandwidth_domain = d2,
+                                                  .priority = 0});
         });
       }
     }

@@ -357,8 +357,11 @@ MixRun run_mix(bool batch, core::Nanos t) {
   gpu.add_observer(&log);
   const auto d = *gpu.create_bandwidth_domain(0.3);
   const auto s0 = *gpu.create_stream(on_sms(0, 12, 1));
-  const device::StreamConfig wide{
-      .context = 2, .sms = device::SmMask::range(12, 16), .max_sms = 0, .bandwidth_domain = d};
+  const device::StreamConfig wide{.context = 2,
+                                  .sms = device::SmMask::range(12, 16),
+                                  .max_sms = 0,
+                                  .bandwidth_domain = d,
+                                  .priority = 0};
   device::StreamConfig narrow = wide;
   narrow.sms = device::SmMask::range(14, 16);
   const auto s1 = *gpu.create_stream(wide);

@@ -58,12 +58,18 @@ PairRun run_pair(bool batch, core::Nanos intrude) {
   test::EventLog log;
   gpu.add_observer(&log);
   const auto d = *gpu.create_bandwidth_domain(0.3);
-  const auto s0 = *gpu.create_stream(
-      {.context = 1, .sms = device::SmMask::range(0, 12), .max_sms = 0, .bandwidth_domain = 0});
-  const auto s1 = *gpu.create_stream(
-      {.context = 2, .sms = device::SmMask::range(12, 16), .max_sms = 0, .bandwidth_domain = d});
-  const auto s2 =
-      *gpu.create_stream({.context = 3, .sms = {}, .max_sms = 0, .bandwidth_domain = 0});
+  const auto s0 = *gpu.create_stream({.context = 1,
+                                      .sms = device::SmMask::range(0, 12),
+                                      .max_sms = 0,
+                                      .bandwidth_domain = 0,
+                                      .priority = 0});
+  const auto s1 = *gpu.create_stream({.context = 2,
+                                      .sms = device::SmMask::range(12, 16),
+                                      .max_sms = 0,
+                                      .bandwidth_domain = d,
+                                      .priority = 0});
+  const auto s2 = *gpu.create_stream(
+      {.context = 3, .sms = {}, .max_sms = 0, .bandwidth_domain = 0, .priority = 0});
   PairRun r;
   r.per_stream.resize(3);
   r.dones.resize(3);

@@ -103,10 +103,16 @@ Interference measure(const hw::GpuSpec& spec, const SimGpuOptions& options, bool
       da = *gpu.create_bandwidth_domain(0.5);
       db = *gpu.create_bandwidth_domain(0.5);
     }
-    const auto a = *gpu.create_stream(
-        {.context = 1, .sms = device::SmMask::range(0, 8), .max_sms = 0, .bandwidth_domain = da});
-    const auto b = *gpu.create_stream(
-        {.context = 2, .sms = device::SmMask::range(8, 16), .max_sms = 0, .bandwidth_domain = db});
+    const auto a = *gpu.create_stream({.context = 1,
+                                       .sms = device::SmMask::range(0, 8),
+                                       .max_sms = 0,
+                                       .bandwidth_domain = da,
+                                       .priority = 0});
+    const auto b = *gpu.create_stream({.context = 2,
+                                       .sms = device::SmMask::range(8, 16),
+                                       .max_sms = 0,
+                                       .bandwidth_domain = db,
+                                       .priority = 0});
     core::Nanos b_done = -1;
     if (with_flood) {
       EXPECT_TRUE(gpu.submit(a, flood, 0, nullptr));

@@ -104,9 +104,12 @@ TEST_P(Streams, ConfigureStreamAppliesFromTheNextKernel) {
 }
 
 TEST_P(Streams, WaitingKernelsStartInReadyOrderAndGrowIntoFreedSms) {
-  const auto a = *gpu.create_stream({.context = 1, .sms = {}, .max_sms = 0, .bandwidth_domain = 0});
-  const auto b = *gpu.create_stream({.context = 2, .sms = {}, .max_sms = 0, .bandwidth_domain = 0});
-  const auto c = *gpu.create_stream({.context = 3, .sms = {}, .max_sms = 0, .bandwidth_domain = 0});
+  const auto a = *gpu.create_stream(
+      {.context = 1, .sms = {}, .max_sms = 0, .bandwidth_domain = 0, .priority = 0});
+  const auto b = *gpu.create_stream(
+      {.context = 2, .sms = {}, .max_sms = 0, .bandwidth_domain = 0, .priority = 0});
+  const auto c = *gpu.create_stream(
+      {.context = 3, .sms = {}, .max_sms = 0, .bandwidth_domain = 0, .priority = 0});
   ASSERT_TRUE(gpu.submit(a, sequence_of({make_kernel("a", 16, 10e6, 0)}), 0, record()));
   engine.schedule_at(1 * kUs, [&] {
     ASSERT_TRUE(gpu.submit(b, sequence_of({make_kernel("b", 12, 1e6, 0)}), 0, record()));
@@ -148,7 +151,8 @@ TEST_P(Streams, TheEarliestLaunchedKernelGrowsFirst) {
 }
 
 TEST_P(Streams, CapLimitsTheSmsAKernelHolds) {
-  const auto s = *gpu.create_stream({.context = 0, .sms = {}, .max_sms = 5, .bandwidth_domain = 0});
+  const auto s = *gpu.create_stream(
+      {.context = 0, .sms = {}, .max_sms = 5, .bandwidth_domain = 0, .priority = 0});
   ASSERT_TRUE(gpu.submit(s, sequence_of({make_kernel("k", 100, 1e6, 0)}), 0, record()));
   engine.run_until(core::kNever);
   EXPECT_EQ(log.events.at(0).sms, 5);
@@ -364,11 +368,12 @@ TEST_F(DeviceErrors, StreamConfigsAreChecked) {
   auto too_far = gpu.create_stream(on_sms(10, 20));
   ASSERT_FALSE(too_far);
   EXPECT_THAT(too_far.error().message(), HasSubstr("SM 16, but test-gpu has 16 SMs (0 to 15)"));
-  auto bad_domain =
-      gpu.create_stream({.context = 0, .sms = {}, .max_sms = 0, .bandwidth_domain = 4});
+  auto bad_domain = gpu.create_stream(
+      {.context = 0, .sms = {}, .max_sms = 0, .bandwidth_domain = 4, .priority = 0});
   ASSERT_FALSE(bad_domain);
   EXPECT_THAT(bad_domain.error().message(), HasSubstr("bandwidth domain 4 does not exist"));
-  auto bad_cap = gpu.create_stream({.context = 0, .sms = {}, .max_sms = -1, .bandwidth_domain = 0});
+  auto bad_cap = gpu.create_stream(
+      {.context = 0, .sms = {}, .max_sms = -1, .bandwidth_domain = 0, .priority = 0});
   ASSERT_FALSE(bad_cap);
   EXPECT_THAT(bad_cap.error().message(), HasSubstr("SM cap is -1"));
 }

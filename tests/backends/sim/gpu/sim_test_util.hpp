@@ -59,7 +59,8 @@ inline device::StreamConfig on_sms(int begin, int end, device::ContextId context
   return {.context = context,
           .sms = device::SmMask::range(begin, end),
           .max_sms = 0,
-          .bandwidth_domain = device::kWholeDevice};
+          .bandwidth_domain = device::kWholeDevice,
+          .priority = 0};
 }
 
 inline workload::KernelSequencePtr sequence_of(std::initializer_list<workload::Kernel> kernels,

@@ -56,7 +56,8 @@ device::Capabilities SimGpu::capabilities() const {
                               .context_preemption = true,
                               .clock_control = true,
                               .block_ranges = true,
-                              .kernel_preemption = true};
+                              .kernel_preemption = true,
+                              .stream_priorities = true};
 }
 
 core::Status SimGpu::usable() const {
@@ -181,6 +182,7 @@ core::Result<device::StreamId> SimGpu::create_stream(const device::StreamConfig&
   st.config = config;
   st.allowed = *sms;
   st.context = context_index(config.context);
+  if (config.priority != 0) priorities_used_ = true;
   st.batch.reserve(static_cast<std::size_t>(options_.max_batch_kernels));
   streams_.push_back(std::move(st));
   return static_cast<device::StreamId>(streams_.size() - 1);
@@ -199,6 +201,7 @@ core::Status SimGpu::configure_stream(device::StreamId stream, const device::Str
   st.config = config;
   st.allowed = *sms;
   st.context = context_index(config.context);
+  if (config.priority != 0) priorities_used_ = true;
   Launch& l = st.cur;
   if (!l.launched) {
     const bool suspended = contexts_[st.context].suspended;

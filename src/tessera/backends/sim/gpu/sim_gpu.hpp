@@ -11,7 +11,9 @@
 //   Kernels that find no free SM in their set wait in FIFO order of becoming ready. When SMs
 //   free up, running kernels that could use more grow first, earliest launched first (the
 //   hardware dispatches an earlier kernel's remaining blocks before a later kernel's), then
-//   waiting kernels start, oldest first.
+//   waiting kernels start, oldest first. Stream priorities (StreamConfig::priority) order this
+//   by level, highest first: a waiting kernel of a higher-priority stream places blocks before a
+//   lower-priority kernel grows or starts.
 // - Co-residency (SimGpuOptions::co_residency, sim_gpu_residency.cpp): a kernel that finds too
 //   few free SMs places blocks on SMs that hold other kernels' blocks while the SM's thread,
 //   register, shared-memory and block-slot budgets allow (free SMs first, then the lowest-numbered
@@ -141,6 +143,7 @@ class SimGpu final : public device::GpuDevice {
     core::Nanos start = 0;
     int sms_at_start = 0;
     std::uint64_t order = 0;  // launch order: growth priority
+    int priority = 0;         // the stream's dispatch priority
     std::uint64_t ready_seq = 0;
     // Placement and progress.
     SmSet held;
@@ -305,6 +308,11 @@ class SimGpu final : public device::GpuDevice {
   void make_ready(std::uint32_t s);
   void continue_stream(std::uint32_t s, bool submission_ended);
   void dispatch();
+  // One pass of dispatch() over the kernels of `level` only (all of them when none): growth of
+  // running kernels, then waiting kernels. False once no SM can take another block.
+  bool dispatch_level(std::optional<int> level);
+  // Dispatch priorities of the running and waiting kernels, highest first (priority_scratch_).
+  void priority_levels();
   bool launch(std::uint32_t s, const SmSet& allowed);
   void grow(std::uint32_t s);
   void sync(Launch& launch);
@@ -398,6 +406,7 @@ class SimGpu final : public device::GpuDevice {
   std::uint64_t next_order_ = 1;
   std::uint64_t next_ready_ = 1;
   bool dispatch_needed_ = false;
+  bool priorities_used_ = false;  // a stream was ever given a priority other than 0
   bool pipes_dirty_ = false;
 
   Integrals integrals_;
@@ -418,6 +427,7 @@ class SimGpu final : public device::GpuDevice {
   std::vector<double> pipe_share_scratch_;
   std::vector<double> granted_scratch_;
   std::vector<double> own_scratch_;
+  std::vector<int> priority_scratch_;
 };
 
 }  // namespace tessera::sim

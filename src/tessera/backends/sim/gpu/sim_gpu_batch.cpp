@@ -56,6 +56,7 @@ void SimGpu::start_batch(std::uint32_t s) {
   l.allowed = st.allowed;
   l.cap = st.config.max_sms;
   l.domain = st.config.bandwidth_domain;
+  l.priority = st.config.priority;
   l.context = st.context;
   l.phase = Phase::kBatched;
   Submission& sub = st.queue.front();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 
 #include "tessera/backends/sim/gpu/sim_gpu.hpp"
@@ -118,16 +119,40 @@ double SimGpu::fraction_left_now(const Launch& l) const {
 void SimGpu::dispatch() {
   dispatch_needed_ = false;
   // Without co-residency only free SMs take blocks.
+  if (free_.none() && !options_.co_residency) return;
+  if (!priorities_used_) {
+    dispatch_level(std::nullopt);
+    return;
+  }
+  priority_levels();
+  for (const int level : priority_scratch_) {
+    if (!dispatch_level(level)) return;
+  }
+}
+
+void SimGpu::priority_levels() {
+  priority_scratch_.clear();
+  for (const auto s : running_) priority_scratch_.push_back(streams_[s].cur.priority);
+  for (const auto s : waiting_) {
+    const Stream& st = streams_[s];
+    priority_scratch_.push_back(st.cur.launched ? st.cur.priority : st.config.priority);
+  }
+  std::sort(priority_scratch_.begin(), priority_scratch_.end(), std::greater<>());
+  priority_scratch_.erase(std::unique(priority_scratch_.begin(), priority_scratch_.end()),
+                          priority_scratch_.end());
+}
+
+bool SimGpu::dispatch_level(std::optional<int> level) {
   const bool share = options_.co_residency;
-  if (free_.none() && !share) return;
   // Running kernels that could use more SMs grow first, earliest launched first.
   for (const auto s : running_) {
     const Launch& l = streams_[s].cur;
+    if (level && l.priority != *level) continue;
     if (l.in_tail || (l.cap > 0 && l.plan.sms >= l.cap)) continue;
     // A kernel can use more SMs only while its unfinished blocks overflow the ones it holds.
     if (fraction_left_now(l) * l.plan.blocks <= l.plan.sms) continue;
     if (share || free_.overlaps(l.allowed)) grow(s);
-    if (free_.none() && !share) return;
+    if (free_.none() && !share) return false;
   }
   // Then waiting kernels, in the order they became ready.
   std::size_t keep = 0;
@@ -135,8 +160,9 @@ void SimGpu::dispatch() {
     const auto s = waiting_[i];
     const Stream& st = streams_[s];
     const SmSet& allowed = st.cur.launched ? st.cur.allowed : st.allowed;
+    const int priority = st.cur.launched ? st.cur.priority : st.config.priority;
     bool started = false;
-    if (share || free_.overlaps(allowed)) {
+    if ((!level || priority == *level) && (share || free_.overlaps(allowed))) {
       // The rest of a yielded kernel is not a whole kernel: it runs on the per-kernel path.
       if (!st.cur.launched && st.checkpoints_passed == 0 && isolated(s)) {
         start_batch(s);
@@ -148,6 +174,7 @@ void SimGpu::dispatch() {
     if (!started) waiting_[keep++] = s;
   }
   waiting_.resize(keep);
+  return share || !free_.none();
 }
 
 bool SimGpu::launch(std::uint32_t s, const SmSet& allowed) {
@@ -178,6 +205,7 @@ bool SimGpu::launch(std::uint32_t s, const SmSet& allowed) {
     l.allowed = st.allowed;
     l.cap = st.config.max_sms;
     l.domain = st.config.bandwidth_domain;
+    l.priority = st.config.priority;
     l.context = st.context;
     l.shape = info.shape;
     l.start = now;

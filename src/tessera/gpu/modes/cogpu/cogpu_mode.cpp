@@ -81,7 +81,8 @@ device::StreamConfig CoGpuMode::config_for(std::size_t i, const device::SmMask& 
   return device::StreamConfig{.context = context_for(i),
                               .sms = sms,
                               .max_sms = 0,
-                              .bandwidth_domain = device::kWholeDevice};
+                              .bandwidth_domain = device::kWholeDevice,
+                              .priority = 0};
 }
 
 core::Status CoGpuMode::submit(TenantId tenant, workload::KernelSequencePtr sequence,

@@ -20,7 +20,8 @@ core::Status ExclusiveMode::attach(device::GpuDevice& device, std::span<const Te
   const device::StreamConfig config{.context = context_for(0),
                                     .sms = {},  // empty: every SM of the device
                                     .max_sms = 0,
-                                    .bandwidth_domain = device::kWholeDevice};
+                                    .bandwidth_domain = device::kWholeDevice,
+                                    .priority = 0};
   TESSERA_ASSIGN_OR_RETURN(stream_, device.create_stream(config));
   tenants_ = std::move(table);
   device_ = &device;

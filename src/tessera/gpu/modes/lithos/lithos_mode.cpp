@@ -121,7 +121,8 @@ core::Status LithosMode::attach(device::GpuDevice& device, std::span<const Tenan
     const device::StreamConfig config{.context = context_for(i),
                                       .sms = sms,
                                       .max_sms = 0,
-                                      .bandwidth_domain = device::kWholeDevice};
+                                      .bandwidth_domain = device::kWholeDevice,
+                                      .priority = 0};
     TESSERA_ASSIGN_OR_RETURN(const auto stream, device.create_stream(config));
     slots[i].stream = stream;
     slots[i].context = VirtualContext(stream);
@@ -283,7 +284,8 @@ core::Status LithosMode::launch(const TpcLaunch& l) {
     const device::StreamConfig config{.context = context_for(t),
                                       .sms = sms,
                                       .max_sms = 0,
-                                      .bandwidth_domain = device::kWholeDevice};
+                                      .bandwidth_domain = device::kWholeDevice,
+                                      .priority = 0};
     TESSERA_TRY(device_->configure_stream(s.stream, config));
     s.configured = sms;
   }

@@ -37,7 +37,8 @@ core::Status MpsMode::attach(device::GpuDevice& device, std::span<const TenantIn
     const device::StreamConfig config{.context = context_for(i),
                                       .sms = {},
                                       .max_sms = cap,
-                                      .bandwidth_domain = device::kWholeDevice};
+                                      .bandwidth_domain = device::kWholeDevice,
+                                      .priority = 0};
     TESSERA_ASSIGN_OR_RETURN(const auto stream, device.create_stream(config));
     streams.push_back(stream);
   }

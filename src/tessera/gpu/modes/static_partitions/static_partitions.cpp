@@ -86,8 +86,11 @@ core::Status StaticPartitionsMode::attach(device::GpuDevice& device,
           fmt::format("{}: bandwidth domain for tenant '{}'", name(), table.info(i).name)));
     }
     const auto sms = device::SmMask::range(plan.first_sm, plan.first_sm + plan.sms);
-    const device::StreamConfig config{
-        .context = context_for(i), .sms = sms, .max_sms = 0, .bandwidth_domain = *domain};
+    const device::StreamConfig config{.context = context_for(i),
+                                      .sms = sms,
+                                      .max_sms = 0,
+                                      .bandwidth_domain = *domain,
+                                      .priority = 0};
     TESSERA_ASSIGN_OR_RETURN(const auto stream, device.create_stream(config));
     slices.push_back(Slice{.stream = stream,
                            .sms = sms,

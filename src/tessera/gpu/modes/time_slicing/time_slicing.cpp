@@ -30,7 +30,8 @@ core::Status TimeSlicingMode::attach(device::GpuDevice& device,
     const device::StreamConfig config{.context = context_for(i),
                                       .sms = {},  // every SM: slices share time, not space
                                       .max_sms = 0,
-                                      .bandwidth_domain = device::kWholeDevice};
+                                      .bandwidth_domain = device::kWholeDevice,
+                                      .priority = 0};
     TESSERA_ASSIGN_OR_RETURN(const auto stream, device.create_stream(config));
     contexts.push_back(Context{.stream = stream, .id = config.context});
   }
