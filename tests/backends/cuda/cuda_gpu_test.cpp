@@ -136,12 +136,7 @@ TEST(CudaGpu, SpecFromTheCatalogWithTheDriversSmsAndGranules) {
   auto domain = rig.gpu->create_bandwidth_domain(0.5);
   ASSERT_FALSE(domain);
   EXPECT_THAT(domain.error().message(), HasSubstr("does not support bandwidth domains"));
-  EXPECT_FALSE(caps.stream_priorities);
-  device::StreamConfig urgent;
-  urgent.priority = 1;
-  auto ranked = rig.gpu->create_stream(urgent);
-  ASSERT_FALSE(ranked);
-  EXPECT_THAT(ranked.error().message(), HasSubstr("does not support stream priorities"));
+  EXPECT_TRUE(caps.stream_priorities);
   EXPECT_FALSE(rig.gpu->suspend_context(1));
   EXPECT_FALSE(rig.gpu->set_clock_mhz(1000));
 }
@@ -163,6 +158,37 @@ TEST(CudaGpu, WithoutYieldSlotsThereIsNoControlKernelAndNoKernelPreemption) {
   for (const auto& op : log["ops"]) {
     EXPECT_NE(op.value("kernel", ""), TESSERA_KERNEL_CONTROL);
   }
+}
+
+TEST(CudaGpu, AStreamsPriorityReachesItsCuStreamsInCudasNumbering) {
+  Rig rig(reverse_script());
+  ASSERT_NE(rig.gpu, nullptr) << rig.error;
+  // One stream on SMs 0-7, one on the whole GPU.
+  device::StreamConfig urgent = config(device::SmMask::range(0, 8));
+  urgent.priority = 3;
+  device::StreamConfig whole = config(device::SmMask{}, 2);
+  whole.priority = 1;
+  const auto a = rig.gpu->create_stream(urgent);
+  const auto b = rig.gpu->create_stream(whole);
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(rig.gpu->submit(*a, workload::single_kernel(kernel("a", 4)), 0, nullptr));
+  ASSERT_TRUE(rig.gpu->submit(*b, workload::single_kernel(kernel("b", 4)), 0, nullptr));
+  ASSERT_TRUE(rig.drain());
+  ASSERT_EQ(rig.recorder.events.size(), 2u);
+  std::vector<int> priorities;
+  const json log = rig.fake.log();
+  for (const auto& op : log["ops"]) {
+    if (op["op"] != "launch" || op.value("kernel", "") == TESSERA_KERNEL_CONTROL) continue;
+    priorities.push_back(op["priority"].get<int>());
+  }
+  std::ranges::sort(priorities);
+  EXPECT_EQ(priorities, (std::vector<int>{-3, -1}));
+  // The same priority may be configured again; another one needs another stream.
+  EXPECT_TRUE(rig.gpu->configure_stream(*a, urgent));
+  urgent.priority = 4;
+  const auto changed = rig.gpu->configure_stream(*a, urgent);
+  ASSERT_FALSE(changed);
+  EXPECT_THAT(changed.error().message(), HasSubstr("fixes a stream's priority"));
 }
 
 TEST(CudaGpu, TheControlKernelFallsBackToThePrimaryContextWithoutARemainderContext) {

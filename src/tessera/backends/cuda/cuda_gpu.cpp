@@ -282,7 +282,7 @@ device::Capabilities CudaGpu::capabilities() const {
       .clock_control = impl_->nvml != nullptr && impl_->nvml->can_lock_clocks(),
       .block_ranges = true,
       .kernel_preemption = impl_->control != nullptr,
-      .stream_priorities = false};
+      .stream_priorities = true};
 }
 
 device::Executor& CudaGpu::executor() {
@@ -319,9 +319,6 @@ core::Status CudaGpu::Impl::check_config(const device::StreamConfig& config) con
   if (config.max_sms != 0) {
     return std::unexpected(unsupported_here(spec, "SM caps (StreamConfig::max_sms)"));
   }
-  if (config.priority != 0) {
-    return std::unexpected(unsupported_here(spec, "stream priorities (StreamConfig::priority)"));
-  }
   if (config.bandwidth_domain != device::kWholeDevice) {
     return core::failf(Domain::kDevice, Code::kNotFound,
                        "bandwidth domain {} does not exist: the CUDA backend has only the whole "
@@ -349,6 +346,14 @@ core::Status CudaGpu::configure_stream(device::StreamId stream,
   TESSERA_TRY(s.usable());
   TESSERA_TRY(s.check_stream(stream));
   TESSERA_TRY(s.check_config(config));
+  // The CUstreams behind a stream are made with its priority and kept; new ones for a new
+  // priority could overtake kernels still queued on the old ones.
+  if (config.priority != s.streams[stream].config.priority) {
+    return core::failf(Domain::kDevice, Code::kFailedPrecondition,
+                       "stream {} has priority {}; the CUDA backend fixes a stream's priority "
+                       "when it is created: create another stream for priority {}",
+                       stream, s.streams[stream].config.priority, config.priority);
+  }
   // Applies from the first kernel not yet issued (the issue window keeps that close).
   s.streams[stream].config = config;
   return {};

@@ -112,16 +112,19 @@ core::Result<CUstream> CudaGpu::Impl::custream_for(ExecutionContext& where,
                                                    device::StreamId stream) {
   if (auto it = where.streams.find(stream); it != where.streams.end()) return it->second.get();
   CUstream cu = nullptr;
+  // CUDA numbers priorities the other way round (lower is more urgent) and clamps them to the
+  // device's range (cuStreamCreateWithPriority).
+  const int priority = -streams[stream].config.priority;
   if (where.primary) {
     TESSERA_TRY(check(api.ctx_push_current(where.context), "cuCtxPushCurrent"));
-    const CUresult r = api.stream_create(&cu, CU_STREAM_NON_BLOCKING);
+    const CUresult r = api.stream_create_with_priority(&cu, CU_STREAM_NON_BLOCKING, priority);
     CUcontext popped = nullptr;
     api.ctx_pop_current(&popped);
-    TESSERA_TRY(check(r, "cuStreamCreate"));
+    TESSERA_TRY(check(r, "cuStreamCreateWithPriority"));
   } else {
-    TESSERA_TRY(
-        check(api.green_ctx_stream_create(&cu, where.green.green.get(), CU_STREAM_NON_BLOCKING, 0),
-              "cuGreenCtxStreamCreate"));
+    TESSERA_TRY(check(
+        api.green_ctx_stream_create(&cu, where.green.green.get(), CU_STREAM_NON_BLOCKING, priority),
+        "cuGreenCtxStreamCreate"));
   }
   where.streams.emplace(stream, UniqueStream(driver, cu));
   if (!where.reference) {

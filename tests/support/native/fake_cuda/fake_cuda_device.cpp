@@ -176,7 +176,7 @@ void State::execute_head(std::uint64_t stream_id, Stream& s) {
   Op op = s.queue.front();
   json entry{{"seq", executed_},    {"op", op_name(op.kind)}, {"enqueue", op.id},
              {"stream", stream_id}, {"ctx", s.ctx},           {"green_ctx", s.green},
-             {"device", s.device}};
+             {"device", s.device},  {"priority", s.priority}};
   bool keep_head = false;
   switch (op.kind) {
     case OpKind::kLaunch:
