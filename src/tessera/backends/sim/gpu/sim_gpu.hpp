@@ -313,6 +313,10 @@ class SimGpu final : public device::GpuDevice {
   bool dispatch_level(std::optional<int> level);
   // Dispatch priorities of the running and waiting kernels, highest first (priority_scratch_).
   void priority_levels();
+  // A waiting kernel's priority: the one it launched with, else its stream's now.
+  static int waiting_priority(const Stream& st) {
+    return st.cur.launched ? st.cur.priority : st.config.priority;
+  }
   bool launch(std::uint32_t s, const SmSet& allowed);
   void grow(std::uint32_t s);
   void sync(Launch& launch);

@@ -133,10 +133,7 @@ void SimGpu::dispatch() {
 void SimGpu::priority_levels() {
   priority_scratch_.clear();
   for (const auto s : running_) priority_scratch_.push_back(streams_[s].cur.priority);
-  for (const auto s : waiting_) {
-    const Stream& st = streams_[s];
-    priority_scratch_.push_back(st.cur.launched ? st.cur.priority : st.config.priority);
-  }
+  for (const auto s : waiting_) priority_scratch_.push_back(waiting_priority(streams_[s]));
   std::sort(priority_scratch_.begin(), priority_scratch_.end(), std::greater<>());
   priority_scratch_.erase(std::unique(priority_scratch_.begin(), priority_scratch_.end()),
                           priority_scratch_.end());
@@ -160,9 +157,8 @@ bool SimGpu::dispatch_level(std::optional<int> level) {
     const auto s = waiting_[i];
     const Stream& st = streams_[s];
     const SmSet& allowed = st.cur.launched ? st.cur.allowed : st.allowed;
-    const int priority = st.cur.launched ? st.cur.priority : st.config.priority;
     bool started = false;
-    if ((!level || priority == *level) && (share || free_.overlaps(allowed))) {
+    if ((!level || waiting_priority(st) == *level) && (share || free_.overlaps(allowed))) {
       // The rest of a yielded kernel is not a whole kernel: it runs on the per-kernel path.
       if (!st.cur.launched && st.checkpoints_passed == 0 && isolated(s)) {
         start_batch(s);
