@@ -4,28 +4,12 @@
 #include <cmath>
 #include <cstdint>
 
+#include "tessera/backends/sim/gpu/rounding.hpp"
 #include "tessera/device/pipe_peak.hpp"
 
 namespace tessera::sim {
 
 namespace {
-
-// Slack for rounding ratios that are whole numbers up to floating-point error (64 / 32 computed
-// as 2.0000000000000004 must not become 3 rounds).
-constexpr double kRoundingSlack = 1e-9;
-
-// std::ceil is a library call on baseline x86-64 (no SSE4.1 rounding instruction), and this runs
-// several times per kernel; for the non-negative values below 2^52 used here a truncating
-// conversion gives the same result.
-double ceil_non_negative(double x) {
-  if (!(x < 0x1p52)) return std::ceil(x);
-  const auto t = static_cast<double>(static_cast<std::int64_t>(x));
-  return t < x ? t + 1 : t;
-}
-
-double ceil_whole(double x) {
-  return x <= 0 ? 0 : ceil_non_negative(x - kRoundingSlack);
-}
 
 bool elementwise_class(workload::KernelClass c) {
   using workload::KernelClass;
@@ -98,10 +82,6 @@ KernelShape TimingModel::shape(const workload::Kernel& kernel) const {
   }
   if (kernel.link_steps > 0) s.fixed_ns = kernel.link_steps * collective_latency_ns_;
   return s;
-}
-
-int TimingModel::sms_wanted(double blocks) {
-  return static_cast<int>(ceil_whole(blocks));
 }
 
 Plan TimingModel::plan(const KernelShape& shape, double blocks, int sms, double domain_bandwidth,
@@ -217,13 +197,5 @@ PlanRates TimingModel::rates(const Plan& plan, double clock_ratio) {
   return r;
 }
 
-core::Nanos remaining_ns(double fraction_left, double duration_ns, double share) {
-  // (Dividing by a share of exactly 1 is skipped: it is the common case, and exact either way.)
-  const double ns = share == 1 ? fraction_left * duration_ns : fraction_left * duration_ns / share;
-  if (!(ns > 0)) return 0;
-  // Far beyond any run; keeps the conversion defined.
-  if (ns >= 4e18) return core::kNever / 2;
-  return static_cast<core::Nanos>(ns <= 1e-6 ? 0 : ceil_non_negative(ns - 1e-6));
-}
 
 }  // namespace tessera::sim

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <unordered_map>
 
+#include "tessera/backends/sim/gpu/rounding.hpp"
 #include "tessera/backends/sim/gpu/sim_gpu_options.hpp"
 #include "tessera/core/time.hpp"
 #include "tessera/hw/gpu_spec.hpp"
@@ -79,7 +80,7 @@ class TimingModel {
   // model blocks on one SM share its throughput, so spreading is never slower. Occupancy
   // (blocks_per_sm) decides whether a launch is valid, not how fast it runs: latency hiding is
   // not modelled.
-  static int sms_wanted(double blocks);
+  static int sms_wanted(double blocks) { return static_cast<int>(ceil_whole(blocks)); }
   Plan plan(const KernelShape& shape, double blocks, int sms, double domain_bandwidth,
             double overhead_ns) const;
   // The memory term of `plan` in a domain of `domain_bandwidth` (bytes per ns).
@@ -131,6 +132,13 @@ class TimingModel {
 
 // Whole nanoseconds until a plan with `fraction_left` finishes at `share` of its demand. Rounded
 // up (less a hair of floating-point slack), so a kernel never ends before its work is done.
-core::Nanos remaining_ns(double fraction_left, double duration_ns, double share);
+inline core::Nanos remaining_ns(double fraction_left, double duration_ns, double share) {
+  // (Dividing by a share of exactly 1 is skipped: it is the common case, and exact either way.)
+  const double ns = share == 1 ? fraction_left * duration_ns : fraction_left * duration_ns / share;
+  if (!(ns > 0)) return 0;
+  // Far beyond any run; keeps the conversion defined.
+  if (ns >= 4e18) return core::kNever / 2;
+  return static_cast<core::Nanos>(ns <= 1e-6 ? 0 : ceil_non_negative(ns - 1e-6));
+}
 
 }  // namespace tessera::sim

@@ -56,10 +56,12 @@
 // events are identical to the per-kernel path's. KernelEvent::kernel points into the submitted
 // sequence and is valid only during the notification.
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "tessera/backends/sim/engine.hpp"
@@ -359,6 +361,13 @@ class SimGpu final : public device::GpuDevice {
   void release(std::uint32_t s, const SmSet& sms);
   // Recomputes every running kernel's pipe grant and SM weight (settle(), when pipes_dirty_).
   void share_pipes();
+  // Adds to granted_scratch_ and own_scratch_ what the kernels of `on_part` get on `part`, SMs
+  // that hold blocks of exactly those kernels.
+  void share_part(const SmSet& part, std::span<const std::uint32_t> on_part);
+  // share_pipes() when exactly two kernels hold SMs: the SMs they share are `both`.
+  void share_pair(const std::array<std::uint32_t, 2>& pair, const SmSet& both);
+  // A running kernel's pipe grant and SM weight; a change is synced and its domain re-shared.
+  void set_pipe_share(Launch& l, bool shared, double ratio, double weight);
   Tail tail_of(const Plan& plan) const;
   void set_tail(Launch& l, const Tail& tail) const;
   void set_tail(Launch& l) const { set_tail(l, tail_of(l.plan)); }

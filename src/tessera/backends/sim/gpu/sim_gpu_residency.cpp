@@ -7,6 +7,7 @@
 // out from the held sets when needed; a part's kernels are found by testing one of its SMs.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <span>
 
@@ -121,15 +122,52 @@ void SimGpu::release(std::uint32_t s, const SmSet& sms) {
   if (streams_[s].cur.shared) pipes_dirty_ = true;
 }
 
+void SimGpu::share_part(const SmSet& part, std::span<const std::uint32_t> on_part) {
+  const auto sms = static_cast<double>(part.count());
+  // Each pipe is shared max-min by the compute demand of the kernels issuing to it; a kernel
+  // saving its state at a checkpoint occupies the SM but computes nothing.
+  for (const bool tensor : {false, true}) {
+    pipe_demand_scratch_.clear();
+    pipe_user_scratch_.clear();
+    for (const auto t : on_part) {
+      const Launch& l = streams_[t].cur;
+      if (l.phase != Phase::kRunning || tensor_pipe(l.shape.pipe) != tensor) continue;
+      pipe_demand_scratch_.push_back(l.rates.compute_share);
+      pipe_user_scratch_.push_back(t);
+    }
+    if (pipe_demand_scratch_.empty()) continue;
+    if (pipe_user_scratch_.size() == 1) {  // a demand is a fraction of time, so at most 1
+      granted_scratch_[pipe_user_scratch_[0]] += sms;
+      continue;
+    }
+    pipe_share_scratch_.resize(pipe_demand_scratch_.size());
+    water_fill(pipe_demand_scratch_, 1.0, pipe_share_scratch_);
+    for (std::size_t i = 0; i < pipe_user_scratch_.size(); ++i) {
+      granted_scratch_[pipe_user_scratch_[i]] += sms * pipe_share_scratch_[i];
+    }
+  }
+  const double each = sms / static_cast<double>(on_part.size());
+  for (const auto t : on_part) own_scratch_[t] += each;
+}
+
 void SimGpu::share_pipes() {
   pipes_dirty_ = false;
   // SMs that hold blocks of more than one kernel; a kernel's SMs outside them are its own.
+  std::array<std::uint32_t, 2> pair{};
+  int holders = 0;
   SmSet seen;
   SmSet multi;
-  for (const auto& st : streams_) {
-    if (!holds_sms(st.cur.phase)) continue;
-    multi |= seen & st.cur.held;
-    seen |= st.cur.held;
+  for (std::uint32_t t = 0; t < streams_.size(); ++t) {
+    const Launch& l = streams_[t].cur;
+    if (!holds_sms(l.phase)) continue;
+    if (holders < 2) pair[holders] = t;
+    ++holders;
+    multi |= seen & l.held;
+    seen |= l.held;
+  }
+  if (holders == 2) {
+    share_pair(pair, multi);
+    return;
   }
   // Per stream, summed over the shared parts: SMs' worth of pipe granted, and of SM time
   // counted as its own.
@@ -143,52 +181,63 @@ void SimGpu::share_pipes() {
       for (const auto t : holder_scratch_) {
         if (streams_[t].cur.held.test(first)) on_part_scratch_.push_back(t);
       }
-      const auto sms = static_cast<double>(part.count());
-      // Each pipe is shared max-min by the compute demand of the kernels issuing to it; a kernel
-      // saving its state at a checkpoint occupies the SM but computes nothing.
-      for (const bool tensor : {false, true}) {
-        pipe_demand_scratch_.clear();
-        pipe_user_scratch_.clear();
-        for (const auto t : on_part_scratch_) {
-          const Launch& l = streams_[t].cur;
-          if (l.phase != Phase::kRunning || tensor_pipe(l.shape.pipe) != tensor) continue;
-          pipe_demand_scratch_.push_back(l.rates.compute_share);
-          pipe_user_scratch_.push_back(t);
-        }
-        if (pipe_demand_scratch_.empty()) continue;
-        if (pipe_user_scratch_.size() == 1) {  // a demand is a fraction of time, so at most 1
-          granted_scratch_[pipe_user_scratch_[0]] += sms;
-          continue;
-        }
-        pipe_share_scratch_.resize(pipe_demand_scratch_.size());
-        water_fill(pipe_demand_scratch_, 1.0, pipe_share_scratch_);
-        for (std::size_t i = 0; i < pipe_user_scratch_.size(); ++i) {
-          granted_scratch_[pipe_user_scratch_[i]] += sms * pipe_share_scratch_[i];
-        }
-      }
-      const double each = sms / static_cast<double>(on_part_scratch_.size());
-      for (const auto t : on_part_scratch_) own_scratch_[t] += each;
+      share_part(part, on_part_scratch_);
     }
   }
   for (const auto s : running_) {
     Launch& l = streams_[s].cur;
-    double ratio = 1;
-    double weight = 1;
-    const bool shared = l.held.overlaps(multi);
-    if (shared) {
-      const auto alone = static_cast<double>((l.held & ~multi).count());
-      const auto held = static_cast<double>(l.held_sms);
-      ratio = (alone + granted_scratch_[s]) / held;
-      weight = (alone + own_scratch_[s]) / held;
+    if (!l.held.overlaps(multi)) {
+      set_pipe_share(l, false, 1, 1);
+      continue;
     }
-    l.shared = shared;
-    if (ratio == l.pipe_ratio && weight == l.sm_weight) continue;
-    sync(l);
-    l.sm_weight = weight;
-    if (ratio != l.pipe_ratio) {
-      l.pipe_ratio = ratio;
-      mark_dirty(l.domain);
+    const auto alone = static_cast<double>((l.held & ~multi).count());
+    const auto held = static_cast<double>(l.held_sms);
+    set_pipe_share(l, true, (alone + granted_scratch_[s]) / held,
+                   (alone + own_scratch_[s]) / held);
+  }
+}
+
+void SimGpu::share_pair(const std::array<std::uint32_t, 2>& pair, const SmSet& both) {
+  // Two kernels hold SMs: what share_part would work out on the one part they share, without
+  // splitting SM sets.
+  const int shared_sms = both.count();
+  const Launch& a = streams_[pair[0]].cur;
+  const Launch& b = streams_[pair[1]].cur;
+  std::array<double, 2> granted{0, 0};
+  if (shared_sms > 0) {
+    const auto sms = static_cast<double>(shared_sms);
+    const bool a_runs = a.phase == Phase::kRunning;
+    const bool b_runs = b.phase == Phase::kRunning;
+    if (a_runs && b_runs && tensor_pipe(a.shape.pipe) == tensor_pipe(b.shape.pipe)) {
+      const std::array<double, 2> demand{a.rates.compute_share, b.rates.compute_share};
+      std::array<double, 2> share{};
+      water_fill(demand, 1.0, share);
+      granted = {sms * share[0], sms * share[1]};
+    } else {
+      granted = {a_runs ? sms : 0, b_runs ? sms : 0};
     }
+  }
+  for (const auto s : running_) {
+    Launch& l = streams_[s].cur;
+    if (shared_sms == 0) {
+      set_pipe_share(l, false, 1, 1);
+      continue;
+    }
+    const auto alone = static_cast<double>(l.held_sms - shared_sms);
+    const auto held = static_cast<double>(l.held_sms);
+    const double own = static_cast<double>(shared_sms) / 2;
+    set_pipe_share(l, true, (alone + granted[s == pair[0] ? 0 : 1]) / held, (alone + own) / held);
+  }
+}
+
+void SimGpu::set_pipe_share(Launch& l, bool shared, double ratio, double weight) {
+  l.shared = shared;
+  if (ratio == l.pipe_ratio && weight == l.sm_weight) return;
+  sync(l);
+  l.sm_weight = weight;
+  if (ratio != l.pipe_ratio) {
+    l.pipe_ratio = ratio;
+    mark_dirty(l.domain);
   }
 }
 

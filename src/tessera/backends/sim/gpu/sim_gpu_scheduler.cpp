@@ -146,6 +146,8 @@ bool SimGpu::dispatch_level(std::optional<int> level) {
     const Launch& l = streams_[s].cur;
     if (level && l.priority != *level) continue;
     if (l.in_tail || (l.cap > 0 && l.plan.sms >= l.cap)) continue;
+    // (Checked first, being cheap and common: a kernel with every SM it may use cannot grow.)
+    if (l.held.contains(l.allowed)) continue;
     // A kernel can use more SMs only while its unfinished blocks overflow the ones it holds.
     if (fraction_left_now(l) * l.plan.blocks <= l.plan.sms) continue;
     if (share || free_.overlaps(l.allowed)) grow(s);
