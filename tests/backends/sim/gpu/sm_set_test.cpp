@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 
 namespace tessera::sim {
 namespace {
@@ -35,6 +36,36 @@ TEST(SmSet, LowestTakesTheLowestSmsAcrossWords) {
     EXPECT_TRUE(low.contains(SmSet::from_mask(expected)) &&
                 SmSet::from_mask(expected).contains(low))
         << k;
+  }
+}
+
+// Against the definition, SM by SM, on sets of every density (sparse, dense, full words, the
+// top bit of a word set) and every k.
+TEST(SmSet, LowestMatchesTakingSmsOneByOne) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    const double density = (trial % 10) / 9.0;
+    device::SmMask mask;
+    std::bernoulli_distribution bit(density);
+    for (int i = 0; i < device::kMaxSms; ++i) {
+      if (bit(rng)) mask.set(i);
+    }
+    const SmSet set = SmSet::from_mask(mask);
+    for (int k = 0; k <= set.count() + 1; ++k) {
+      device::SmMask expected;
+      int left = k;
+      for (int i = 0; i < device::kMaxSms && left > 0; ++i) {
+        if (mask.test(i)) {
+          expected.set(i);
+          --left;
+        }
+      }
+      int taken = -1;
+      const SmSet low = set.lowest(k, taken);
+      const SmSet want = SmSet::from_mask(expected);
+      ASSERT_TRUE(low.contains(want) && want.contains(low)) << "trial " << trial << ", k " << k;
+      ASSERT_EQ(taken, std::min(k, set.count()));
+    }
   }
 }
 

@@ -197,5 +197,4 @@ PlanRates TimingModel::rates(const Plan& plan, double clock_ratio) {
   return r;
 }
 
-
 }  // namespace tessera::sim

@@ -11,8 +11,8 @@
 // as if the split came first: the kernel ending then stays running and ends in its own event.
 
 #include <algorithm>
-#include <cmath>
 
+#include "tessera/backends/sim/gpu/rounding.hpp"
 #include "tessera/backends/sim/gpu/sim_gpu.hpp"
 
 namespace tessera::sim {
@@ -172,7 +172,8 @@ void SimGpu::split_batch(std::uint32_t s) {
   const KernelInfo& planned = fresh_plan(info, item.sms, domains_[l.domain].capacity);
   l.plan = planned.plan;
   l.rates = planned.rates;
-  l.resident = std::min(info.occupancy, static_cast<int>(std::ceil(info.blocks / item.sms)));
+  l.resident =
+      std::min(info.occupancy, static_cast<int>(ceil_non_negative(info.blocks / item.sms)));
   set_tail(l, planned.tail);
   l.share = 1;
   l.left = 1;

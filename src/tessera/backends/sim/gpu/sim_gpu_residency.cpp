@@ -8,10 +8,10 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <span>
 
 #include "tessera/backends/sim/gpu/bandwidth.hpp"
+#include "tessera/backends/sim/gpu/rounding.hpp"
 #include "tessera/backends/sim/gpu/sim_gpu.hpp"
 
 namespace tessera::sim {
@@ -192,8 +192,7 @@ void SimGpu::share_pipes() {
     }
     const auto alone = static_cast<double>((l.held & ~multi).count());
     const auto held = static_cast<double>(l.held_sms);
-    set_pipe_share(l, true, (alone + granted_scratch_[s]) / held,
-                   (alone + own_scratch_[s]) / held);
+    set_pipe_share(l, true, (alone + granted_scratch_[s]) / held, (alone + own_scratch_[s]) / held);
   }
 }
 
@@ -248,9 +247,9 @@ SimGpu::Tail SimGpu::tail_of(const Plan& plan) const {
   // the plan is left (exact for a compute-bound kernel alone).
   constexpr double kWhole = 1e-9;  // fractional blocks after a re-plan: ignore rounding hairs
   const double sms = plan.sms;
-  const double waves = std::ceil(plan.blocks / sms - kWhole);
+  const double waves = ceil_non_negative(plan.blocks / sms - kWhole);
   if (waves < 2) return {};
-  const int last = static_cast<int>(std::ceil(plan.blocks - (waves - 1) * sms - kWhole));
+  const int last = static_cast<int>(ceil_non_negative(plan.blocks - (waves - 1) * sms - kWhole));
   if (last >= plan.sms) return {};
   return {.left = 1 / waves, .sms = std::max(last, 1)};
 }

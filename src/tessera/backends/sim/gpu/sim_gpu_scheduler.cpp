@@ -2,10 +2,10 @@
 // fluid progress, completion.
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
 #include <optional>
 
+#include "tessera/backends/sim/gpu/rounding.hpp"
 #include "tessera/backends/sim/gpu/sim_gpu.hpp"
 #include "tessera/device/occupancy.hpp"
 
@@ -191,7 +191,7 @@ bool SimGpu::launch(std::uint32_t s, const SmSet& allowed) {
   l.held = room;
   n = room.count();
   l.held_sms = n;
-  l.resident = std::min(fit, static_cast<int>(std::ceil(blocks_left / n)));
+  l.resident = std::min(fit, static_cast<int>(ceil_non_negative(blocks_left / n)));
   l.pipe_ratio = 1;
   l.sm_weight = 1;
   l.shared = false;
