@@ -221,6 +221,27 @@ TEST(ScenarioParse, SimSectionSetsAtomAndYieldCosts) {
       << bad.error().message();
 }
 
+TEST(ScenarioParse, HostLaunchCostsAndCudaGraphs) {
+  auto r =
+      parse_scenario(mutate("tenants:", "sim: {host_launch: 5us, graph_launch: 3500ns}\ntenants:"),
+                     "ok.yaml", "/data");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->sim_overrides.host_launch, core::micros(5));
+  EXPECT_EQ(r->sim_overrides.graph_launch, 3500);
+  // vLLM's default: decode steps are CUDA graphs; `cuda_graphs: false` is its enforce_eager.
+  EXPECT_TRUE(r->tenants[0].inference.cuda_graphs);
+  auto eager = parse_scenario(
+      mutate("model: llama-3-8b", "model: llama-3-8b\n    cuda_graphs: false"), "ok.yaml", "/data");
+  ASSERT_TRUE(eager.has_value()) << eager.error().message();
+  EXPECT_FALSE(eager->tenants[0].inference.cuda_graphs);
+  auto bad =
+      parse_scenario(mutate("tenants:", "sim: {host_launch: -2us}\ntenants:"), "bad.yaml", "/data");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("sim.host_launch: expected a non-negative duration"),
+            std::string::npos)
+      << bad.error().message();
+}
+
 TEST(ScenarioParse, ModeOptionsSetTheSchedulersKnobs) {
   auto r =
       parse_scenario(mutate("tenants:",

@@ -227,9 +227,9 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
                                 t.sm_share)));
   }
   if (kind == "inference") {
-    TESSERA_TRY(
-        n.check_keys({"name", "kind", "model", "precision", "priority", "sm_share", "slo",
-                      "arrivals", "max_num_seqs", "max_batched_tokens", "engine", "kv_cache"}));
+    TESSERA_TRY(n.check_keys({"name", "kind", "model", "precision", "priority", "sm_share", "slo",
+                              "arrivals", "max_num_seqs", "max_batched_tokens", "engine",
+                              "kv_cache", "cuda_graphs"}));
     t.kind = TenantSpec::Kind::kInference;
     t.inference.name = t.name;
     TESSERA_ASSIGN_OR_RETURN(t.inference.model,
@@ -246,6 +246,7 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
     if (auto engine = n.find("engine")) {
       TESSERA_ASSIGN_OR_RETURN(t.inference.engine, parse_engine(*engine));
     }
+    TESSERA_ASSIGN_OR_RETURN(t.inference.cuda_graphs, n.bool_or("cuda_graphs", true));
     if (auto kv = n.find("kv_cache")) {
       TESSERA_ASSIGN_OR_RETURN(t.memory, parse_kv_cache(*kv, gpu, t.inference));
       t.inference.kv_cache = t.memory->cache;
@@ -277,10 +278,11 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
 Result<sim::SimGpuOverrides> parse_sim_options(const ConfigNode& n, const hw::GpuSpec& gpu) {
   TESSERA_TRY(n.check_keys(
       {"achievable_compute_fraction", "achievable_bandwidth_fraction", "sm_bandwidth_multiple",
-       "elementwise_bandwidth_fraction", "launch_overhead", "compute_power_weight",
-       "batch_isolated_kernels", "atom_launch_overhead", "yield_save_cost", "gemm_tile_selection",
-       "gemm_compute_fraction", "gemm_tile_knee", "gemm_fixed", "attention_compute_fraction",
-       "collective_latency", "link_bandwidth_fraction", "co_residency"}));
+       "elementwise_bandwidth_fraction", "launch_overhead", "host_launch", "graph_launch",
+       "compute_power_weight", "batch_isolated_kernels", "atom_launch_overhead", "yield_save_cost",
+       "gemm_tile_selection", "gemm_compute_fraction", "gemm_tile_knee", "gemm_fixed",
+       "attention_compute_fraction", "collective_latency", "link_bandwidth_fraction",
+       "co_residency"}));
   sim::SimGpuOverrides o;
   const auto number = [&](std::string_view key, std::optional<double>& out) -> core::Status {
     if (!n.has(key)) return {};
@@ -302,6 +304,8 @@ Result<sim::SimGpuOverrides> parse_sim_options(const ConfigNode& n, const hw::Gp
   TESSERA_TRY(number("elementwise_bandwidth_fraction", o.elementwise_bandwidth_fraction));
   TESSERA_TRY(number("sm_bandwidth_multiple", o.sm_bandwidth_multiple));
   TESSERA_TRY(duration("launch_overhead", o.launch_overhead));
+  TESSERA_TRY(duration("host_launch", o.host_launch));
+  TESSERA_TRY(duration("graph_launch", o.graph_launch));
   TESSERA_TRY(number("compute_power_weight", o.compute_power_weight));
   TESSERA_TRY(duration("atom_launch_overhead", o.atom_launch_overhead));
   TESSERA_TRY(duration("yield_save_cost", o.yield_save_cost));

@@ -144,6 +144,7 @@ void InferenceServer::maybe_start_iteration() {
     in_flight_is_prefill_ = false;
     in_flight_tokens_ = static_cast<int>(running_.size());
     step = workload::tp_decode_step(config_.model, config_.tensor_parallel, lengths_);
+    step.graph = config_.cuda_graphs;
   } else {
     return;
   }

@@ -45,6 +45,10 @@ struct InferenceConfig {
   // waits (workload/serving/engine_costs.hpp). None by default: the experiments' figures are the
   // GPU's alone until they are re-run with the fitted costs (a scenario's `engine: fitted`).
   workload::EngineCosts engine = workload::kNoEngineCosts;
+  // Decode steps captured as CUDA graphs and launched in one call, prefills launched kernel by
+  // kernel: vLLM's default (false is its enforce_eager). What a launch costs the host is the
+  // simulated GPU's host_launch and graph_launch.
+  bool cuda_graphs = true;
   metrics::Slo slo;
 };
 

@@ -98,6 +98,9 @@ std::string_view to_string(Phase p);
 struct KernelSequence {
   std::vector<KernelGroup> groups;
   Phase phase = Phase::kUnspecified;
+  // Captured as a CUDA graph: the host launches all its kernels in one call (cudaGraphLaunch),
+  // not one by one.
+  bool graph = false;
 
   std::int64_t kernel_count() const;
   double total_flops() const;

@@ -20,8 +20,9 @@ using test::sequence_of;
 constexpr core::Nanos kUs = core::kNanosPerMicro;
 
 // A decode-step-like sequence: 4 layers of 6 kernels, mixed compute- and memory-bound.
-workload::KernelSequencePtr decode_like() {
+workload::KernelSequencePtr decode_like(bool graph = false) {
   auto seq = std::make_shared<workload::KernelSequence>();
+  seq->graph = graph;
   seq->groups.push_back({.kernels = {make_kernel("embed", 8, 1e4, 3e4, 8)}, .repeat = 1});
   seq->groups.push_back(
       {.kernels = {make_kernel("norm", 4, 2e4, 1.1e4, 8), make_kernel("qkv", 96, 3.1e5, 7.7e4, 2),
@@ -47,10 +48,18 @@ struct PairRun {
   std::uint64_t engine_events;
 };
 
+// Host launch costs: none, or a host that falls behind the GPU now and then.
+struct Host {
+  core::Nanos launch = 0;
+  core::Nanos graph = 0;  // > 0: decode steps are graphs launched at this cost
+};
+
 // Stream 0 runs decode steps back to back on SMs 0-11; stream 1 (SMs 12-15 in its own domain)
 // trains alongside; at `intrude` a third stream submits one kernel on all SMs.
-PairRun run_pair(bool batch, core::Nanos intrude) {
+PairRun run_pair(bool batch, core::Nanos intrude, Host host = {}) {
   auto options = test::exact_options(batch);
+  options.host_launch = host.launch;
+  options.graph_launch = host.graph;
   options.launch_overhead = 2345;
   options.achievable_compute_fraction = 0.81;
   Engine engine;
@@ -76,7 +85,7 @@ PairRun run_pair(bool batch, core::Nanos intrude) {
   std::function<void(device::StreamId, int)> loop = [&](device::StreamId s, int left) {
     auto seq =
         s == s0
-            ? decode_like()
+            ? decode_like(host.graph > 0)
             : sequence_of(
                   {make_kernel("fwd", 40, 9e5, 2e5, 1), make_kernel("bwd", 40, 1.8e6, 3e5, 1)}, 3);
     EXPECT_TRUE(gpu.submit(
@@ -130,6 +139,27 @@ TEST(Batching, AnIntruderSplitsTheBatchesItTouchesExactly) {
     SCOPED_TRACE(t);
     expect_same(run_pair(false, t), run_pair(true, t));
   }
+}
+
+TEST(Batching, BatchesStopWhereTheHostFallsBehindAndSplitExactly) {
+  // 3.5 us per eager launch is longer than some kernels (2.3 us of launch overhead and little
+  // work) and shorter than others, so the host falls behind and catches up within each
+  // submission; decode steps as graphs in the second.
+  for (const Host host : {Host{.launch = 3500, .graph = 0}, Host{.launch = 3500, .graph = 4100}}) {
+    SCOPED_TRACE(host.graph);
+    expect_same(run_pair(false, core::kNever / 4, host), run_pair(true, core::kNever / 4, host));
+    for (core::Nanos t = 1'001; t < 400 * kUs; t += 53'111) {
+      SCOPED_TRACE(t);
+      expect_same(run_pair(false, t, host), run_pair(true, t, host));
+    }
+  }
+  // The host's launches show: the same work ends later than with a host that keeps up, and
+  // batches still form where the host is ahead.
+  const PairRun lagging = run_pair(true, core::kNever / 4, Host{.launch = 3500});
+  const PairRun keeping_up = run_pair(true, core::kNever / 4);
+  EXPECT_GT(lagging.stats.elapsed, keeping_up.stats.elapsed);
+  EXPECT_LT(lagging.engine_events,
+            run_pair(false, core::kNever / 4, Host{.launch = 3500}).engine_events / 2);
 }
 
 TEST(Batching, MixedScenarioMatchesThePerKernelPath) {

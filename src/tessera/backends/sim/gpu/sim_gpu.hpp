@@ -124,6 +124,7 @@ class SimGpu final : public device::GpuDevice {
 
   enum class Phase : std::uint8_t {
     kIdle,       // no kernel
+    kLaunching,  // the host has not launched it yet (SimGpuOptions::host_launch, graph_launch)
     kWaiting,    // ready, in waiting_, holds no SM
     kRunning,    // holds SMs, has a completion event
     kSuspended,  // its context is suspended; holds no SM, keeps its progress
@@ -209,6 +210,7 @@ class SimGpu final : public device::GpuDevice {
     double demand;
     core::Nanos tail = -1;  // when its last wave leaves SMs idle (< 0: never)
     int tail_sms = 0;       // SMs it holds from then on
+    core::Nanos launched;   // when the host had launched it
   };
 
   struct Stream {
@@ -227,6 +229,12 @@ class SimGpu final : public device::GpuDevice {
     workload::KernelSequencePtr described;
     device::BlockRange described_range;
     Launch cur;
+    // The host thread launching the stream's kernels: when the current submission's launches
+    // began, the CPU time of each, and when it has launched the last kernel so far.
+    core::Nanos host_start = 0;
+    core::Nanos host_step = 0;
+    core::Nanos host_free = 0;
+    device::TimerId host_timer = 0;
     // Checkpoints the current kernel has stopped at (yields): after j of c, its next launch runs
     // the same grid with (c + 1 - j) / (c + 1) of each block's work left.
     int checkpoints_passed = 0;
@@ -307,7 +315,12 @@ class SimGpu final : public device::GpuDevice {
   }
   void redraw_fresh_plan(KernelInfo& info, int sms, double capacity);
   void begin_submission(std::uint32_t s);
-  void make_ready(std::uint32_t s);
+  // The stream's kernel at its cursor, fresh, becomes ready once the host has launched it (a
+  // `relaunch`, the rest of a yielded kernel, is launched from now on).
+  void make_ready(std::uint32_t s, bool relaunch = false);
+  // It joins the waiting kernels (or the suspended ones).
+  void enter_ready(std::uint32_t s);
+  void on_launched(std::uint32_t s);
   void continue_stream(std::uint32_t s, bool submission_ended);
   void dispatch();
   // One pass of dispatch() over the kernels of `level` only (all of them when none): growth of

@@ -73,6 +73,7 @@ void SimGpu::start_batch(std::uint32_t s) {
   st.batch.clear();
   Cursor c = st.cursor;
   core::Nanos t = now;
+  core::Nanos host = st.host_free;  // the first kernel is launched: it is ready
   int most = 1;
   for (;;) {
     const workload::Kernel& k = kernel_at(seq, c);
@@ -88,7 +89,8 @@ void SimGpu::start_batch(std::uint32_t s) {
                                  .compute_share = planned.rates.compute_share,
                                  .demand = planned.rates.demand,
                                  .tail = planned.to_tail < 0 ? -1 : t + planned.to_tail,
-                                 .tail_sms = planned.tail.sms});
+                                 .tail_sms = planned.tail.sms,
+                                 .launched = host});
     most = std::max(most, n);
     t = end;
     Cursor next = c;
@@ -98,11 +100,14 @@ void SimGpu::start_batch(std::uint32_t s) {
       break;
     }
     c = next;
-    if (st.batch.size() >= max_items) {
+    // The batch also stops at a kernel the host has not launched by the time it could start.
+    const core::Nanos launched = std::max(host, st.host_start) + st.host_step;
+    if (st.batch.size() >= max_items || launched > t) {
       st.batch_ends_submission = false;
       st.batch_next = c;
       break;
     }
+    host = launched;
   }
   // Nothing else may use the set while the batch runs (any contender splits it first), so which
   // of its SMs count as held in between is not observable; the batch holds as many as its
@@ -134,6 +139,7 @@ void SimGpu::on_batch_done(std::uint32_t s) {
   Launch& l = st.cur;
   st.batch_timer = 0;
   st.batch_limit = std::min(2 * st.batch_limit, options_.max_batch_kernels);
+  st.host_free = st.batch.back().launched;
   for (const auto& item : st.batch) account_item(s, item);
   st.batch.clear();
   free_ |= l.held;
@@ -156,6 +162,7 @@ void SimGpu::split_batch(std::uint32_t s) {
   const std::size_t j = in_flight(st, now);
   for (std::size_t i = 0; i < j; ++i) account_item(s, st.batch[i]);
   const BatchItem item = st.batch[j];
+  st.host_free = item.launched;
   st.batch.clear();
   st.cursor = item.cursor;
 

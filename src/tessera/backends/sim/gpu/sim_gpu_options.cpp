@@ -81,6 +81,12 @@ core::Status validate_model(const hw::GpuSpec& spec, const SimGpuOptions& o) {
     return bad_option(
         fmt::format("launch_overhead is {} ns; it cannot be negative", o.launch_overhead));
   }
+  if (o.host_launch < 0) {
+    return bad_option(fmt::format("host_launch is {} ns; it cannot be negative", o.host_launch));
+  }
+  if (o.graph_launch < 0) {
+    return bad_option(fmt::format("graph_launch is {} ns; it cannot be negative", o.graph_launch));
+  }
   if (o.atom_launch_overhead < 0) {
     return bad_option(fmt::format("atom_launch_overhead is {} ns; it cannot be negative",
                                   o.atom_launch_overhead));
@@ -137,6 +143,8 @@ SimGpuOptions apply(SimGpuOptions out, const SimGpuOverrides& o) {
   set(out.elementwise_bandwidth_fraction, o.elementwise_bandwidth_fraction);
   set(out.sm_bandwidth_multiple, o.sm_bandwidth_multiple);
   set(out.launch_overhead, o.launch_overhead);
+  set(out.host_launch, o.host_launch);
+  set(out.graph_launch, o.graph_launch);
   set(out.atom_launch_overhead, o.atom_launch_overhead);
   set(out.yield_save_cost, o.yield_save_cost);
   set(out.compute_power_weight, o.compute_power_weight);

@@ -37,6 +37,18 @@ struct SimGpuOptions {
   // microseconds is the commonly quoted launch latency on the CUDA driver).
   core::Nanos launch_overhead = core::micros(3);
 
+  // The host thread that launches a stream's kernels (ASSUMPTION: one per stream, launching a
+  // submission's kernels back to back from when it is submitted, asynchronously, with no limit on
+  // how far it runs ahead). A kernel cannot start before the host has launched it: host_launch
+  // is its CPU time per eager launch, graph_launch per launch of a submission captured as a CUDA
+  // graph (workload::KernelSequence::graph), which launches every kernel of it at once. 0 (the
+  // default): the host always keeps ahead of the GPU. Figures: PyTorch's CPU launch time
+  // "is between 5-20 microseconds" (HolisticTraceAnalysis docs, "CUDA kernel launch stats");
+  // CUDA.jl's graphs page times 80 broadcast kernels at 260 us launched one by one (3.25 us
+  // each) and a graph of them at 3.5 us of CPU time.
+  core::Nanos host_launch = 0;
+  core::Nanos graph_launch = 0;
+
   // GEMMs timed as a library tiles them. Off: a GEMM is its builder's grid at
   // achievable_compute_fraction, like any kernel. On: a kernel carrying its GEMM problem
   // (workload::Kernel::gemm) is timed as the fastest of a set of output tiles (256x128 down to
@@ -118,6 +130,8 @@ struct SimGpuOverrides {
   std::optional<double> elementwise_bandwidth_fraction;
   std::optional<double> sm_bandwidth_multiple;
   std::optional<core::Nanos> launch_overhead;
+  std::optional<core::Nanos> host_launch;
+  std::optional<core::Nanos> graph_launch;
   std::optional<core::Nanos> atom_launch_overhead;
   std::optional<core::Nanos> yield_save_cost;
   std::optional<double> compute_power_weight;

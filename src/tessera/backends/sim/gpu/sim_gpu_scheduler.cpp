@@ -16,6 +16,15 @@ void SimGpu::begin_submission(std::uint32_t s) {
   const Submission& sub = st.queue.front();
   const workload::KernelSequence& seq = *sub.sequence;
   st.cursor = first_cursor(seq);
+  // The host starts launching it once it has launched everything before it; a graph launches in
+  // one call (a range of one kernel cannot be a graph's).
+  st.host_start = std::max(sub.submitted, st.host_free);
+  if (seq.graph && sub.range.size() == 0) {
+    st.host_step = 0;
+    st.host_free = st.host_start + options_.graph_launch;
+  } else {
+    st.host_step = options_.host_launch;
+  }
   if (st.described == sub.sequence && st.described_range == sub.range) return;
   st.described = sub.sequence;
   st.described_range = sub.range;
@@ -54,7 +63,7 @@ void SimGpu::redraw_fresh_plan(KernelInfo& info, int sms, double capacity) {
                      : remaining_ns(std::max(0.0, 1 - info.tail.left), info.rates.duration_ns, 1.0);
 }
 
-void SimGpu::make_ready(std::uint32_t s) {
+void SimGpu::make_ready(std::uint32_t s, bool relaunch) {
   Stream& st = streams_[s];
   Launch& l = st.cur;
   // A fresh kernel; launch() or start_batch() fill in the rest.
@@ -74,6 +83,27 @@ void SimGpu::make_ready(std::uint32_t s) {
   l.tail_left = -1;
   l.in_tail = false;
   l.tail_timer = 0;
+  const core::Nanos now = engine_.now();
+  st.host_free = std::max(st.host_free, relaunch ? now : st.host_start) +
+                 (relaunch ? options_.host_launch : st.host_step);
+  if (st.host_free > now) {
+    l.phase = Phase::kLaunching;
+    st.host_timer = engine_.schedule_at(st.host_free, [this, s] { on_launched(s); });
+    return;
+  }
+  enter_ready(s);
+}
+
+void SimGpu::on_launched(std::uint32_t s) {
+  begin_op();
+  streams_[s].host_timer = 0;
+  enter_ready(s);
+  end_op();
+}
+
+void SimGpu::enter_ready(std::uint32_t s) {
+  Stream& st = streams_[s];
+  Launch& l = st.cur;
   l.ready_seq = next_ready_++;
   if (contexts_[st.context].suspended) {
     l.phase = Phase::kSuspended;

@@ -70,7 +70,7 @@ void SimGpu::on_saved(std::uint32_t s) {
   dispatch_needed_ = true;
   push_kernel_event(s, l.kernel, l.start, now, l.sms_at_start, /*yielded=*/true);
   // The rest stays at the head of the stream and launches with its configuration now.
-  make_ready(s);
+  make_ready(s, /*relaunch=*/true);
   end_op();
 }
 
