@@ -13,8 +13,8 @@
 #include <set>
 
 #include "headless_chromium.hpp"
+#include "run_cli.hpp"
 #include "small_run.hpp"
-#include "tessera/cli/command_line.hpp"
 #include "tessera/report/html_page.hpp"
 #include "tessera/scenario/html_report.hpp"
 
@@ -252,14 +252,9 @@ TEST(SimulateReportPage, AReportThatCannotBeWrittenNamesThePath) {
     if (std::string_view(command) == "simulate") argv.push_back(yaml.c_str());
     for (const char* arg : {"-q", "--duration", "1s", "--report", "/nonexistent/dir/run.html"})
       argv.push_back(arg);
-    cli::CommandLine line;
-    testing::internal::CaptureStdout();
-    testing::internal::CaptureStderr();
-    const int status = line.main(static_cast<int>(argv.size()), argv.data());
-    testing::internal::GetCapturedStdout();
-    const std::string err = testing::internal::GetCapturedStderr();
-    EXPECT_EQ(status, 1) << command;
-    EXPECT_THAT(err, HasSubstr("cannot write '/nonexistent/dir/run.html'")) << command;
+    const test::CliRun run = test::run_cli(argv);
+    EXPECT_EQ(run.status, 1) << command;
+    EXPECT_THAT(run.err, HasSubstr("cannot write '/nonexistent/dir/run.html'")) << command;
   }
 }
 

@@ -5,8 +5,8 @@
 
 #include "handmade_rows.hpp"
 #include "headless_chromium.hpp"
+#include "run_cli.hpp"
 #include "support/csv.hpp"
-#include "tessera/cli/command_line.hpp"
 #include "tessera/report/html_page.hpp"
 #include "tessera/validation/html_report.hpp"
 
@@ -110,16 +110,10 @@ TEST(ReportValidatePage, ThePageHoldsTheTextReportsTables) {
 
 TEST(ReportValidatePage, AReportThatCannotBeWrittenNamesThePath) {
   const std::string measured = std::string(TESSERA_SOURCE_DIR) + "/tests/cli/validate/measured.csv";
-  const char* argv[] = {"tessera",        "validate", "-q",
-                        measured.c_str(), "--report", "/nonexistent/dir/report.html"};
-  cli::CommandLine line;
-  testing::internal::CaptureStdout();
-  testing::internal::CaptureStderr();
-  const int status = line.main(static_cast<int>(std::size(argv)), argv);
-  testing::internal::GetCapturedStdout();
-  const std::string err = testing::internal::GetCapturedStderr();
-  EXPECT_EQ(status, 1);
-  EXPECT_THAT(err, HasSubstr("cannot write '/nonexistent/dir/report.html'"));
+  const test::CliRun run = test::run_cli(
+      {"tessera", "validate", "-q", measured.c_str(), "--report", "/nonexistent/dir/report.html"});
+  EXPECT_EQ(run.status, 1);
+  EXPECT_THAT(run.err, HasSubstr("cannot write '/nonexistent/dir/report.html'"));
 }
 
 }  // namespace

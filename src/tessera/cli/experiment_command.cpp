@@ -12,6 +12,7 @@
 #include "tessera/cli/output.hpp"
 #include "tessera/cli/progress.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/experiment/html_report.hpp"
 #include "tessera/experiment/registry.hpp"
 #include "tessera/experiment/run.hpp"
 #include "tessera/metrics/timeline.hpp"
@@ -31,10 +32,10 @@ std::string trace_path_for(const std::string& path, const experiment::Config& co
 
 // A MIG study runs batch jobs on the simulated MIG GPU: no scenario, so no --duration or --trace.
 core::Status run_mig_study(const experiment::MigExperiment& e, const ExperimentFlags& f) {
-  if (!f.duration.empty() || !f.trace_path.empty()) {
+  if (!f.duration.empty() || !f.trace_path.empty() || !f.report_path.empty()) {
     return core::failf(core::Domain::kScenario, core::Code::kInvalidArgument,
-                       "{} runs its job mixes to the end and draws no timeline: --duration and "
-                       "--trace do not apply (--json, --seed and -q do)",
+                       "{} runs its job mixes to the end and draws no timeline or page: "
+                       "--duration, --trace and --report do not apply (--json, --seed and -q do)",
                        e.name);
   }
   experiment::MigStudyOptions options;
@@ -56,10 +57,11 @@ core::Status run_mig_study(const experiment::MigExperiment& e, const ExperimentF
 // A FlexTopo study runs the cluster simulator on its own protocol: no scenario, so no --duration or
 // --trace.
 core::Status run_cluster_study(const experiment::FlextopoExperiment& e, const ExperimentFlags& f) {
-  if (!f.duration.empty() || !f.trace_path.empty()) {
+  if (!f.duration.empty() || !f.trace_path.empty() || !f.report_path.empty()) {
     return core::failf(core::Domain::kScenario, core::Code::kInvalidArgument,
-                       "{} runs a fixed number of preemption cycles and draws no timeline: "
-                       "--duration and --trace do not apply (--json, --seed and -q do)",
+                       "{} runs a fixed number of preemption cycles and draws no timeline or "
+                       "page: --duration, --trace and --report do not apply (--json, --seed and "
+                       "-q do)",
                        e.name);
   }
   experiment::FlextopoOptions options;
@@ -92,6 +94,8 @@ core::Status run_scenario_study(const experiment::Experiment& e, const Experimen
       options.timeline = timelines.back().second.get();
     }
     options.progress = [&progress](const scenario::Progress& p) { progress.update(p); };
+    // The page's latency CDFs are drawn from every request's figures.
+    options.keep_samples = !f.report_path.empty();
     return options;
   };
   auto result = experiment::run_experiment(e, overrides, make_options);
@@ -101,6 +105,9 @@ core::Status run_scenario_study(const experiment::Experiment& e, const Experimen
   if (f.json_path != "-") fmt::print("{}", experiment::format_result(*result));
   if (!f.json_path.empty()) {
     TESSERA_TRY(write_text(f.json_path, experiment::to_json(*result).dump(2)));
+  }
+  if (!f.report_path.empty()) {
+    TESSERA_TRY(write_text(f.report_path, experiment::format_html_report(*result)));
   }
   for (const auto& [path, timeline] : timelines) {
     TESSERA_TRY(timeline->write(path));
@@ -125,6 +132,10 @@ void add_experiment_options(CLI::App& command, ExperimentFlags& f) {
   command.add_option("--trace", f.trace_path,
                      "Write a Chrome Trace Event timeline (open it in https://ui.perfetto.dev); "
                      "one file per configuration when there are several");
+  command.add_option("--report", f.report_path,
+                     "Write the results as one HTML page (per configuration the claims, the "
+                     "experiment's table and the run's tables and plots) that opens offline; "
+                     "for the experiments that run scenarios");
   add_duration_option(command, f.duration,
                       "Override the simulated duration of every configuration, e.g. 60s");
   command.add_option("--seed", f.seed, "Override the random seed");

@@ -17,6 +17,7 @@ struct ExperimentFlags {
   bool list = false;
   std::string json_path;
   std::string trace_path;
+  std::string report_path;
   std::string duration;
   std::int64_t seed = -1;
   bool quiet = false;

@@ -52,6 +52,13 @@ void apply(scenario::Scenario& s, const Overrides& o) {
   if (o.seed) s.seed = *o.seed;
 }
 
+std::string cell(const metrics::RunReport& report, const Metric& metric, const std::string& mode) {
+  auto v = metric_value(report, metric, mode);
+  return v ? fmt::format("{:.4g}", *v) : "-";
+}
+
+}  // namespace
+
 std::string source_line(const Experiment& e, const scenario::Scenario& s) {
   std::vector<std::string> parts;
   for (const auto& key : e.assumptions) {
@@ -64,12 +71,8 @@ std::string source_line(const Experiment& e, const scenario::Scenario& s) {
       fmt::join(parts, ", "));
 }
 
-std::string cell(const metrics::RunReport& report, const Metric& metric, const std::string& mode) {
-  auto v = metric_value(report, metric, mode);
-  return v ? fmt::format("{:.4g}", *v) : "-";
-}
-
-std::string format_table(const Experiment& e, const metrics::RunReport& report) {
+std::vector<std::vector<std::string>> result_rows(const Experiment& e,
+                                                  const metrics::RunReport& report) {
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> header{"mode"};
   for (const auto& m : e.columns) header.push_back(label(m));
@@ -79,10 +82,26 @@ std::string format_table(const Experiment& e, const metrics::RunReport& report) 
     for (const auto& m : e.columns) row.push_back(cell(report, m, mode.mode));
     rows.push_back(std::move(row));
   }
-  return align_columns(rows);
+  return rows;
 }
 
-}  // namespace
+std::vector<std::array<std::string, 4>> claim_rows(const std::vector<ClaimResult>& claims) {
+  std::vector<std::array<std::string, 4>> rows{{"claim", "paper", "tessera", "same direction?"}};
+  for (const auto& c : claims) {
+    const Claim& claim = *c.claim;
+    const std::string what =
+        claim.baselines.size() == 1
+            ? fmt::format("{}: {} vs {}", claim.statement, claim.subject, claim.baselines.front())
+            : fmt::format("{}: {} vs best of {}", claim.statement, claim.subject,
+                          fmt::join(claim.baselines, "/"));
+    std::string ours =
+        c.tessera ? fmt::format("{} (vs {})", format_figure(*c.tessera, claim.form), c.baseline)
+                  : "n/a: " + c.why_not;
+    rows.push_back({what, format_figure(claim.paper, claim.form), ours,
+                    c.tessera ? (c.same_direction ? "yes" : "no") : "n/a"});
+  }
+  return rows;
+}
 
 std::string align_columns(const std::vector<std::vector<std::string>>& rows) {
   if (rows.empty()) return "";
@@ -107,20 +126,7 @@ std::string align_columns(const std::vector<std::vector<std::string>>& rows) {
 
 std::string format_claims(const std::vector<ClaimResult>& claims) {
   if (claims.empty()) return "";
-  std::vector<std::array<std::string, 4>> rows{{"claim", "paper", "tessera", "same direction?"}};
-  for (const auto& c : claims) {
-    const Claim& claim = *c.claim;
-    const std::string what =
-        claim.baselines.size() == 1
-            ? fmt::format("{}: {} vs {}", claim.statement, claim.subject, claim.baselines.front())
-            : fmt::format("{}: {} vs best of {}", claim.statement, claim.subject,
-                          fmt::join(claim.baselines, "/"));
-    std::string ours =
-        c.tessera ? fmt::format("{} (vs {})", format_figure(*c.tessera, claim.form), c.baseline)
-                  : "n/a: " + c.why_not;
-    rows.push_back({what, format_figure(claim.paper, claim.form), ours,
-                    c.tessera ? (c.same_direction ? "yes" : "no") : "n/a"});
-  }
+  const std::vector<std::array<std::string, 4>> rows = claim_rows(claims);
   std::array<std::size_t, 3> width{};
   for (const auto& r : rows) {
     for (std::size_t i = 0; i < 3; ++i) width[i] = std::max(width[i], r[i].size());
@@ -180,7 +186,7 @@ std::string format_result(const ExperimentResult& result) {
         fmt::format("\n== {}{}: {} on {} ({}), {:g} s simulated, seed {} ==\n",
                     c.config->label.empty() ? "" : c.config->label + " / ", c.config->scenario_file,
                     s.name, c.report.gpu, c.report.backend, core::to_seconds(s.duration), s.seed);
-    out += format_table(e, c.report);
+    out += align_columns(result_rows(e, c.report));
     // fmt::format, not "\n" + string: GCC 12 at -O3 warns falsely (-Wrestrict, GCC PR105651).
     if (!c.claims.empty()) out += fmt::format("\n{}", format_claims(c.claims));
     out += fmt::format("\n{}\n", wrap(source_line(e, s), kWrap));

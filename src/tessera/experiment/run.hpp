@@ -2,6 +2,7 @@
 // Runs an experiment, prints it for people (table, claims, where the numbers come from) and as
 // JSON for programs.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -43,6 +44,16 @@ core::Result<ExperimentResult> run_experiment(
 std::string format_result(const ExperimentResult& result);
 // Per configuration the RunReport JSON (metrics::to_json) with the claims beside it.
 nlohmann::json to_json(const ExperimentResult& result);
+
+// The pieces of format_result, for the HTML page (html_report.hpp) too.
+// The experiment's table of one configuration: a header (mode, then the metrics), a row per mode.
+std::vector<std::vector<std::string>> result_rows(const Experiment& e,
+                                                  const metrics::RunReport& report);
+// The claims' rows after a header: claim | paper | tessera (vs the baseline it was compared
+// with) | same direction?
+std::vector<std::array<std::string, 4>> claim_rows(const std::vector<ClaimResult>& claims);
+// The model assumptions the figures rest on, with their values in this scenario.
+std::string source_line(const Experiment& e, const scenario::Scenario& s);
 
 // Pieces the MIG studies (mig_studies.hpp) print with too.
 // Rows of cells as text columns: the first left-aligned (a name), the rest right-aligned

@@ -365,14 +365,11 @@ json memory_spec(const RunReport& r) {
   return spec;
 }
 
-std::string format_html_report(const RunReport& r) {
-  report::HtmlPage page(fmt::format("tessera: {}", r.scenario));
-  const double seconds = r.modes.empty() ? 0 : core::to_seconds(r.modes.front().simulated);
-  page.paragraph(fmt::format("{} on {} ({}), seed {}; {} s {} per mode.", r.scenario, r.gpu,
-                             r.backend, r.seed, metrics::format_number(seconds),
-                             r.backend == "simulator" ? "simulated" : "run"));
-
-  page.section("Results")
+void add_run_sections(report::HtmlPage& page, const RunReport& r, std::string_view prefix) {
+  const auto heading = [prefix](std::string_view what) {
+    return fmt::format("{}{}", prefix, what);
+  };
+  page.section(heading("Results"))
       .table(results_table(r))
       .paragraph(
           "ms, nearest-rank p50/p99; done/arr: completed/arrived requests; SLO %: arrived "
@@ -402,27 +399,37 @@ std::string format_html_report(const RunReport& r) {
     }
   }
   if (!cdfs.empty() || samples_missing) {
-    page.section("Latency").paragraph(
-        "Per inference tenant and mode, the fraction of requests at or below each TTFT (those "
-        "with a first token) and TPOT (completed ones), on a log axis. A TPOT of 0 (a "
-        "single-token output) lies off the axis but counts in the fractions.");
+    page.section(heading("Latency"))
+        .paragraph(
+            "Per inference tenant and mode, the fraction of requests at or below each TTFT (those "
+            "with a first token) and TPOT (completed ones), on a log axis. A TPOT of 0 (a "
+            "single-token output) lies off the axis but counts in the fractions.");
     if (samples_missing) {
       page.paragraph("Some modes kept no per-request samples, so their lines are missing.");
     }
     for (const json& spec : cdfs) page.vega_lite(spec);
   }
-  page.section("Throughput").vega_lite(throughput_spec(r));
+  page.section(heading("Throughput")).vega_lite(throughput_spec(r));
   if (const json slo = slo_attainment_spec(r); !slo.is_null()) {
-    page.section("SLO attainment").vega_lite(slo);
+    page.section(heading("SLO attainment")).vega_lite(slo);
   }
   if (const json mem = memory_spec(r); !mem.is_null()) {
-    page.section("Memory")
+    page.section(heading("Memory"))
         .paragraph(
             "Each tenant's weights, activations and KV cache as its serving engine laid them "
             "out, against its budget (gpu_memory_utilization of the board); the red tick is "
             "the memory in use at the KV cache's peak.")
         .vega_lite(mem);
   }
+}
+
+std::string format_html_report(const RunReport& r) {
+  report::HtmlPage page(fmt::format("tessera: {}", r.scenario));
+  const double seconds = r.modes.empty() ? 0 : core::to_seconds(r.modes.front().simulated);
+  page.paragraph(fmt::format("{} on {} ({}), seed {}; {} s {} per mode.", r.scenario, r.gpu,
+                             r.backend, r.seed, metrics::format_number(seconds),
+                             r.backend == "simulator" ? "simulated" : "run"));
+  add_run_sections(page, r, "");
   return page.render();
 }
 

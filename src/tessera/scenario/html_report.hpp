@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tessera/metrics/report.hpp"
+#include "tessera/report/html_page.hpp"
 
 namespace tessera::scenario {
 
@@ -43,6 +44,10 @@ nlohmann::json slo_attainment_spec(const metrics::RunReport& report);
 // ticks at the budget and at the peak KV use; null when no tenant has one.
 nlohmann::json memory_spec(const metrics::RunReport& report);
 
+// The run's sections (tables, then the plots above that apply) added to `page`, each heading
+// after `prefix` (a page of several runs tells them apart by it).
+void add_run_sections(report::HtmlPage& page, const metrics::RunReport& report,
+                      std::string_view prefix);
 // The page.
 std::string format_html_report(const metrics::RunReport& report);
 

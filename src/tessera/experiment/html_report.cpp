@@ -1,0 +1,54 @@
+#include "tessera/experiment/html_report.hpp"
+
+#include <fmt/format.h>
+
+#include "tessera/report/html_page.hpp"
+#include "tessera/scenario/html_report.hpp"
+
+namespace tessera::experiment {
+namespace {
+
+// Rows whose first row is the header; every column after the first holds figures.
+report::Table table_of(std::string caption, const std::vector<std::vector<std::string>>& rows) {
+  report::Table t{.caption = std::move(caption), .header = {}, .rows = {}, .numeric_columns = {}};
+  if (rows.empty()) return t;
+  t.header = rows.front();
+  t.rows.assign(rows.begin() + 1, rows.end());
+  for (std::size_t i = 1; i < t.header.size(); ++i) t.numeric_columns.push_back(i);
+  return t;
+}
+
+report::Table claims_table(const std::vector<ClaimResult>& claims) {
+  const auto rows = claim_rows(claims);
+  report::Table t{.caption = "The paper's claims, computed from this run",
+                  .header = {rows.front().begin(), rows.front().end()},
+                  .rows = {},
+                  .numeric_columns = {1}};
+  for (std::size_t i = 1; i < rows.size(); ++i) t.rows.emplace_back(rows[i].begin(), rows[i].end());
+  return t;
+}
+
+}  // namespace
+
+std::string format_html_report(const ExperimentResult& result) {
+  const Experiment& e = *result.experiment;
+  report::HtmlPage page(fmt::format("tessera experiment: {}", e.name));
+  page.paragraph(fmt::format("{}, {}.", e.paper, e.figure)).paragraph(e.setup);
+  const bool several = result.configs.size() > 1;
+  for (const ConfigResult& c : result.configs) {
+    const scenario::Scenario& s = c.scenario;
+    const std::string name = c.config->label.empty() ? s.name : c.config->label;
+    const std::string prefix = several ? name + ": " : "";
+    page.section(fmt::format("{}{}", prefix, "Setup"))
+        .paragraph(fmt::format("{} ({}) on {} ({}), {:g} s simulated, seed {}.", s.name,
+                               c.config->scenario_file, c.report.gpu, c.report.backend,
+                               core::to_seconds(s.duration), s.seed));
+    if (!c.claims.empty()) page.table(claims_table(c.claims));
+    page.table(table_of("The experiment's figures per mode", result_rows(e, c.report)))
+        .paragraph(source_line(e, s));
+    scenario::add_run_sections(page, c.report, prefix);
+  }
+  return page.render();
+}
+
+}  // namespace tessera::experiment

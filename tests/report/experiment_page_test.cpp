@@ -1,0 +1,110 @@
+// `tessera experiment NAME --report`'s page: each configuration's claims, table, assumptions and
+// the run's own sections under the configuration's name (training-colocation, two
+// configurations); drawn in headless Chromium without an error (hybrid; skipped where no chromium
+// binary is on PATH); and the studies that run no scenario refuse the flag, saying so.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "headless_chromium.hpp"
+#include "run_cli.hpp"
+#include "tessera/experiment/html_report.hpp"
+#include "tessera/experiment/registry.hpp"
+#include "tessera/report/html_page.hpp"
+#include "tessera/scenario/html_report.hpp"
+
+namespace tessera::experiment {
+namespace {
+
+using test::count;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+const std::filesystem::path kWorkDir = TESSERA_REPORT_TEST_DIR;
+
+// training-colocation has two configurations (high and low contention); 2 simulated seconds each.
+ExperimentResult run_two_configurations() {
+  auto entry = find_experiment("training-colocation");
+  EXPECT_TRUE(entry.has_value());
+  const Experiment& e = *(*entry)->as<Experiment>();
+  auto r = run_experiment(e, Overrides{.duration = core::seconds(2), .seed = std::nullopt},
+                          [](const Config&) {
+                            scenario::RunOptions options;
+                            options.keep_samples = true;
+                            return options;
+                          });
+  EXPECT_TRUE(r.has_value()) << r.error().message();
+  return std::move(*r);
+}
+
+TEST(ExperimentReportPage, EachConfigurationHasItsClaimsTableAndRunUnderItsName) {
+  const ExperimentResult result = run_two_configurations();
+  ASSERT_EQ(result.configs.size(), 2u);
+  const std::string html = format_html_report(result);
+  EXPECT_THAT(html, HasSubstr("<title>tessera experiment: training-colocation</title>"));
+  std::size_t run_plots = 0;
+  for (const ConfigResult& c : result.configs) {
+    const std::string name = report::escape_html(c.config->label);
+    for (const char* section : {"Setup", "Results", "Throughput"}) {
+      EXPECT_THAT(html, HasSubstr(fmt::format("<h2>{}: {}</h2>", name, section)));
+    }
+    EXPECT_THAT(html, HasSubstr(report::escape_html(source_line(*result.experiment, c.scenario))));
+    for (const auto& mode : c.report.modes) {
+      EXPECT_THAT(html, HasSubstr(fmt::format("<td>{}</td>", mode.mode)));
+    }
+    // Exactly the plots the run's own page has.
+    run_plots += count(scenario::format_html_report(c.report), "<div class=\"plot\"");
+  }
+  EXPECT_EQ(count(html, "The paper&#39;s claims, computed from this run"), 2u);
+  EXPECT_EQ(count(html, "The experiment&#39;s figures per mode"), 2u);
+  EXPECT_EQ(count(html, "<div class=\"plot\""), run_plots);
+  EXPECT_GE(run_plots, result.configs.size());  // a throughput plot each, at least
+}
+
+TEST(ExperimentReportPage, StudiesThatRunNoScenarioRefuseTheFlag) {
+  for (const char* name : {"mig-ml", "flextopo-preemption"}) {
+    const test::CliRun run =
+        test::run_cli({"tessera", "experiment", name, "-q", "--report", "/tmp/unused.html"});
+    EXPECT_EQ(run.status, 1) << name;
+    EXPECT_THAT(run.err, HasSubstr("--report do not apply")) << name;
+  }
+}
+
+TEST(ExperimentReportInBrowser, EveryPlotIsDrawnAndAScreenshotIsLeft) {
+  const std::optional<std::filesystem::path> chromium = test::find_chromium();
+  if (!chromium) GTEST_SKIP() << "no chromium binary on PATH (scripts/install-deps.sh installs it)";
+  std::filesystem::create_directories(kWorkDir);
+  const std::filesystem::path page = kWorkDir / "experiment-report.html";
+  std::filesystem::remove(page);
+  // hybrid: one configuration, an inference tenant with an SLO beside a trainer.
+  const test::CliRun made = test::run_cli(
+      {"tessera", "experiment", "hybrid", "-q", "--duration", "3s", "--report", page.c_str()});
+  ASSERT_EQ(made.status, 0) << made.err;
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+
+  const test::ChromiumRun run = test::run_chromium(*chromium, page, {"--dump-dom"}, kWorkDir);
+  EXPECT_EQ(run.exit_status, 0) << run.log;
+  EXPECT_THAT(test::console_errors(run.log), IsEmpty());
+  const std::vector<std::string> plots = test::plot_elements(run.stdout_text);
+  EXPECT_EQ(count(html, "<div class=\"plot\""), 4u);
+  ASSERT_EQ(plots.size(), 4u);  // hp's TTFT and TPOT CDFs, throughput, SLO attainment
+  for (const std::string& plot : plots) {
+    EXPECT_THAT(plot, HasSubstr("<svg")) << plot.substr(0, 300);
+    EXPECT_THAT(plot, HasSubstr("class=\"marks\""));
+  }
+  const std::filesystem::path screenshot =
+      std::filesystem::path(TESSERA_BINARY_DIR) / "experiment-report-screenshot.png";
+  std::filesystem::remove(screenshot);
+  const test::ChromiumRun shot = test::run_chromium(
+      *chromium, page, {"--screenshot=" + screenshot.string(), "--window-size=1200,3000"},
+      kWorkDir);
+  EXPECT_EQ(shot.exit_status, 0) << shot.log;
+  EXPECT_TRUE(std::filesystem::exists(screenshot));
+}
+
+}  // namespace
+}  // namespace tessera::experiment
