@@ -65,6 +65,16 @@ TEST(MemoryEstimateTest, BertActivationsFollowKorthikantiWithoutTheScoreTerm) {
                    activation_bytes_per_sample("bert-base", 512));
 }
 
+TEST(MemoryEstimateTest, BertLargeActivationsAreTheSameFormulaAtItsSize) {
+  // BERT-large: 24 layers, hidden 1024, 16 heads (Devlin et al. 2019, Sec. 3).
+  const double s = 128, h = 1024, a = 16, layers = 24, vocab = 30522;
+  const double expected = layers * (s * h * 34 + 4 * a * s) + 3 * s * h + 8 * s * h + 4 * s * vocab;
+  // 124.2 MB per sequence of 128 tokens: 3.70 GiB saved for backward at the default batch of 32.
+  EXPECT_DOUBLE_EQ(activation_bytes_per_sample("bert-large", 128), expected);
+  EXPECT_GT(activation_bytes_per_sample("bert-large", 128),
+            2 * activation_bytes_per_sample("bert-base", 128));
+}
+
 TEST(MemoryEstimateTest, Resnet50ActivationsAreDerivedFromItsShapes) {
   const double bytes = activation_bytes_per_sample("resnet-50");
   // The stem alone: the image (3x224x224), conv1 and BN+ReLU outputs (2 x 64x112x112), the

@@ -54,31 +54,35 @@ double optimizer_bytes_per_param(Optimizer o, bool mixed_precision) {
   return master;
 }
 
-// --- BERT-base: Devlin et al. 2019 (BERT, Sec. 3), as src/tessera/workload/models/bert.cpp builds
-// it. ---
-constexpr double kBertLayers = 12;
-constexpr double kBertHidden = 768;
-constexpr double kBertHeads = 12;
+// --- BERT: Devlin et al. 2019 (BERT, Sec. 3: BASE L=12, H=768, A=12; LARGE L=24, H=1024,
+// A=16; feed-forward 4H), as src/tessera/workload/models/bert.cpp builds it. ---
+struct BertShape {
+  double layers;
+  double hidden;
+  double heads;
+};
+constexpr BertShape kBertBase{.layers = 12, .hidden = 768, .heads = 12};
+constexpr BertShape kBertLarge{.layers = 24, .hidden = 1024, .heads = 16};
 constexpr double kBertVocab = 30522;
 constexpr int kBertMaxSeq = 512;
 
 // Saved activations of one sequence of s tokens.
 //
 // Per layer: Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
-// Models", Eq. 1) give s b h (34 + 5 a s / h) bytes at 16-bit with a 1-byte dropout mask. The
-// 5 a s^2 b term is the attention scores, softmax output and its dropout mask; bert.cpp's
-// FlashAttention-2 kernels do not keep them (they are recomputed in backward, dropout
-// regenerated in-kernel), and save only the FP32 log-sum-exp per head and row (4 a s bytes).
-// Embeddings: the LayerNorm input (2 s h) and the dropout mask (s h). Masked-LM head on every
-// position: the transform's input, GELU input, LayerNorm input and decoder input (4 x 2 s h),
-// and the loss's FP32 log-probabilities over the vocabulary (4 s V).
-double bert_activation_bytes(int seq_len) {
+// Models", Eq. 1) give s b h (34 + 5 a s / h) bytes at 16-bit with a 1-byte dropout mask and a
+// feed-forward of 4h. The 5 a s^2 b term is the attention scores, softmax output and its dropout
+// mask; bert.cpp's FlashAttention-2 kernels do not keep them (they are recomputed in backward,
+// dropout regenerated in-kernel), and save only the FP32 log-sum-exp per head and row (4 a s
+// bytes). Embeddings: the LayerNorm input (2 s h) and the dropout mask (s h). Masked-LM head on
+// every position: the transform's input, GELU input, LayerNorm input and decoder input
+// (4 x 2 s h), and the loss's FP32 log-probabilities over the vocabulary (4 s V).
+double bert_activation_bytes(const BertShape& bert, int seq_len) {
   const double s = std::clamp(seq_len, 1, kBertMaxSeq);
-  const double h = kBertHidden;
-  const double per_layer = s * h * 34 + 4 * kBertHeads * s;
+  const double h = bert.hidden;
+  const double per_layer = s * h * 34 + 4 * bert.heads * s;
   const double embeddings = 3 * s * h;
   const double head = 8 * s * h + kLossBytes * s * kBertVocab;
-  return kBertLayers * per_layer + embeddings + head;
+  return bert.layers * per_layer + embeddings + head;
 }
 
 // --- ResNet-50 v1.5 on 224x224 images: He et al. 2016, Table 1, as
@@ -182,7 +186,8 @@ MemoryBreakdown estimate_training(const TrainingMemoryInput& in) {
 }
 
 double activation_bytes_per_sample(std::string_view training_model, int seq_len) {
-  if (training_model == "bert-base") return bert_activation_bytes(seq_len);
+  if (training_model == "bert-base") return bert_activation_bytes(kBertBase, seq_len);
+  if (training_model == "bert-large") return bert_activation_bytes(kBertLarge, seq_len);
   if (training_model == "resnet-50") return resnet50_activation_bytes();
   return 0;
 }
