@@ -194,6 +194,60 @@ TEST(InferenceServer, NewArrivalsArePrefilledBeforeTheNextDecodeStep) {
   EXPECT_EQ(s.rec(0).finished, d1 + s.decode({10}));
 }
 
+// Forwards to exclusive, keeping what each submitted step says of itself.
+class StepRecorder final : public gpu::SharingMode {
+ public:
+  struct Step {
+    workload::Phase phase;
+    bool mid_generation;
+    bool graph;
+  };
+  std::string_view name() const override { return "recorder"; }
+  core::Status attach(device::GpuDevice& device, std::span<const gpu::TenantInfo> t) override {
+    return inner_.attach(device, t);
+  }
+  core::Status submit(gpu::TenantId tenant, workload::KernelSequencePtr sequence, std::uint64_t tag,
+                      device::DoneCallback done) override {
+    steps.push_back({sequence->phase, sequence->mid_generation, sequence->graph});
+    return inner_.submit(tenant, std::move(sequence), tag, std::move(done));
+  }
+  std::vector<gpu::PartitionInfo> partitions() const override { return inner_.partitions(); }
+
+  std::vector<Step> steps;
+
+ private:
+  gpu::ExclusiveMode inner_;
+};
+
+TEST(InferenceServer, StepsSayWhetherRequestsAreMidGenerationAndDecodeStepsAreGraphs) {
+  // As in the test above: prefill 0, prefill 1 (request 0 is generating and waits), both decode,
+  // then request 0 alone.
+  test::ManualExecutor exec;
+  test::FakeDevice dev{exec, test::fake_spec(), test::all_capabilities(), 1e4};
+  StepRecorder mode;
+  const std::vector<gpu::TenantInfo> infos{{.id = 0, .name = "chat"}};
+  ASSERT_TRUE(mode.attach(dev, infos));
+  InferenceConfig cfg;
+  cfg.name = "chat";
+  cfg.model = tiny_model();
+  InferenceServer server(0, cfg, {req(0, 0, 8, 3), req(1, 1, 8, 2)}, mode, exec);
+  server.start();
+  exec.run_all();
+  using workload::Phase;
+  ASSERT_EQ(mode.steps.size(), 4u);
+  EXPECT_EQ(mode.steps[0].phase, Phase::kPrefill);
+  EXPECT_FALSE(mode.steps[0].mid_generation);
+  EXPECT_FALSE(mode.steps[0].graph);
+  EXPECT_EQ(mode.steps[1].phase, Phase::kPrefill);
+  EXPECT_TRUE(mode.steps[1].mid_generation);
+  EXPECT_FALSE(mode.steps[1].graph);
+  for (std::size_t i : {2u, 3u}) {
+    EXPECT_EQ(mode.steps[i].phase, Phase::kDecode) << i;
+    EXPECT_TRUE(mode.steps[i].mid_generation) << i;
+    EXPECT_TRUE(mode.steps[i].graph) << i;
+  }
+}
+
 TEST(InferenceServer, RecordsFollowTheRequestOrderWhateverTheArrivalOrder) {
   Server s({req(5, 2'000'000, 12, 2), req(9, 0, 6, 1)});
   s.server->start();

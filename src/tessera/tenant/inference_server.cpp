@@ -135,6 +135,7 @@ void InferenceServer::maybe_start_iteration() {
     in_flight_is_prefill_ = true;
     in_flight_tokens_ = tokens;
     step = workload::tp_prefill_step(config_.model, config_.tensor_parallel, lengths_);
+    step.mid_generation = !running_.empty();
   } else if (!running_.empty()) {
     reserve_decode_slots();
     // Only a sequence that outgrew the whole cache preempts itself with nothing else running.
@@ -145,6 +146,7 @@ void InferenceServer::maybe_start_iteration() {
     in_flight_tokens_ = static_cast<int>(running_.size());
     step = workload::tp_decode_step(config_.model, config_.tensor_parallel, lengths_);
     step.graph = config_.cuda_graphs;
+    step.mid_generation = true;
   } else {
     return;
   }

@@ -101,6 +101,9 @@ struct KernelSequence {
   // Captured as a CUDA graph: the host launches all its kernels in one call (cudaGraphLaunch),
   // not one by one.
   bool graph = false;
+  // A serving step with requests mid-generation while it runs, waiting for their next token: every
+  // decode step, and a prefill that pauses running requests (continuous batching).
+  bool mid_generation = false;
 
   std::int64_t kernel_count() const;
   double total_flops() const;

@@ -234,6 +234,52 @@ TEST(CoGpuMode, AShortGapKeepsInferenceSmsForTheMinimumResidency) {
   EXPECT_EQ(mode.held_sms(1), device::SmMask::first(16));
 }
 
+// tpot-first after the serving engine's CPU time: chat's decode step ends, chat has no work while
+// its engine prepares the next step (the trainer takes the GPU), then a prefill that pauses the
+// running requests arrives. It still holds up their next token, so it gets the decode reservation
+// (every usable SM but the trainer's minimum partition); a prefill with nothing generating gets
+// the share its TTFT budget needs (one minimum partition here, its target being far off).
+TEST(CoGpuMode, APrefillPausingRequestsAfterAnEngineGapKeepsTheDecodeReservation) {
+  const auto grid = PartitionGrid::of(test::fake_spec(16));
+  ASSERT_TRUE(grid);
+  std::map<bool, int> prefill_sms;
+  for (const bool mid_generation : {false, true}) {
+    test::ManualExecutor exec;
+    test::FakeDevice dev(exec, test::fake_spec(16));
+    CoGpuMode mode(options(), std::make_unique<TpotFirstPolicy>());
+    const std::vector<TenantInfo> ts = {{.id = 10,
+                                         .name = "chat",
+                                         .latency_critical = true,
+                                         .ttft_slo = 1'000'000,
+                                         .tpot_slo = 1'000'000},
+                                        {.id = 11, .name = "train"}};
+    ASSERT_TRUE(mode.attach(dev, ts));
+    ASSERT_TRUE(mode.submit(11, test::sequence_of({100}, 200), 1, nullptr));
+    const auto step = [&](workload::Phase phase, bool mid, std::uint64_t tag) {
+      auto seq = std::make_shared<workload::KernelSequence>(*test::sequence_of({300}));
+      seq->phase = phase;
+      seq->mid_generation = mid;
+      ASSERT_TRUE(mode.submit(10, seq, tag, nullptr));
+    };
+    step(workload::Phase::kPrefill, false, 2);  // the first request's prompt: an observation
+    exec.run_until(2000);
+    step(workload::Phase::kDecode, true, 3);
+    exec.run_until(4000);  // 3.3 us of engine time after the decode step: chat has no work
+    step(workload::Phase::kPrefill, mid_generation, 4);
+    exec.run_all();
+    expect_cooperative(dev);
+    const auto& runs = dev.runs();
+    const auto last = std::find_if(runs.rbegin(), runs.rend(), [](const test::KernelRun& r) {
+      return r.context == context_for(0);
+    });
+    ASSERT_NE(last, runs.rend());
+    EXPECT_EQ(last->tag, 4u);
+    prefill_sms[mid_generation] = last->config.sms.count();
+  }
+  EXPECT_EQ(prefill_sms[true], grid->usable_sms - grid->min_sms);
+  EXPECT_EQ(prefill_sms[false], grid->min_sms);
+}
+
 // Three tenants with SLOs on H100- and A100-shaped grids: many remaps, all on whole granules,
 // never overlapping, every submission done in order.
 void run_mixed(const hw::GpuSpec& spec, std::unique_ptr<RemapPolicy> policy) {

@@ -108,13 +108,15 @@ core::Status CoGpuMode::submit(TenantId tenant, workload::KernelSequencePtr sequ
       ctx.last_decode_end = d.finished;
       ctx.decode = seen;
     }
-    // Any step leaves requests mid-generation until the tenant runs dry (on_piece_done).
-    if (phase == workload::Phase::kPrefill || phase == workload::Phase::kDecode) {
-      ctx.decoding = true;
-    }
     if (done) done(d);
   };
   auto& c = contexts_[i];
+  // Whether requests are mid-generation is the step's to say: the serving engine's CPU time
+  // between steps leaves the tenant without work while its requests still wait for tokens.
+  if (phase == workload::Phase::kPrefill || phase == workload::Phase::kDecode) {
+    c.decoding = phase == workload::Phase::kDecode || sequence->mid_generation;
+    if (!c.decoding) c.last_decode_end = -1;
+  }
   TESSERA_TRY(c.vc.push(std::move(sequence), tag, std::move(observe), executor_->now()));
   if (busy_ == 0) pump();
   if (failure_) return std::unexpected(*failure_);
@@ -341,10 +343,6 @@ void CoGpuMode::on_piece_done(std::size_t i, const device::SubmissionDone& done)
   auto st = c.vc.piece_finished(done.finished);
   --busy_;
   if (!st) return fail(st.error().with_context(name()));
-  if (c.vc.idle()) {  // no request is mid-generation any more
-    c.decoding = false;
-    c.last_decode_end = -1;
-  }
   if (busy_ == 0) pump();
 }
 

@@ -80,7 +80,7 @@ class CoGpuMode final : public SharingMode, private device::DeviceObserver {
     core::Nanos last_change = 0;
     PhaseObservation prefill;
     PhaseObservation decode;
-    bool decoding = false;
+    bool decoding = false;             // its latest step had requests mid-generation
     core::Nanos last_decode_end = -1;  // while decoding: when its last decode step ended
     double sm_ns = 0;                  // integral of owned SMs over time
     core::Nanos sm_since = 0;
