@@ -234,7 +234,6 @@ class SimGpu final : public device::GpuDevice {
     core::Nanos host_start = 0;
     core::Nanos host_step = 0;
     core::Nanos host_free = 0;
-    device::TimerId host_timer = 0;
     // Checkpoints the current kernel has stopped at (yields): after j of c, its next launch runs
     // the same grid with (c + 1 - j) / (c + 1) of each block's work left.
     int checkpoints_passed = 0;

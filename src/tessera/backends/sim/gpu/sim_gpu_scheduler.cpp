@@ -88,7 +88,7 @@ void SimGpu::make_ready(std::uint32_t s, bool relaunch) {
                  (relaunch ? options_.host_launch : st.host_step);
   if (st.host_free > now) {
     l.phase = Phase::kLaunching;
-    st.host_timer = engine_.schedule_at(st.host_free, [this, s] { on_launched(s); });
+    engine_.schedule_at(st.host_free, [this, s] { on_launched(s); });
     return;
   }
   enter_ready(s);
@@ -96,7 +96,6 @@ void SimGpu::make_ready(std::uint32_t s, bool relaunch) {
 
 void SimGpu::on_launched(std::uint32_t s) {
   begin_op();
-  streams_[s].host_timer = 0;
   enter_ready(s);
   end_op();
 }
