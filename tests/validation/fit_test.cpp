@@ -18,7 +18,8 @@ MeasurementSet synthetic(const sim::SimGpuOverrides& truth) {
   const auto model = *workload::find_model("llama-2-7b");
   int line = 2;
   for (int tokens : {1, 16, 64, 256, 1024, 4096}) {
-    for (const char* kernel : {"qkv_proj", "down_proj", "input_rmsnorm", "silu_and_mul"}) {
+    for (const char* kernel :
+         {"qkv_proj", "down_proj", "input_rmsnorm", "silu_and_mul", "residual_add", "embedding"}) {
       Measurement m;
       m.source = fmt::format("vidur_compute/a100/meta-llama/Llama-2-7b-hf/mlp.csv:{} x", line++);
       m.gpu = "A100-SXM4-80GB";
@@ -37,6 +38,9 @@ TEST(Fit, RecoversTheOptionsThatMadeTheRows) {
   sim::SimGpuOverrides truth;
   truth.launch_overhead = 2000;
   truth.elementwise_bandwidth_fraction = 0.6;
+  truth.pointwise_bandwidth_fraction = 0.9;
+  truth.norm_bandwidth_fraction = 0.4;
+  truth.gather_bandwidth_fraction = 0.2;
   truth.gemm_tile_selection = true;
   truth.gemm_compute_fraction = 0.75;
   truth.achievable_bandwidth_fraction = 0.8;
@@ -45,7 +49,8 @@ TEST(Fit, RecoversTheOptionsThatMadeTheRows) {
   ASSERT_EQ(fits->size(), 1u);
   const GpuFit& g = fits->front();
   EXPECT_EQ(g.gpu, "A100-SXM4-80GB");
-  ASSERT_EQ(g.groups.size(), 2u);  // memory-bound kernels and GEMMs; no attention or collectives
+  // Memory-bound kernels, embedding gathers and GEMMs; no attention or collectives.
+  ASSERT_EQ(g.groups.size(), 3u);
   for (const GroupFit& group : g.groups) {
     EXPECT_LT(group.loss_after, group.loss_before / 20) << group.group;
     EXPECT_LT(group.loss_after, 1e-3) << group.group;
@@ -54,6 +59,12 @@ TEST(Fit, RecoversTheOptionsThatMadeTheRows) {
   EXPECT_NEAR(*g.overrides.gemm_compute_fraction, 0.75, 0.03);
   ASSERT_TRUE(g.overrides.elementwise_bandwidth_fraction.has_value());
   EXPECT_NEAR(*g.overrides.elementwise_bandwidth_fraction, 0.6, 0.03);
+  ASSERT_TRUE(g.overrides.pointwise_bandwidth_fraction.has_value());
+  EXPECT_NEAR(*g.overrides.pointwise_bandwidth_fraction, 0.9, 0.03);
+  ASSERT_TRUE(g.overrides.norm_bandwidth_fraction.has_value());
+  EXPECT_NEAR(*g.overrides.norm_bandwidth_fraction, 0.4, 0.03);
+  ASSERT_TRUE(g.overrides.gather_bandwidth_fraction.has_value());
+  EXPECT_NEAR(*g.overrides.gather_bandwidth_fraction, 0.2, 0.01);
   const std::string text = format_fit(*fits);
   EXPECT_THAT(text, HasSubstr("A100-SXM4-80GB:"));
   EXPECT_THAT(text, HasSubstr("as a scenario section: sim: {"));

@@ -115,6 +115,10 @@ TEST_F(ProfileReadersTest, VidurMlpGivesOneRowPerOperator) {
   EXPECT_EQ(add->tensor_parallel, 2);
   EXPECT_THAT(add->lengths, ElementsAre(2048));
   EXPECT_THAT(add->layer_kernels, ElementsAre("residual_add"));
+  // The post-attention norm is a plain RMSNorm there (the add is its own operator).
+  const Measurement* post = find(*r, std::string(kMlp) + ":2 post_attention_layernorm");
+  ASSERT_NE(post, nullptr);
+  EXPECT_THAT(post->layer_kernels, ElementsAre("input_rmsnorm"));
   EXPECT_EQ(find(*r, std::string(kMlp) + ":3 attn_rope"), nullptr);
 }
 

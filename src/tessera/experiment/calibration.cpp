@@ -33,8 +33,8 @@ void add_distinct(const workload::KernelSequence& seq, std::string_view phase,
 
 bool is_memory_bound_class(workload::KernelClass c) {
   using workload::KernelClass;
-  return c == KernelClass::kElementwise || c == KernelClass::kNorm ||
-         c == KernelClass::kReduction || c == KernelClass::kOptimizer;
+  return c == KernelClass::kElementwise || c == KernelClass::kPointwise ||
+         c == KernelClass::kNorm || c == KernelClass::kReduction || c == KernelClass::kOptimizer;
 }
 
 core::Status check_positive(int value, std::string_view field) {

@@ -278,10 +278,11 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
 Result<sim::SimGpuOverrides> parse_sim_options(const ConfigNode& n, const hw::GpuSpec& gpu) {
   TESSERA_TRY(n.check_keys(
       {"achievable_compute_fraction", "achievable_bandwidth_fraction", "sm_bandwidth_multiple",
-       "elementwise_bandwidth_fraction", "launch_overhead", "host_launch", "graph_launch",
-       "compute_power_weight", "batch_isolated_kernels", "atom_launch_overhead", "yield_save_cost",
-       "gemm_tile_selection", "gemm_compute_fraction", "gemm_tile_knee", "gemm_fixed",
-       "attention_compute_fraction", "collective_latency", "link_bandwidth_fraction",
+       "elementwise_bandwidth_fraction", "pointwise_bandwidth_fraction",
+       "gather_bandwidth_fraction", "norm_bandwidth_fraction", "launch_overhead", "host_launch",
+       "graph_launch", "compute_power_weight", "batch_isolated_kernels", "atom_launch_overhead",
+       "yield_save_cost", "gemm_tile_selection", "gemm_compute_fraction", "gemm_tile_knee",
+       "gemm_fixed", "attention_compute_fraction", "collective_latency", "link_bandwidth_fraction",
        "co_residency"}));
   sim::SimGpuOverrides o;
   const auto number = [&](std::string_view key, std::optional<double>& out) -> core::Status {
@@ -302,6 +303,9 @@ Result<sim::SimGpuOverrides> parse_sim_options(const ConfigNode& n, const hw::Gp
   TESSERA_TRY(number("achievable_compute_fraction", o.achievable_compute_fraction));
   TESSERA_TRY(number("achievable_bandwidth_fraction", o.achievable_bandwidth_fraction));
   TESSERA_TRY(number("elementwise_bandwidth_fraction", o.elementwise_bandwidth_fraction));
+  TESSERA_TRY(number("pointwise_bandwidth_fraction", o.pointwise_bandwidth_fraction));
+  TESSERA_TRY(number("gather_bandwidth_fraction", o.gather_bandwidth_fraction));
+  TESSERA_TRY(number("norm_bandwidth_fraction", o.norm_bandwidth_fraction));
   TESSERA_TRY(number("sm_bandwidth_multiple", o.sm_bandwidth_multiple));
   TESSERA_TRY(duration("launch_overhead", o.launch_overhead));
   TESSERA_TRY(duration("host_launch", o.host_launch));

@@ -14,10 +14,10 @@ Kernel kernel(double flops, double bytes, std::int64_t blocks) {
 
 TEST(KernelClassTest, EveryClassHasADistinctName) {
   const KernelClass all[] = {
-      KernelClass::kGemm,          KernelClass::kConv,        KernelClass::kAttention,
-      KernelClass::kNorm,          KernelClass::kElementwise, KernelClass::kReduction,
-      KernelClass::kEmbedding,     KernelClass::kSampling,    KernelClass::kOptimizer,
-      KernelClass::kCommunication, KernelClass::kOther};
+      KernelClass::kGemm,      KernelClass::kConv,          KernelClass::kAttention,
+      KernelClass::kNorm,      KernelClass::kElementwise,   KernelClass::kReduction,
+      KernelClass::kPointwise, KernelClass::kEmbedding,     KernelClass::kSampling,
+      KernelClass::kOptimizer, KernelClass::kCommunication, KernelClass::kOther};
   std::set<std::string> names;
   for (auto c : all) names.emplace(to_string(c));
   EXPECT_EQ(names.size(), std::size(all));

@@ -9,6 +9,7 @@ std::string_view to_string(KernelClass c) {
     case KernelClass::kAttention: return "attention";
     case KernelClass::kNorm: return "norm";
     case KernelClass::kElementwise: return "elementwise";
+    case KernelClass::kPointwise: return "pointwise";
     case KernelClass::kReduction: return "reduction";
     case KernelClass::kEmbedding: return "embedding";
     case KernelClass::kSampling: return "sampling";

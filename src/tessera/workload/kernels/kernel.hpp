@@ -4,6 +4,7 @@
 // many blocks fit on one SM. Launch configuration is immutable once built: policies may choose
 // where and when a kernel runs, never how its grid is shaped.
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -11,12 +12,16 @@
 
 namespace tessera::workload {
 
+// kElementwise: a fused per-row kernel (a norm, rotary embedding, activation-and-multiply);
+// kPointwise: one flat pass over contiguous tensors (PyTorch's vectorized elementwise kernels: a
+// residual add, a cast, a copy); kEmbedding: a gather of table rows by index.
 enum class KernelClass {
   kGemm,
   kConv,
   kAttention,
   kNorm,
   kElementwise,
+  kPointwise,
   kReduction,
   kEmbedding,
   kSampling,
@@ -24,6 +29,7 @@ enum class KernelClass {
   kCommunication,
   kOther,
 };
+inline constexpr std::size_t kKernelClasses = static_cast<std::size_t>(KernelClass::kOther) + 1;
 std::string_view to_string(KernelClass c);
 
 // Which execution units bound the block's arithmetic: the tensor cores in one of their formats

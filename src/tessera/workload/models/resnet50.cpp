@@ -120,7 +120,7 @@ class Builder {
 
   // Training-mode batch norm, as PyTorch's CUDA implementation launches it: a statistics
   // kernel whose blocks each reduce a slice of the batch and combine per-channel partial sums
-  // across blocks (a cross-block reduction: not block-independent), then an elementwise kernel
+  // across blocks (a cross-block reduction: not block-independent), then a pointwise kernel
   // that normalises, scales and shifts. Backward mirrors it: a reduction of dY and dY*x per
   // channel, then the elementwise input gradient.
   void batchnorm(TrainingUnit& u, Act a) {
@@ -133,7 +133,7 @@ class Builder {
                                       .bytes = v * kElemBytes,
                                       .block_independent = false}));
     u.forward.push_back(memory_bound({.name = "batchnorm_apply",
-                                      .kind = KernelClass::kNorm,
+                                      .kind = KernelClass::kPointwise,
                                       .blocks = blocks,
                                       .flops = kBnApplyFlops * v,
                                       .bytes = 2 * v * kElemBytes}));
@@ -144,7 +144,7 @@ class Builder {
                                               .bytes = 2 * v * kElemBytes,  // dy, x
                                               .block_independent = false}),
                                 memory_bound({.name = "batchnorm_bwd_apply",
-                                              .kind = KernelClass::kNorm,
+                                              .kind = KernelClass::kPointwise,
                                               .blocks = blocks,
                                               .flops = kBnBwdApplyFlops * v,
                                               .bytes = 3 * v * kElemBytes})});  // dy, x, dx
@@ -154,10 +154,16 @@ class Builder {
   void relu(TrainingUnit& u, Act a) {
     const double v = values(a);
     const auto blocks = elementwise_blocks(static_cast<std::int64_t>(v));
-    u.forward.push_back(memory_bound(
-        {.name = "relu_fwd", .blocks = blocks, .flops = v, .bytes = 2 * v * kElemBytes}));
-    u.backward_by_op.push_back({memory_bound(
-        {.name = "relu_bwd", .blocks = blocks, .flops = v, .bytes = 3 * v * kElemBytes})});
+    u.forward.push_back(memory_bound({.name = "relu_fwd",
+                                      .kind = KernelClass::kPointwise,
+                                      .blocks = blocks,
+                                      .flops = v,
+                                      .bytes = 2 * v * kElemBytes}));
+    u.backward_by_op.push_back({memory_bound({.name = "relu_bwd",
+                                              .kind = KernelClass::kPointwise,
+                                              .blocks = blocks,
+                                              .flops = v,
+                                              .bytes = 3 * v * kElemBytes})});
   }
 
   // The block input feeds both branches; in backward their gradients are summed here.
@@ -165,6 +171,7 @@ class Builder {
     const double v = values(a);
     u.backward_by_op.push_back(
         {memory_bound({.name = "residual_grad_add",
+                       .kind = KernelClass::kPointwise,
                        .blocks = elementwise_blocks(static_cast<std::int64_t>(v)),
                        .flops = v,
                        .bytes = 3 * v * kElemBytes})});
@@ -173,6 +180,7 @@ class Builder {
   void residual_add(TrainingUnit& u, Act a) {
     const double v = values(a);
     u.forward.push_back(memory_bound({.name = "residual_add",
+                                      .kind = KernelClass::kPointwise,
                                       .blocks = elementwise_blocks(static_cast<std::int64_t>(v)),
                                       .flops = v,
                                       .bytes = 3 * v * kElemBytes}));

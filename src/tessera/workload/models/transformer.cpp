@@ -339,7 +339,7 @@ void dense_mlp(const Shape& s, std::vector<Kernel>& out) {
 Kernel residual_add(const Shape& s) {
   const double values = s.tokens * s.m.hidden;
   return memory_bound({.name = "residual_add",
-                       .kind = KernelClass::kElementwise,
+                       .kind = KernelClass::kPointwise,
                        .blocks = elementwise_blocks(static_cast<std::int64_t>(values)),
                        .flops = values,
                        .bytes = 3 * values * s.e});

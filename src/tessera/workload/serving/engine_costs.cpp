@@ -10,7 +10,7 @@ EngineCosts default_engine_costs() {
   // `tessera validate --fit`, group "serving engine", on the A100-SXM4-80GB rows of
   // splitwise_sim/perf_model.csv the split assigns to fitting.
   return EngineCosts{
-      .step = 4'943'495, .prefill = 11'775'483, .per_worker = 1'571'930, .per_sequence = 314'294};
+      .step = 4'500'650, .prefill = 11'243'733, .per_worker = 1'271'078, .per_sequence = 323'029};
 }
 
 core::Status validate(const EngineCosts& costs) {

@@ -1,7 +1,7 @@
 // The calibrated parts of the kernel model, worked out by hand on the synthetic test GPU (16 SMs,
 // 4000 tensor FLOP/ns and 100 bytes/ns of even bandwidth share per SM): GEMMs timed as a library
-// tiles them on the SMs they hold, the elementwise bandwidth fraction, and the latency of a
-// collective's steps.
+// tiles them on the SMs they hold, the memory-bound kinds' bandwidth fractions, and the latency of
+// a collective's steps.
 
 #include <gtest/gtest.h>
 
@@ -100,6 +100,44 @@ TEST_F(LibraryTiming, ElementwiseKernelsMoveTheirBytesAtTheirOwnFraction) {
   EXPECT_DOUBLE_EQ(model.shape(attention).bytes_per_block, 1000);
 }
 
+TEST_F(LibraryTiming, PointwiseGatherAndNormKernelsHaveFractionsOfTheirOwn) {
+  options.achievable_bandwidth_fraction = 0.9;
+  options.elementwise_bandwidth_fraction = 0.6;
+  options.pointwise_bandwidth_fraction = 0.75;
+  options.gather_bandwidth_fraction = 0.15;
+  options.norm_bandwidth_fraction = 0.45;
+  const TimingModel model(spec, options);
+  auto kernel = [](workload::KernelClass kind) {
+    auto k = test::make_kernel("k", 16, 0, 1000);
+    k.kind = kind;
+    return k;
+  };
+  // 1000 bytes at 0.9 / f: a pointwise add 1200, a gather 6000, a norm 2000; a rotary kernel
+  // (kElementwise) keeps the broader fraction, 1500.
+  EXPECT_DOUBLE_EQ(model.shape(kernel(workload::KernelClass::kPointwise)).bytes_per_block, 1200);
+  EXPECT_DOUBLE_EQ(model.shape(kernel(workload::KernelClass::kEmbedding)).bytes_per_block, 6000);
+  EXPECT_DOUBLE_EQ(model.shape(kernel(workload::KernelClass::kNorm)).bytes_per_block, 2000);
+  EXPECT_DOUBLE_EQ(model.shape(kernel(workload::KernelClass::kElementwise)).bytes_per_block, 1500);
+}
+
+TEST_F(LibraryTiming, AKindWithoutAFractionOfItsOwnTakesTheElementwiseOne) {
+  options.achievable_bandwidth_fraction = 0.9;
+  options.elementwise_bandwidth_fraction = 0.6;
+  const TimingModel model(spec, options);
+  for (const auto kind : {workload::KernelClass::kPointwise, workload::KernelClass::kEmbedding,
+                          workload::KernelClass::kNorm}) {
+    auto k = test::make_kernel("k", 16, 0, 1000);
+    k.kind = kind;
+    EXPECT_DOUBLE_EQ(model.shape(k).bytes_per_block, 1500) << workload::to_string(kind);
+  }
+  // With no elementwise fraction either, every kind streams at the achievable one.
+  options.elementwise_bandwidth_fraction = 0;
+  const TimingModel streaming(spec, options);
+  auto add = test::make_kernel("add", 16, 0, 1000);
+  add.kind = workload::KernelClass::kPointwise;
+  EXPECT_DOUBLE_EQ(streaming.shape(add).bytes_per_block, 1000);
+}
+
 TEST_F(LibraryTiming, EachStepOfACollectivePaysTheLatencyAndTheLinkItsFraction) {
   options.collective_latency = 5000;
   options.link_bandwidth_fraction = 0.5;
@@ -136,6 +174,18 @@ TEST(LibraryOptions, EveryNewOptionOutsideItsRangeIsNamed) {
   EXPECT_NE(message([](SimGpuOptions& o) {
               o.elementwise_bandwidth_fraction = 2;
             }).find("elementwise_bandwidth_fraction"),
+            std::string::npos);
+  EXPECT_NE(message([](SimGpuOptions& o) {
+              o.pointwise_bandwidth_fraction = -0.1;
+            }).find("pointwise_bandwidth_fraction"),
+            std::string::npos);
+  EXPECT_NE(message([](SimGpuOptions& o) {
+              o.gather_bandwidth_fraction = 1.5;
+            }).find("gather_bandwidth_fraction"),
+            std::string::npos);
+  EXPECT_NE(message([](SimGpuOptions& o) {
+              o.norm_bandwidth_fraction = 2;
+            }).find("norm_bandwidth_fraction"),
             std::string::npos);
   EXPECT_NE(message([](SimGpuOptions& o) { o.collective_latency = -1; }).find("collective_latency"),
             std::string::npos);

@@ -14,8 +14,9 @@ namespace {
 bool elementwise_class(workload::KernelClass c) {
   using workload::KernelClass;
   return c == KernelClass::kNorm || c == KernelClass::kElementwise ||
-         c == KernelClass::kEmbedding || c == KernelClass::kReduction ||
-         c == KernelClass::kSampling || c == KernelClass::kOptimizer;
+         c == KernelClass::kPointwise || c == KernelClass::kEmbedding ||
+         c == KernelClass::kReduction || c == KernelClass::kSampling ||
+         c == KernelClass::kOptimizer;
 }
 
 }  // namespace
@@ -44,10 +45,24 @@ TimingModel::TimingModel(const hw::GpuSpec& spec, const SimGpuOptions& options) 
   gemm_knee_ = options.gemm_tile_knee;
   gemm_fixed_ns_ = static_cast<double>(options.gemm_fixed);
   collective_latency_ns_ = static_cast<double>(options.collective_latency);
-  if (options.elementwise_bandwidth_fraction > 0) {
-    elementwise_byte_scale_ =
-        options.achievable_bandwidth_fraction / options.elementwise_bandwidth_fraction;
+  // A memory-bound kernel at a fraction f of peak moves achievable / f times its bytes' worth of
+  // DRAM time; 0 falls back to the broader fraction.
+  const double elementwise = options.elementwise_bandwidth_fraction > 0
+                                 ? options.elementwise_bandwidth_fraction
+                                 : options.achievable_bandwidth_fraction;
+  const auto scale = [&](double fraction) {
+    return options.achievable_bandwidth_fraction / (fraction > 0 ? fraction : elementwise);
+  };
+  byte_scale_.fill(1);
+  for (std::size_t c = 0; c < byte_scale_.size(); ++c) {
+    if (elementwise_class(static_cast<workload::KernelClass>(c))) byte_scale_[c] = scale(0);
   }
+  byte_scale_[static_cast<std::size_t>(workload::KernelClass::kPointwise)] =
+      scale(options.pointwise_bandwidth_fraction);
+  byte_scale_[static_cast<std::size_t>(workload::KernelClass::kEmbedding)] =
+      scale(options.gather_bandwidth_fraction);
+  byte_scale_[static_cast<std::size_t>(workload::KernelClass::kNorm)] =
+      scale(options.norm_bandwidth_fraction);
   link_fraction_ = options.link_bandwidth_fraction;
   device_bandwidth_ =
       spec.memory_bandwidth_bytes_per_s * options.achievable_bandwidth_fraction / 1e9;
@@ -72,8 +87,8 @@ KernelShape TimingModel::shape(const workload::Kernel& kernel) const {
   }
   s.bytes_per_block = kernel.bytes_per_block;
   // (A scale of exactly 1 is skipped so that the default stays bit-identical.)
-  if (elementwise_byte_scale_ != 1 && elementwise_class(kernel.kind)) {
-    s.bytes_per_block *= elementwise_byte_scale_;
+  if (const double scale = byte_scale_[static_cast<std::size_t>(kernel.kind)]; scale != 1) {
+    s.bytes_per_block *= scale;
   }
   if (kernel.host_link_bytes_per_block > 0) {
     s.link_ns_per_block = kernel.host_link_bytes_per_block * 1e9 / kernel.host_link_bytes_per_s;

@@ -112,7 +112,9 @@ class TimingModel {
   double gemm_knee_ = 0;
   double gemm_fixed_ns_ = 0;
   double collective_latency_ns_ = 0;
-  double elementwise_byte_scale_ = 1;  // achievable / elementwise bandwidth fraction
+  // Per workload::KernelClass: achievable over the class's bandwidth fraction (1 for kernels that
+  // stream at the achievable fraction).
+  std::array<double, workload::kKernelClasses> byte_scale_{};
   double link_fraction_ = 1;
   // Decode and prefill steps repeat the same GEMMs on the same SMs, so choices are remembered.
   struct GemmKey {

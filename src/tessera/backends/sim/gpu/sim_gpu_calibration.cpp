@@ -17,16 +17,19 @@ namespace {
 // A100 all-reduce profile.
 SimGpuOptions a100() {
   SimGpuOptions o;
-  o.launch_overhead = 2288;
-  o.elementwise_bandwidth_fraction = 0.5867;
-  o.sm_bandwidth_multiple = 0.9995;
+  o.launch_overhead = 1757;
+  o.elementwise_bandwidth_fraction = 0.4733;
+  o.pointwise_bandwidth_fraction = 0.9774;
+  o.norm_bandwidth_fraction = 0.3782;
+  o.sm_bandwidth_multiple = 0.9999;
+  o.gather_bandwidth_fraction = 0.1591;
   o.gemm_tile_selection = true;
-  o.achievable_bandwidth_fraction = 0.7247;
+  o.achievable_bandwidth_fraction = 0.7232;
   o.gemm_compute_fraction = 0.7531;
-  o.gemm_tile_knee = 32.96;
-  o.gemm_fixed = 1746;
-  o.collective_latency = 5640;
-  o.link_bandwidth_fraction = 0.6917;
+  o.gemm_tile_knee = 32.8;
+  o.gemm_fixed = 2274;
+  o.collective_latency = 6689;
+  o.link_bandwidth_fraction = 0.718;
   return o;
 }
 
@@ -35,17 +38,20 @@ SimGpuOptions a100() {
 // all-reduce profile.
 SimGpuOptions h100() {
   SimGpuOptions o;
-  o.launch_overhead = 1766;
-  o.elementwise_bandwidth_fraction = 0.6019;
-  o.sm_bandwidth_multiple = 0.9991;
+  o.launch_overhead = 1497;
+  o.elementwise_bandwidth_fraction = 0.5383;
+  o.pointwise_bandwidth_fraction = 0.9997;
+  o.norm_bandwidth_fraction = 0.3852;
+  o.sm_bandwidth_multiple = 1;
+  o.gather_bandwidth_fraction = 0.1857;
   o.gemm_tile_selection = true;
-  o.achievable_bandwidth_fraction = 0.8349;
+  o.achievable_bandwidth_fraction = 0.8331;
   o.gemm_compute_fraction = 0.7222;
-  o.gemm_tile_knee = 236.7;
-  o.gemm_fixed = 3277;
-  o.attention_compute_fraction = 0.6466;
-  o.collective_latency = 3270;
-  o.link_bandwidth_fraction = 0.8084;
+  o.gemm_tile_knee = 280.1;
+  o.gemm_fixed = 3491;
+  o.attention_compute_fraction = 0.6452;
+  o.collective_latency = 3337;
+  o.link_bandwidth_fraction = 0.8068;
   return o;
 }
 

@@ -1,6 +1,7 @@
 #include "tessera/backends/sim/gpu/sim_gpu_options.hpp"
 
 #include <cmath>
+#include <utility>
 
 #include "tessera/device/sm_mask.hpp"
 
@@ -73,6 +74,15 @@ core::Status validate_model(const hw::GpuSpec& spec, const SimGpuOptions& o) {
                     "achievable_bandwidth_fraction",
                     o.elementwise_bandwidth_fraction));
   }
+  for (const auto& [name, value] :
+       {std::pair{"pointwise_bandwidth_fraction", o.pointwise_bandwidth_fraction},
+        std::pair{"gather_bandwidth_fraction", o.gather_bandwidth_fraction},
+        std::pair{"norm_bandwidth_fraction", o.norm_bandwidth_fraction}}) {
+    if (!(value >= 0 && value <= 1)) {
+      return bad_option(fmt::format(
+          "{} is {}; use a value in (0, 1], or 0 for elementwise_bandwidth_fraction", name, value));
+    }
+  }
   if (!positive(o.sm_bandwidth_multiple)) {
     return bad_option(
         fmt::format("sm_bandwidth_multiple is {}; use a positive value", o.sm_bandwidth_multiple));
@@ -141,6 +151,9 @@ SimGpuOptions apply(SimGpuOptions out, const SimGpuOverrides& o) {
   set(out.achievable_compute_fraction, o.achievable_compute_fraction);
   set(out.achievable_bandwidth_fraction, o.achievable_bandwidth_fraction);
   set(out.elementwise_bandwidth_fraction, o.elementwise_bandwidth_fraction);
+  set(out.pointwise_bandwidth_fraction, o.pointwise_bandwidth_fraction);
+  set(out.gather_bandwidth_fraction, o.gather_bandwidth_fraction);
+  set(out.norm_bandwidth_fraction, o.norm_bandwidth_fraction);
   set(out.sm_bandwidth_multiple, o.sm_bandwidth_multiple);
   set(out.launch_overhead, o.launch_overhead);
   set(out.host_launch, o.host_launch);

@@ -26,6 +26,14 @@ struct SimGpuOptions {
   // several passes over small tensors, conversions. It scales their DRAM bytes, so contention
   // sees the bandwidth they occupy. 0: achievable_bandwidth_fraction.
   double elementwise_bandwidth_fraction = 0;
+  // The same for the kinds whose kernels stream differently (workload::KernelClass): pointwise
+  // passes over flat tensors (a residual add), which vectorize and reach about the STREAM figure;
+  // row gathers (an embedding lookup), which move one element per thread at an index computed per
+  // element; and norms, whose blocks stop at a block-wide reduction between their two passes
+  // over a row. 0: elementwise_bandwidth_fraction.
+  double pointwise_bandwidth_fraction = 0;
+  double gather_bandwidth_fraction = 0;
+  double norm_bandwidth_fraction = 0;
 
   // ASSUMPTION: one SM can draw at most this multiple of its even share of the (achievable)
   // device bandwidth, so about half the SMs can saturate DRAM at the default of 2.0. Per-SM load
@@ -128,6 +136,9 @@ struct SimGpuOverrides {
   std::optional<double> achievable_compute_fraction;
   std::optional<double> achievable_bandwidth_fraction;
   std::optional<double> elementwise_bandwidth_fraction;
+  std::optional<double> pointwise_bandwidth_fraction;
+  std::optional<double> gather_bandwidth_fraction;
+  std::optional<double> norm_bandwidth_fraction;
   std::optional<double> sm_bandwidth_multiple;
   std::optional<core::Nanos> launch_overhead;
   std::optional<core::Nanos> host_launch;
