@@ -276,14 +276,28 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
 // Overrides of the simulator's model assumptions, for sensitivity studies; see
 // src/tessera/backends/sim/gpu/sim_gpu_options.hpp for what each one means and its default.
 Result<sim::SimGpuOverrides> parse_sim_options(const ConfigNode& n, const hw::GpuSpec& gpu) {
-  TESSERA_TRY(n.check_keys(
-      {"achievable_compute_fraction", "achievable_bandwidth_fraction", "sm_bandwidth_multiple",
-       "elementwise_bandwidth_fraction", "pointwise_bandwidth_fraction",
-       "gather_bandwidth_fraction", "norm_bandwidth_fraction", "launch_overhead", "host_launch",
-       "graph_launch", "compute_power_weight", "batch_isolated_kernels", "atom_launch_overhead",
-       "yield_save_cost", "gemm_tile_selection", "gemm_compute_fraction", "gemm_tile_knee",
-       "gemm_fixed", "attention_compute_fraction", "collective_latency", "link_bandwidth_fraction",
-       "co_residency"}));
+  TESSERA_TRY(n.check_keys({"achievable_compute_fraction",
+                            "achievable_bandwidth_fraction",
+                            "sm_bandwidth_multiple",
+                            "elementwise_bandwidth_fraction",
+                            "pointwise_bandwidth_fraction",
+                            "gather_bandwidth_fraction",
+                            "norm_bandwidth_fraction",
+                            "launch_overhead",
+                            "host_launch",
+                            "graph_launch",
+                            "compute_power_weight",
+                            "batch_isolated_kernels",
+                            "atom_launch_overhead",
+                            "yield_save_cost",
+                            "gemm_tile_selection",
+                            "gemm_compute_fraction",
+                            "gemm_tile_knee",
+                            "gemm_fixed",
+                            "attention_compute_fraction",
+                            "collective_latency",
+                            "link_bandwidth_fraction",
+                            "co_residency"}));
   sim::SimGpuOverrides o;
   const auto number = [&](std::string_view key, std::optional<double>& out) -> core::Status {
     if (!n.has(key)) return {};

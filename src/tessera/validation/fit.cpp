@@ -40,6 +40,12 @@ core::Nanos whole_ns(double v) {
   return static_cast<core::Nanos>(std::llround(v));
 }
 
+// Where the search for a bandwidth fraction starts: its value, or the achievable fraction while
+// it is unset (0).
+double fraction_or_achievable(double fraction, const sim::SimGpuOptions& o) {
+  return fraction > 0 ? fraction : o.achievable_bandwidth_fraction;
+}
+
 // Bounds are the physically sensible range of each option, wide enough that no fit presses
 // against them on the shared profiles.
 const std::vector<Group>& groups() {
@@ -53,20 +59,17 @@ const std::vector<Group>& groups() {
         {"elementwise_bandwidth_fraction", 0.2, 1, false,
          [](sim::SimGpuOverrides& o, double v) { o.elementwise_bandwidth_fraction = v; },
          [](const sim::SimGpuOptions& o) {
-           return o.elementwise_bandwidth_fraction > 0 ? o.elementwise_bandwidth_fraction
-                                                       : o.achievable_bandwidth_fraction;
+           return fraction_or_achievable(o.elementwise_bandwidth_fraction, o);
          }},
         {"pointwise_bandwidth_fraction", 0.2, 1, false,
          [](sim::SimGpuOverrides& o, double v) { o.pointwise_bandwidth_fraction = v; },
          [](const sim::SimGpuOptions& o) {
-           return o.pointwise_bandwidth_fraction > 0 ? o.pointwise_bandwidth_fraction
-                                                     : o.achievable_bandwidth_fraction;
+           return fraction_or_achievable(o.pointwise_bandwidth_fraction, o);
          }},
         {"norm_bandwidth_fraction", 0.1, 1, false,
          [](sim::SimGpuOverrides& o, double v) { o.norm_bandwidth_fraction = v; },
          [](const sim::SimGpuOptions& o) {
-           return o.norm_bandwidth_fraction > 0 ? o.norm_bandwidth_fraction
-                                                : o.achievable_bandwidth_fraction;
+           return fraction_or_achievable(o.norm_bandwidth_fraction, o);
          }},
         {"sm_bandwidth_multiple", 0.5, 16, false,
          [](sim::SimGpuOverrides& o, double v) { o.sm_bandwidth_multiple = v; },
@@ -77,8 +80,7 @@ const std::vector<Group>& groups() {
        {{"gather_bandwidth_fraction", 0.02, 1, false,
          [](sim::SimGpuOverrides& o, double v) { o.gather_bandwidth_fraction = v; },
          [](const sim::SimGpuOptions& o) {
-           return o.gather_bandwidth_fraction > 0 ? o.gather_bandwidth_fraction
-                                                  : o.achievable_bandwidth_fraction;
+           return fraction_or_achievable(o.gather_bandwidth_fraction, o);
          }}}},
       {"GEMM",
        "GEMM",
@@ -265,6 +267,47 @@ core::Result<std::optional<GroupFit>> fit_engine(const std::string& gpu,
   return gf;
 }
 
+// Fits `group`'s options on its rows, starting from and updating `g.overrides`. A later pass
+// replaces the group's entry in `g.groups`, keeping its first loss and adding its evaluations.
+core::Status fit_group(const Group& group, const std::vector<const Measurement*>& mine,
+                       const FitProgress& progress, GpuFit& g) {
+  group.prepare(g.overrides);
+  const sim::SimGpuOptions current = sim::apply(sim::SimGpuOptions{}, g.overrides);
+  std::vector<double> x;
+  std::vector<double> lo;
+  std::vector<double> hi;
+  for (const Option& o : group.options) {
+    x.push_back(o.get(current));
+    lo.push_back(o.lo);
+    hi.push_back(o.hi);
+  }
+  const auto earlier = std::ranges::find(g.groups, group.name, &GroupFit::group);
+  GroupFit gf;
+  gf.group = std::string(group.name);
+  gf.rows = mine.size();
+  gf.loss_before = earlier != g.groups.end() ? earlier->loss_before : loss(mine, g.overrides);
+  Objective obj{
+      .rows = &mine, .group = &group, .base = g.overrides, .progress = &progress, .gpu = &g.gpu};
+  TESSERA_ASSIGN_OR_RETURN(
+      x, minimise(objective, &obj, x, lo, hi, fmt::format("{} on {}", group.name, g.gpu)));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const Option& o = group.options[i];
+    o.set(g.overrides, x[i]);
+    gf.values.push_back({.option = std::string(o.key),
+                         .value = o.duration ? std::round(x[i]) : x[i],
+                         .duration = o.duration});
+  }
+  gf.loss_after = loss(mine, g.overrides);
+  gf.evaluations = obj.evaluations;
+  if (earlier != g.groups.end()) {
+    gf.evaluations += earlier->evaluations;
+    *earlier = std::move(gf);
+  } else {
+    g.groups.push_back(std::move(gf));
+  }
+  return {};
+}
+
 }  // namespace
 
 core::Result<std::vector<GpuFit>> fit(const MeasurementSet& set, const FitProgress& progress) {
@@ -283,50 +326,17 @@ core::Result<std::vector<GpuFit>> fit(const MeasurementSet& set, const FitProgre
     // memory-bound rows; the per-SM bandwidth cap those rows meet follows the achievable fraction
     // fitted on GEMMs), so the groups are fitted in turn twice, the second pass starting from the
     // first's values.
+    std::vector<std::vector<const Measurement*>> group_rows;
+    for (const Group& group : groups()) {
+      auto& mine = group_rows.emplace_back();
+      for (const Measurement* m : rows) {
+        if (category(*m).starts_with(group.category_prefix)) mine.push_back(m);
+      }
+    }
     for (int pass = 0; pass < kFitPasses; ++pass) {
-      for (const Group& group : groups()) {
-        std::vector<const Measurement*> mine;
-        for (const Measurement* m : rows) {
-          if (category(*m).starts_with(group.category_prefix)) mine.push_back(m);
-        }
-        if (mine.empty()) continue;
-        group.prepare(g.overrides);
-        const sim::SimGpuOptions current = sim::apply(sim::SimGpuOptions{}, g.overrides);
-        std::vector<double> x;
-        std::vector<double> lo;
-        std::vector<double> hi;
-        for (const Option& o : group.options) {
-          x.push_back(o.get(current));
-          lo.push_back(o.lo);
-          hi.push_back(o.hi);
-        }
-        const auto earlier = std::ranges::find(g.groups, group.name, &GroupFit::group);
-        GroupFit gf;
-        gf.group = std::string(group.name);
-        gf.rows = mine.size();
-        gf.loss_before = earlier != g.groups.end() ? earlier->loss_before : loss(mine, g.overrides);
-        Objective obj{.rows = &mine,
-                      .group = &group,
-                      .base = g.overrides,
-                      .progress = &progress,
-                      .gpu = &gpu};
-        TESSERA_ASSIGN_OR_RETURN(
-            x, minimise(objective, &obj, x, lo, hi, fmt::format("{} on {}", group.name, gpu)));
-        for (std::size_t i = 0; i < x.size(); ++i) {
-          const Option& o = group.options[i];
-          o.set(g.overrides, x[i]);
-          gf.values.push_back({.option = std::string(o.key),
-                               .value = o.duration ? std::round(x[i]) : x[i],
-                               .duration = o.duration});
-        }
-        gf.loss_after = loss(mine, g.overrides);
-        gf.evaluations = obj.evaluations;
-        if (earlier != g.groups.end()) {
-          gf.evaluations += earlier->evaluations;
-          *earlier = std::move(gf);
-        } else {
-          g.groups.push_back(std::move(gf));
-        }
+      for (std::size_t i = 0; i < groups().size(); ++i) {
+        if (group_rows[i].empty()) continue;
+        TESSERA_TRY(fit_group(groups()[i], group_rows[i], progress, g));
       }
     }
     workload::EngineCosts costs;
