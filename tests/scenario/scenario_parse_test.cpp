@@ -242,6 +242,18 @@ TEST(ScenarioParse, HostLaunchCostsAndCudaGraphs) {
       << bad.error().message();
 }
 
+TEST(ScenarioParse, GemmStreamKIsAFlag) {
+  auto r = parse_scenario(mutate("tenants:", "sim: {gemm_stream_k: true}\ntenants:"), "ok.yaml",
+                          "/data");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->sim_overrides.gemm_stream_k, std::optional(true));
+  auto bad = parse_scenario(mutate("tenants:", "sim: {gemm_stream_k: often}\ntenants:"), "bad.yaml",
+                            "/data");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("gemm_stream_k"), std::string::npos)
+      << bad.error().message();
+}
+
 TEST(ScenarioParse, EachMemoryBoundKindsFraction) {
   auto r = parse_scenario(
       mutate("tenants:",

@@ -103,6 +103,26 @@ TEST_F(MeasurementCsvTest, ReadsEachKind) {
   EXPECT_EQ(a.measured_ns, 2e9);
 }
 
+TEST_F(MeasurementCsvTest, TheGemmLibraryMayBeSaidToHaveStreamK) {
+  auto r = read(
+      "gpu,kind,m,n,k,gemm_stream_k,value,unit\n"
+      "H100-SXM5-80GB,gemm,520,4096,4096,true,27.2,us\n"
+      "H100-SXM5-80GB,gemm,520,4096,4096,False,48,us\n"
+      "H100-SXM5-80GB,gemm,520,4096,4096,,48,us\n");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->rows.size(), 3u);
+  EXPECT_EQ(r->rows[0].gemm_stream_k, std::optional(true));
+  EXPECT_EQ(r->rows[1].gemm_stream_k, std::optional(false));
+  EXPECT_EQ(r->rows[2].gemm_stream_k, std::nullopt);  // the simulator's own setting
+
+  EXPECT_THAT(error("gpu,kind,m,n,k,gemm_stream_k,value,unit\n"
+                    "H100-SXM5-80GB,gemm,1,1,1,maybe,1,ns\n"),
+              HasSubstr(":2: column 'gemm_stream_k': 'maybe' is not True or False"));
+  EXPECT_THAT(error("gpu,kind,collective,bytes,gpus,interconnect,gemm_stream_k,value,unit\n"
+                    "H100-SXM5-80GB,collective,all_reduce,1024,2,nvswitch,true,1,us\n"),
+              HasSubstr("column 'gemm_stream_k': does not apply to kind 'collective'"));
+}
+
 TEST_F(MeasurementCsvTest, ShapeWithoutAModel) {
   auto r = read(
       "gpu,kind,hidden,heads,kv_heads,intermediate,vocab,phase,seq_len,kernels,value,unit\n"

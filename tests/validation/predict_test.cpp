@@ -55,6 +55,25 @@ TEST(Predict, AGemmRowRunsTheBuildersGemmAloneOnTheMeasuredGpu) {
   EXPECT_GT(*ns, 17.3e3);
 }
 
+TEST(Predict, ARowSayingItsLibraryHasStreamKIsTimedWithIt) {
+  // 4096 x 4096 from 512 to 520 rows: 128 128x128 tiles fill the H100's 132 SMs once, 160 spill
+  // into a second wave. Whole tiles in waves jump there; Stream-K grows by about 160 / 128.
+  Predictor p;
+  Measurement before = gemm_row(512, 1e5);
+  Measurement after = gemm_row(520, 1e5);
+  const auto waves_before = p.simulate_ns(before);
+  const auto waves_after = p.simulate_ns(after);
+  before.gemm_stream_k = after.gemm_stream_k = true;
+  const auto stream_k_before = p.simulate_ns(before);
+  const auto stream_k_after = p.simulate_ns(after);
+  ASSERT_TRUE(waves_before && waves_after && stream_k_before && stream_k_after);
+  EXPECT_GT(*waves_after / *waves_before, 1.3);
+  EXPECT_LT(*stream_k_after / *stream_k_before, 1.25);
+  EXPECT_LT(*stream_k_after, *waves_after);
+  // The calibration's own setting (no Stream-K) is untouched for rows that say nothing.
+  EXPECT_DOUBLE_EQ(*p.simulate_ns(gemm_row(520, 1e5)), *waves_after);
+}
+
 TEST(Predict, LayerRowsSumTheNamedKernelsOfOneLayer) {
   Predictor p;
   const auto one = p.simulate_ns(layer_row({"qkv_proj"}));

@@ -95,7 +95,13 @@ void add_kernel_options(CLI::App& command, KernelFlags& f) {
       ->check(CLI::Range(std::int64_t{1}, validation::kMaxGemmDim))
       ->capture_default_str();
   f.gemm->add_option("--dtype", f.dtype, "fp8, bf16, fp16, tf32 or fp32")->capture_default_str();
+  const auto add_stream_k = [&](CLI::App* app) {
+    app->add_flag("--stream-k", f.stream_k,
+                  "Time GEMMs as a library with Stream-K kernels does (no wave staircase; "
+                  "sim option gemm_stream_k)");
+  };
   add_gpu(f.gemm);
+  add_stream_k(f.gemm);
 
   f.attention = command.add_subcommand(
       "attention", "FlashAttention prefill of causal prompts, or paged decode attention");
@@ -151,6 +157,7 @@ void add_kernel_options(CLI::App& command, KernelFlags& f) {
       ->check(CLI::Range(1, validation::kMaxTensorParallel))
       ->capture_default_str();
   add_gpu(f.step);
+  add_stream_k(f.step);
 }
 
 Outcome run_kernel_command(const KernelFlags& f) {
@@ -180,7 +187,9 @@ Outcome run_kernel_command(const KernelFlags& f) {
     for (const workload::Kernel& k : group.kernels) {
       workload::KernelSequence one;
       one.groups.push_back({.kernels = {k}, .repeat = 1});
-      TESSERA_ASSIGN_OR_RETURN(const double ns, predictor.time_sequence(gpu, one));
+      TESSERA_ASSIGN_OR_RETURN(
+          const double ns,
+          predictor.time_sequence(gpu, one, f.stream_k ? std::optional(true) : std::nullopt));
       auto it = std::ranges::find_if(rows, [&](const Row& r) { return r.kernel->name == k.name; });
       if (it == rows.end()) it = rows.insert(rows.end(), Row{.kernel = &k});
       it->launches += group.repeat;

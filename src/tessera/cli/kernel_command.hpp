@@ -33,6 +33,7 @@ struct KernelFlags {
   int kv_len = 1024;
   int tp = 1;
   std::int64_t bytes = 256 << 20;
+  bool stream_k = false;
 };
 
 void add_kernel_options(CLI::App& command, KernelFlags& flags);

@@ -291,6 +291,7 @@ Result<sim::SimGpuOverrides> parse_sim_options(const ConfigNode& n, const hw::Gp
                             "atom_launch_overhead",
                             "yield_save_cost",
                             "gemm_tile_selection",
+                            "gemm_stream_k",
                             "gemm_compute_fraction",
                             "gemm_tile_knee",
                             "gemm_fixed",
@@ -330,6 +331,7 @@ Result<sim::SimGpuOverrides> parse_sim_options(const ConfigNode& n, const hw::Gp
   TESSERA_TRY(flag("batch_isolated_kernels", o.batch_isolated_kernels));
   TESSERA_TRY(flag("co_residency", o.co_residency));
   TESSERA_TRY(flag("gemm_tile_selection", o.gemm_tile_selection));
+  TESSERA_TRY(flag("gemm_stream_k", o.gemm_stream_k));
   TESSERA_TRY(number("gemm_compute_fraction", o.gemm_compute_fraction));
   TESSERA_TRY(number("gemm_tile_knee", o.gemm_tile_knee));
   TESSERA_TRY(duration("gemm_fixed", o.gemm_fixed));

@@ -5,6 +5,7 @@
 // turns its format into these, so `tessera validate` treats all sources alike.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +59,9 @@ struct Measurement {
   // ("qkv_proj", "input_rmsnorm", ...) or kAttentionKernels; the measurement is their sum.
   std::vector<std::string> layer_kernels;
   Implementation implementation = Implementation::kVllm;
+  // kGemm, kLayerKernels, kStep: whether the measured GEMM library has Stream-K kernels
+  // (sim::SimGpuOptions::gemm_stream_k); unset, the simulator's own setting.
+  std::optional<bool> gemm_stream_k;
 
   // kCollective
   Collective collective = Collective::kAllReduce;

@@ -21,12 +21,14 @@ using detail::cell_error;
 enum Col : std::size_t {
   kGpu, kKind, kPrecision, kM, kN, kK, kModel, kHidden, kHeads, kKvHeads, kHeadDim,
   kIntermediate, kVocab, kLayers, kTp, kPhase, kBatch, kSeqLen, kKvLen, kKernels,
-  kImplementation, kCollective, kBytes, kGpus, kInterconnect, kValue, kUnit, kColumnCount
+  kImplementation, kGemmStreamK, kCollective, kBytes, kGpus, kInterconnect, kValue, kUnit,
+  kColumnCount
 };
 constexpr std::array<const char*, kColumnCount> kNames{
     "gpu", "kind", "precision", "m", "n", "k", "model", "hidden", "heads", "kv_heads", "head_dim",
     "intermediate", "vocab", "layers", "tp", "phase", "batch", "seq_len", "kv_len", "kernels",
-    "implementation", "collective", "bytes", "gpus", "interconnect", "value", "unit"};
+    "implementation", "gemm_stream_k", "collective", "bytes", "gpus", "interconnect", "value",
+    "unit"};
 // clang-format on
 constexpr std::array<Col, 4> kRequired{kGpu, kKind, kValue, kUnit};
 
@@ -82,7 +84,8 @@ bool applies(Col c, MeasuredKind kind) {
     case kKind:
     case kValue:
     case kUnit: return true;
-    case kPrecision: return kind != MeasuredKind::kCollective;
+    case kPrecision:
+    case kGemmStreamK: return kind != MeasuredKind::kCollective;
     case kM:
     case kN:
     case kK: return kind == MeasuredKind::kGemm;
@@ -128,6 +131,10 @@ class RowParser {
     TESSERA_ASSIGN_OR_RETURN(m.measured_ns, time());
     if (m.kind != MeasuredKind::kCollective) {
       TESSERA_ASSIGN_OR_RETURN(m.precision, precision());
+      if (!cell(kGemmStreamK).empty()) {
+        TESSERA_ASSIGN_OR_RETURN(m.gemm_stream_k,
+                                 detail::parse_bool(at(kGemmStreamK), cell(kGemmStreamK)));
+      }
     }
     switch (m.kind) {
       case MeasuredKind::kGemm: {

@@ -45,6 +45,9 @@
 //                 of experts: moe_router, moe_topk_softmax, moe_align_block_size, moe_gate_up,
 //                 moe_down, moe_sum), or @attention for whatever attention kernels the step uses.
 //   implementation layer, step: vllm | hf-eager (Hugging Face eager modules); default vllm.
+//   gemm_stream_k gemm, layer, step: true | false, whether the measured GEMM library has
+//                 Stream-K kernels (no wave staircase: sim_gpu_options.hpp); default the
+//                 simulator's setting.
 //   collective    collective, required: all_reduce | send_recv.
 //   bytes         collective, required: the message size in bytes.
 //   gpus          collective, required: GPUs taking part (>= 2).

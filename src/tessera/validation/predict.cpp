@@ -150,25 +150,29 @@ std::optional<std::string> Predictor::implausible(const Measurement& m,
       m.measured_ns / 1e3, floor_ns / 1e3);
 }
 
-core::Result<Predictor::Device*> Predictor::device(const std::string& gpu) {
-  auto it = devices_.find(gpu);
+core::Result<Predictor::Device*> Predictor::device(const std::string& gpu,
+                                                   std::optional<bool> gemm_stream_k) {
+  const std::string key = gemm_stream_k ? fmt::format("{}|stream-k={}", gpu, *gemm_stream_k) : gpu;
+  auto it = devices_.find(key);
   if (it != devices_.end()) return it->second.get();
   TESSERA_ASSIGN_OR_RETURN(const hw::GpuSpec spec, hw::find_gpu(gpu));
   auto d = std::make_unique<Device>();
   const auto own = per_gpu_.find(spec.name);
-  const sim::SimGpuOverrides& overrides = own != per_gpu_.end() ? own->second : overrides_;
+  sim::SimGpuOverrides overrides = own != per_gpu_.end() ? own->second : overrides_;
+  if (gemm_stream_k) overrides.gemm_stream_k = gemm_stream_k;
   const sim::SimGpuOptions options =
       calibrated_ ? sim::options_for(spec, overrides) : sim::apply(sim::SimGpuOptions{}, overrides);
   TESSERA_ASSIGN_OR_RETURN(d->gpu, sim::SimGpu::create(d->engine, spec, options));
   TESSERA_ASSIGN_OR_RETURN(d->stream, d->gpu->create_stream({}));
   Device* out = d.get();
-  devices_.emplace(gpu, std::move(d));
+  devices_.emplace(key, std::move(d));
   return out;
 }
 
 core::Result<double> Predictor::time_sequence(const std::string& gpu,
-                                              const workload::KernelSequence& seq) {
-  TESSERA_ASSIGN_OR_RETURN(Device * d, device(gpu));
+                                              const workload::KernelSequence& seq,
+                                              std::optional<bool> gemm_stream_k) {
+  TESSERA_ASSIGN_OR_RETURN(Device * d, device(gpu, gemm_stream_k));
   std::optional<device::SubmissionDone> done;
   TESSERA_TRY(d->gpu->submit(d->stream, std::make_shared<const KernelSequence>(seq), ++d->tag,
                              [&done](const device::SubmissionDone& s) { done = s; }));
@@ -265,8 +269,9 @@ core::Result<double> Predictor::simulate_ns(const Measurement& m) {
 
 core::Result<double> Predictor::simulate_ns(const Measurement& m, const KernelSequence& seq) {
   if (m.kind == MeasuredKind::kStep) {
-    TESSERA_ASSIGN_OR_RETURN(const double gpu_ns,
-                             core::with_context(time_sequence(m.gpu, seq), m.source));
+    TESSERA_ASSIGN_OR_RETURN(
+        const double gpu_ns,
+        core::with_context(time_sequence(m.gpu, seq, m.gemm_stream_k), m.source));
     return gpu_ns + engine_ns(m, engine_costs(m.gpu));
   }
   // Per-operator measurements are kernel times (a profiler's), so each kernel runs alone.
@@ -275,8 +280,9 @@ core::Result<double> Predictor::simulate_ns(const Measurement& m, const KernelSe
     for (const Kernel& k : group.kernels) {
       KernelSequence one;
       one.groups.push_back({.kernels = {k}, .repeat = 1});
-      TESSERA_ASSIGN_OR_RETURN(const double ns,
-                               core::with_context(time_sequence(m.gpu, one), m.source));
+      TESSERA_ASSIGN_OR_RETURN(
+          const double ns,
+          core::with_context(time_sequence(m.gpu, one, m.gemm_stream_k), m.source));
       total += ns * group.repeat;
     }
   }

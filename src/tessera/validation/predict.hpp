@@ -60,12 +60,13 @@ class Predictor {
   // The kernels a row runs (for `tessera kernel` to show), in launch order.
   core::Result<workload::KernelSequence> kernels(const Measurement& m) const;
   // One kernel or sequence alone on the whole GPU `gpu`: end of its last kernel - start of its
-  // first.
-  core::Result<double> time_sequence(const std::string& gpu, const workload::KernelSequence& seq);
+  // first. `gemm_stream_k`, when set, replaces the simulator's setting of that option.
+  core::Result<double> time_sequence(const std::string& gpu, const workload::KernelSequence& seq,
+                                     std::optional<bool> gemm_stream_k = std::nullopt);
 
  private:
   struct Device;
-  core::Result<Device*> device(const std::string& gpu);
+  core::Result<Device*> device(const std::string& gpu, std::optional<bool> gemm_stream_k);
 
   sim::SimGpuOverrides overrides_;
   std::map<std::string, sim::SimGpuOverrides> per_gpu_;

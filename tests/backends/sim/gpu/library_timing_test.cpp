@@ -63,6 +63,41 @@ TEST_F(LibraryTiming, ASplitKAddsItsPartialSumsToTheBytes) {
   EXPECT_DOUBLE_EQ(c.bytes, operands + 2.0 * 15 * 128 * 128 * 4);
 }
 
+TEST_F(LibraryTiming, StreamKSpreadsThePartialLastWaveOverEverySm) {
+  // 1280 x 512 x 256 on 16 SMs (K too shallow to split): 256x128 tiles are 20, 1.25 waves.
+  const auto g = workload::make_gemm(workload::dense_gemm("g", 1280, 512, 256, 2));
+  // Whole tiles in waves: 128x64 is best, 80 tiles in 5 waves of 2*128*64*256 FLOP at 4000
+  // FLOP/ns and efficiency 0.786 (6673 ns); 256x128 would take 2 waves (8389 ns).
+  const TimingModel waves(spec, options);
+  const auto whole = waves.gemm_choice(waves.shape(g), 16, 1600);
+  EXPECT_EQ(whole.tile_m, 128);
+  EXPECT_EQ(whole.tile_n, 64);
+  EXPECT_NEAR(whole.compute_ns_at_boost, 5 * 2.0 * 128 * 64 * 256 / 4000 / efficiency(128, 64),
+              1e-6);
+  // Stream-K: the 20 tiles' 4 iterations of 64 are 80, 5 per SM, each 2*256*128*64 FLOP at
+  // efficiency 1 (5243 ns). The 16 tiles that straddle two SMs' runs are fixed up through FP32
+  // partial sums written and read once.
+  options.gemm_stream_k = true;
+  const TimingModel stream_k(spec, options);
+  const auto c = stream_k.gemm_choice(stream_k.shape(g), 16, 1600);
+  EXPECT_EQ(c.tile_m, 256);
+  EXPECT_EQ(c.tile_n, 128);
+  EXPECT_EQ(c.split_k, 0);
+  EXPECT_NEAR(c.compute_ns_at_boost, 5 * 2.0 * 256 * 128 * 64 / 4000, 1e-6);
+  const double operands = (1280.0 * 256 + 256.0 * 512 + 1280.0 * 512) * 2;
+  EXPECT_DOUBLE_EQ(c.bytes, operands + 2.0 * 16 * 256 * 128 * 4);
+}
+
+TEST_F(LibraryTiming, StreamKLeavesAGemmThatFillsItsWavesAlone) {
+  // 1024 x 512 x 256: 16 tiles of 256x128, one full wave, as fast either way and no fix-up.
+  options.gemm_stream_k = true;
+  const TimingModel model(spec, options);
+  const auto g = workload::make_gemm(workload::dense_gemm("g", 1024, 512, 256, 2));
+  const auto c = model.gemm_choice(model.shape(g), 16, 1600);
+  EXPECT_NEAR(c.compute_ns_at_boost, 2.0 * 256 * 128 * 256 / 4000, 1e-6);
+  EXPECT_DOUBLE_EQ(c.bytes, (1024.0 * 256 + 256.0 * 512 + 1024.0 * 512) * 2);
+}
+
 TEST_F(LibraryTiming, APlanCoversItsShareOfTheGemmAndTheFixedLatencyIsOverhead) {
   options.gemm_fixed = 2000;
   const TimingModel model(spec, options);

@@ -41,6 +41,7 @@ TimingModel::TimingModel(const hw::GpuSpec& spec, const SimGpuOptions& options) 
         options.attention_compute_fraction;
   }
   gemm_tile_selection_ = options.gemm_tile_selection;
+  gemm_stream_k_ = options.gemm_stream_k;
   gemm_fraction_ = options.gemm_compute_fraction;
   gemm_knee_ = options.gemm_tile_knee;
   gemm_fixed_ns_ = static_cast<double>(options.gemm_fixed);
@@ -129,6 +130,8 @@ constexpr std::array<std::array<int, 2>, 6> kGemmTiles{
 constexpr std::array<int, 5> kSplits{1, 2, 4, 8, 16};
 constexpr std::int64_t kMinKPerSlice = 256;
 constexpr double kPartialSumBytes = 4;  // FP32 workspace
+// A Stream-K kernel hands each SM an equal run of 64-deep K iterations over all tiles.
+constexpr std::int64_t kStreamKDepth = 64;
 
 double tile_intensity(int tm, int tn) {
   return static_cast<double>(tm) * tn / (tm + tn);
@@ -170,14 +173,7 @@ TimingModel::GemmChoice TimingModel::gemm_choice(const KernelShape& shape, int s
                               (reference + gemm_knee_) / reference;
     const std::int64_t tiles =
         shape.gemm.groups * ((shape.gemm.m + tm - 1) / tm) * ((shape.gemm.n + tn - 1) / tn);
-    for (const int split : kSplits) {
-      // A grouped GEMM is not split (vLLM's fused MoE kernel has no split-K).
-      if (split > 1 && (shape.gemm.groups > 1 || shape.gemm.k / split < kMinKPerSlice)) break;
-      const std::int64_t slice = (shape.gemm.k + split - 1) / split;
-      const double waves = ceil_whole(static_cast<double>(tiles * split) / std::max(sms, 1));
-      const double tile_ns = 2.0 * tm * tn * static_cast<double>(slice) * peak_ns / efficiency;
-      const double compute = waves * tile_ns;
-      const double bytes = shape.gemm.operand_bytes + 2.0 * (split - 1) * m * n * kPartialSumBytes;
+    const auto consider = [&](double compute, double bytes, int split) {
       const double total = std::max(compute, bytes / bandwidth);
       if (best_ns < 0 || total < best_ns) {
         best_ns = total;
@@ -187,6 +183,27 @@ TimingModel::GemmChoice TimingModel::gemm_choice(const KernelShape& shape, int s
                 .tile_n = tn,
                 .split_k = split};
       }
+    };
+    for (const int split : kSplits) {
+      // A grouped GEMM is not split (vLLM's fused MoE kernel has no split-K).
+      if (split > 1 && (shape.gemm.groups > 1 || shape.gemm.k / split < kMinKPerSlice)) break;
+      const std::int64_t slice = (shape.gemm.k + split - 1) / split;
+      const double waves = ceil_whole(static_cast<double>(tiles * split) / std::max(sms, 1));
+      const double tile_ns = 2.0 * tm * tn * static_cast<double>(slice) * peak_ns / efficiency;
+      consider(waves * tile_ns,
+               shape.gemm.operand_bytes + 2.0 * (split - 1) * m * n * kPartialSumBytes, split);
+    }
+    // Stream-K: no partial last wave. The tiles an SM's run starts or ends inside are fixed up
+    // through a workspace of partial sums (written once, read once); grouped GEMMs have none.
+    if (gemm_stream_k_ && shape.gemm.groups == 1) {
+      const std::int64_t iterations = (shape.gemm.k + kStreamKDepth - 1) / kStreamKDepth;
+      const double per_sm = ceil_whole(static_cast<double>(tiles * iterations) / std::max(sms, 1));
+      const double iteration_ns = 2.0 * tm * tn * kStreamKDepth * peak_ns / efficiency;
+      const double split_tiles = tiles % std::max(sms, 1) == 0
+                                     ? 0
+                                     : static_cast<double>(std::min<std::int64_t>(tiles, sms));
+      consider(per_sm * iteration_ns,
+               shape.gemm.operand_bytes + 2.0 * split_tiles * tm * tn * kPartialSumBytes, 0);
     }
   }
   gemm_choices_.emplace(key, best);

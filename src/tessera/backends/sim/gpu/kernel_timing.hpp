@@ -96,7 +96,7 @@ class TimingModel {
     double bytes = 0;
     int tile_m = 0;
     int tile_n = 0;
-    int split_k = 1;
+    int split_k = 1;  // 0: Stream-K
   };
   GemmChoice gemm_choice(const KernelShape& shape, int sms, double domain_bandwidth) const;
   // Achievable device bandwidth, bytes per ns.
@@ -108,6 +108,7 @@ class TimingModel {
   std::array<double, 4> peak_ns_per_flop_{};  // the same at the pipe's peak
   double attention_ns_per_flop_ = 0;          // tensor attention kernels; 0: ns_per_flop_
   bool gemm_tile_selection_ = false;
+  bool gemm_stream_k_ = false;
   double gemm_fraction_ = 1;
   double gemm_knee_ = 0;
   double gemm_fixed_ns_ = 0;

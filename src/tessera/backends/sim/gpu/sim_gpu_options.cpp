@@ -162,6 +162,7 @@ SimGpuOptions apply(SimGpuOptions out, const SimGpuOverrides& o) {
   set(out.yield_save_cost, o.yield_save_cost);
   set(out.compute_power_weight, o.compute_power_weight);
   set(out.gemm_tile_selection, o.gemm_tile_selection);
+  set(out.gemm_stream_k, o.gemm_stream_k);
   set(out.gemm_compute_fraction, o.gemm_compute_fraction);
   set(out.gemm_tile_knee, o.gemm_tile_knee);
   set(out.gemm_fixed, o.gemm_fixed);

@@ -65,6 +65,12 @@ struct SimGpuOptions {
   // tiles by their arithmetic intensity I = tm tn / (tm + tn) as I / (I + gemm_tile_knee)
   // (normalised to 1 for the 256x128 tile): small tiles reload more operand bytes per FLOP.
   bool gemm_tile_selection = false;
+  // With gemm_tile_selection: the library also has Stream-K kernels (Osama et al., "Stream-K",
+  // PPoPP 2023; CUTLASS's and cuBLAS's Hopper kernels), which split the tiles' K iterations
+  // evenly over the SMs, so a GEMM whose tiles fill 1.2 waves no longer pays for two.
+  // Libraries without them show a staircase in time against M at every wave; profiles show
+  // both (docs/validate.md).
+  bool gemm_stream_k = false;
   double gemm_compute_fraction = 0.7;
   double gemm_tile_knee = 32;
   // Latency of a GEMM kernel beyond the launch overhead (pipeline fill, epilogue), not
@@ -147,6 +153,7 @@ struct SimGpuOverrides {
   std::optional<core::Nanos> yield_save_cost;
   std::optional<double> compute_power_weight;
   std::optional<bool> gemm_tile_selection;
+  std::optional<bool> gemm_stream_k;
   std::optional<double> gemm_compute_fraction;
   std::optional<double> gemm_tile_knee;
   std::optional<core::Nanos> gemm_fixed;
