@@ -333,27 +333,25 @@ TEST_F(ProfileReadersTest, LlmServingSimLayersAreShardedGemmsAndEagerKernels) {
   EXPECT_EQ(skipped_rows(*r, "'mystery'"), 1);
 }
 
-TEST_F(ProfileReadersTest, LlmServingSimAttentionKeepsDecodeRows) {
+TEST_F(ProfileReadersTest, LlmServingSimAttentionRowsAreReadAndCountedNotCompared) {
   const std::string attention = "llmservingsim_h100/meta-llama/Llama-3.1-70B/tp4/attention.csv";
-  write(attention,
-        "time_stats.attn_prefill.median,time_stats.attn_decode.median,n_embd,n_q_head,n_kv_head,"
-        "num_tensor_parallel_workers,max_model_len,batch_size,prefill_chunk_size,kv_cache_size,"
-        "is_prefill,attention_backend\n"
-        "0.005312000000000001,,8192,64,8,4,131072,1,32,32,True,FLASH_ATTENTION\n"
-        ",0.239521,8192,64,8,4,131072,12,0,65536,False,FLASH_ATTENTION\n");
+  const std::string header =
+      "time_stats.attn_prefill.median,time_stats.attn_decode.median,n_embd,n_q_head,n_kv_head,"
+      "num_tensor_parallel_workers,max_model_len,batch_size,prefill_chunk_size,kv_cache_size,"
+      "is_prefill,attention_backend\n";
+  write(attention, header +
+                       "0.005312000000000001,,8192,64,8,4,131072,1,32,32,True,FLASH_ATTENTION\n"
+                       ",0.239521,8192,64,8,4,131072,12,0,65536,False,FLASH_ATTENTION\n");
   auto r = read(attention);
   ASSERT_TRUE(r.has_value()) << r.error().message();
-  ASSERT_EQ(r->rows.size(), 1u);
-  const Measurement& d = r->rows[0];
-  EXPECT_EQ(d.source, attention + ":3");
-  EXPECT_EQ(d.phase, workload::Phase::kDecode);
-  EXPECT_EQ(d.lengths, std::vector<int>(12, 65536));
-  EXPECT_EQ(d.tensor_parallel, 4);
-  EXPECT_EQ(d.model.heads, 64);
-  EXPECT_EQ(d.model.kv_heads, 8);
-  EXPECT_EQ(d.model.head_dim, 128);
-  EXPECT_EQ(d.measured_ns, 239521.0);
+  EXPECT_TRUE(r->rows.empty());
   EXPECT_EQ(skipped_rows(*r, "chunked prefill"), 1);
+  EXPECT_EQ(skipped_rows(*r, "FlashAttention-2's varlen forward"), 1);
+  // A decode row is still read: a malformed one is an error naming its cell.
+  write(attention, header + ",0.239521,8192,60,8,4,131072,12,0,65536,False,FLASH_ATTENTION\n");
+  auto bad = read(attention);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_THAT(bad.error().message(), HasSubstr("n_embd 8192 is not a multiple of n_q_head 60"));
 }
 
 TEST_F(ProfileReadersTest, SplitwiseGivesPrefillAndDecodeSteps) {
@@ -453,7 +451,7 @@ TEST(SharedProfilesTest, ReadsTheRealProfiles) {
   EXPECT_EQ(per_source["vidur_compute"], 140880u);
   EXPECT_EQ(per_source["vidur_collectives"], 15430u);
   EXPECT_EQ(per_source["inference_sim_kernels_h100"], 112u + 785u);
-  EXPECT_EQ(per_source["llmservingsim_h100"], 81920u + 71680u + 46118u + 2 * mixtral);
+  EXPECT_EQ(per_source["llmservingsim_h100"], 81920u + 71680u + 2 * mixtral);
   EXPECT_EQ(per_source["splitwise_sim"], 1260u);
 
   std::map<std::string, std::int64_t> skipped;
@@ -461,7 +459,8 @@ TEST(SharedProfilesTest, ReadsTheRealProfiles) {
   EXPECT_EQ(skipped["vidur_compute/a100/microsoft/phi-2/mlp.csv"], 261 * 9);
   EXPECT_EQ(skipped["splitwise_sim/perf_model.csv"], 630 * 2);  // bloom-176b and h100-80gb-pcap
   EXPECT_EQ(skipped["vidur_collectives/h100_pairwise_nvlink__send_recv.csv"], 1988);
-  EXPECT_EQ(skipped["llmservingsim_h100/meta-llama/Llama-3.1-70B/tp4/attention.csv"], 232);
+  // Every row: 232 chunked prefills and 21,371 decodes.
+  EXPECT_EQ(skipped["llmservingsim_h100/meta-llama/Llama-3.1-70B/tp4/attention.csv"], 21603);
 
   // vidur a100 Llama-2-7b, num_tokens 4096, tp1: attn_pre_proj median 1.911 ms.
   const Measurement* qkv =
