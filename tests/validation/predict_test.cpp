@@ -74,6 +74,38 @@ TEST(Predict, ARowSayingItsLibraryHasStreamKIsTimedWithIt) {
   EXPECT_DOUBLE_EQ(*p.simulate_ns(gemm_row(520, 1e5)), *waves_after);
 }
 
+Measurement all_reduce_row(std::string gpu, int gpus, std::string interconnect) {
+  Measurement r;
+  r.source = "mine.csv:4";
+  r.gpu = std::move(gpu);
+  r.kind = MeasuredKind::kCollective;
+  r.collective = Collective::kAllReduce;
+  r.bytes = std::int64_t{256} << 20;
+  r.gpus = gpus;
+  r.interconnect = std::move(interconnect);
+  r.measured_ns = 1e6;
+  return r;
+}
+
+TEST(Predict, PairwiseMachinesBridgePairsAndCrossPcieBetweenThem) {
+  Predictor p;
+  const auto time = [&p](std::string gpu, int gpus, std::string interconnect) {
+    const auto ns = p.simulate_ns(all_reduce_row(std::move(gpu), gpus, std::move(interconnect)));
+    EXPECT_TRUE(ns.has_value()) << ns.error().message();
+    return ns.value_or(0);
+  };
+  // The bridge carries 300 GB/s a direction: the A100's NVLink rate, two thirds of the H100's.
+  EXPECT_DOUBLE_EQ(time("A100-SXM4-80GB", 2, "nvlink-pairwise"),
+                   time("A100-SXM4-80GB", 2, "nvswitch"));
+  EXPECT_GT(time("H100-SXM5-80GB", 2, "nvlink-pairwise"),
+            1.3 * time("H100-SXM5-80GB", 2, "nvswitch"));
+  // Four GPUs cross PCIe between the pairs: Gen5 on the H100, twice Gen4's rate on the A100.
+  EXPECT_GT(time("A100-SXM4-80GB", 4, "nvlink-pairwise"),
+            1.8 * time("H100-SXM5-80GB", 4, "nvlink-pairwise"));
+  EXPECT_GT(time("H100-SXM5-80GB", 4, "nvlink-pairwise"),
+            4 * time("H100-SXM5-80GB", 4, "nvswitch"));
+}
+
 TEST(Predict, LayerRowsSumTheNamedKernelsOfOneLayer) {
   Predictor p;
   const auto one = p.simulate_ns(layer_row({"qkv_proj"}));

@@ -60,6 +60,20 @@ workload::TensorParallel nvlink(const hw::GpuSpec& spec, int degree) {
   return tp;
 }
 
+// "Pairwise" machines are PCIe boards (A100 PCIe, H100 PCIe or NVL) bridged in NVLink pairs.
+// NVIDIA's datasheets give the two-way bridge as 600 GB/s over both directions, for the A100 and
+// the H100 alike: 300 GB/s a direction, below the H100 SXM's 450. ASSUMPTION: a ring over more
+// than two GPUs crosses PCIe between the pairs (Gen4 on Ampere, Gen5 on Hopper boards), peer to
+// peer rather than staged through host memory, so that NCCL reaches the same fraction of its raw
+// rate (link_bandwidth_fraction) as of NVLink's; the slowest link sets the ring's pace.
+constexpr double kNvlinkBridgeBytesPerS = 300e9;
+
+double pairwise_link(const hw::GpuSpec& spec, int gpus) {
+  if (gpus <= 2) return std::min(spec.nvlink_bytes_per_s, kNvlinkBridgeBytesPerS);
+  return spec.architecture == "Hopper" ? workload::kPcie5x16RawBytesPerS
+                                       : workload::kPcie4x16RawBytesPerS;
+}
+
 }  // namespace
 
 std::string category(const Measurement& m) {
@@ -238,12 +252,7 @@ core::Result<KernelSequence> Predictor::kernels(const Measurement& m) const {
                                         m.gpus, m.bytes));
       }
       workload::TensorParallel tp = nvlink(spec, m.gpus);
-      if (m.interconnect == "nvlink-pairwise" && m.gpus > 2) {
-        // ASSUMPTION: "pairwise" machines bridge GPUs in NVLink pairs, so a ring over more than
-        // two crosses PCIe 4.0 between the pairs (peer to peer, at the efficiency
-        // tensor_parallel.hpp assumes for staged copies), and the slowest link sets its pace.
-        tp.link_bytes_per_s = workload::kPcie4x16RawBytesPerS * workload::kHostStagedLinkEfficiency;
-      }
+      if (m.interconnect == "nvlink-pairwise") tp.link_bytes_per_s = pairwise_link(spec, m.gpus);
       const std::int64_t elements = std::max<std::int64_t>(m.bytes / 2, 1);
       KernelSequence seq;
       Kernel k = m.collective == Collective::kAllReduce

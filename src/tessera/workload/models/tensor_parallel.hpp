@@ -31,6 +31,9 @@ namespace tessera::workload {
 // PCIe 4.0 x16, one direction: 16 GT/s x 16 lanes / 8 bits = 32 GB/s raw (PCI-SIG, PCI Express
 // Base Specification 4.0: 16.0 GT/s per lane). The RTX 4090 is a PCIe 4.0 x16 board (hw catalog).
 inline constexpr double kPcie4x16RawBytesPerS = 32e9;
+// PCIe 5.0 x16, one direction: 32 GT/s x 16 lanes / 8 bits = 64 GB/s raw (PCI Express Base
+// Specification 5.0: 32.0 GT/s per lane); the H100 PCIe and H100 NVL boards are PCIe 5.0 x16.
+inline constexpr double kPcie5x16RawBytesPerS = 64e9;
 // ASSUMPTION: the share of the raw rate a GPU-to-GPU transfer staged through pinned host memory
 // reaches: 128b/130b encoding leaves 98.5%, packet headers and flow control take roughly another
 // 10-15%, and the copy into and out of the host buffer costs the rest. Pinned host-device copies
