@@ -242,6 +242,21 @@ TEST(ScenarioParse, HostLaunchCostsAndCudaGraphs) {
       << bad.error().message();
 }
 
+TEST(ScenarioParse, ATrainingTenantTrainsInItsPrecision) {
+  auto r =
+      parse_scenario(mutate("batch: 32", "batch: 32\n    precision: tf32"), "ok.yaml", "/data");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->tenants[1].training.precision, workload::Precision::kTf32);
+  auto fp8 = parse_scenario(mutate("batch: 32", "batch: 32\n    precision: fp8"), "bad.yaml", "/d");
+  ASSERT_FALSE(fp8.has_value());
+  EXPECT_NE(fp8.error().message().find("FP8 training"), std::string::npos) << fp8.error().message();
+  auto bad =
+      parse_scenario(mutate("batch: 32", "batch: 32\n    precision: int4"), "bad.yaml", "/d");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("bf16, fp16, tf32 or fp32"), std::string::npos)
+      << bad.error().message();
+}
+
 TEST(ScenarioParse, GemmStreamKIsAFlag) {
   auto r = parse_scenario(mutate("tenants:", "sim: {gemm_stream_k: true}\ntenants:"), "ok.yaml",
                           "/data");

@@ -69,6 +69,22 @@ TEST(TenantMemory, TenantsHoldTheirBudgetWeightsOrTrainingEstimate) {
                    s.tenants[0].inference.model.weight_bytes());
 }
 
+TEST(TenantMemory, FullPrecisionTrainingHoldsFp32WeightsAndActivations) {
+  Scenario s = scenario();
+  TenantSpec t = s.tenants[2];
+  const double mixed = tenant_memory(t, std::nullopt).bytes;
+  t.training.precision = workload::Precision::kTf32;
+  const auto& resnet = t.training.model;
+  const auto est = mig::estimate_training(resnet, 64, mig::default_optimizer(resnet),
+                                          workload::Precision::kTf32);
+  EXPECT_DOUBLE_EQ(tenant_memory(t, std::nullopt).bytes, static_cast<double>(est.total()));
+  // Saved activations double (4 bytes each), and the weights are the FP32 ones: no 16-bit copy.
+  const auto half = mig::estimate_training(resnet, 64, mig::default_optimizer(resnet));
+  EXPECT_NEAR(static_cast<double>(est.activations), 2.0 * static_cast<double>(half.activations),
+              1e-3 * static_cast<double>(est.activations));
+  EXPECT_GT(tenant_memory(t, std::nullopt).bytes, mixed);
+}
+
 TEST(TenantMemory, ATenantThatDoesNotFitBesideTheOnesBeforeItIsOutOfMemory) {
   const Scenario s = scenario();
   const std::vector<gpu::TenantId> all{0, 1, 2};

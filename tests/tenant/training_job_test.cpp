@@ -18,7 +18,7 @@ workload::TrainingModel toy_model() {
                                  .description = "two kernels",
                                  .default_batch = 4,
                                  .iteration =
-                                     [](int batch) {
+                                     [](int batch, workload::Precision) {
                                        workload::KernelSequence seq;
                                        workload::KernelGroup g;
                                        workload::Kernel k;

@@ -31,7 +31,7 @@ std::vector<workload::Kernel> distinct_kernels(const scenario::Scenario& s) {
       const std::vector<int> prompt{kContextTokens};
       sequences.push_back(workload::prefill_step(t.inference.model, prompt));
     } else {
-      sequences.push_back(t.training.model.iteration(t.training.batch));
+      sequences.push_back(t.training.model.iteration(t.training.batch, t.training.precision));
     }
   }
   std::set<gpu::KernelKey> seen;

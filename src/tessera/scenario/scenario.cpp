@@ -130,6 +130,21 @@ Result<tenant::PersistentGemms> parse_persistent(const ConfigNode& n, const hw::
   return p;
 }
 
+// A training tenant's `precision` (workload::check_training_precision). Every catalog GPU has
+// the tensor and FP32 pipes these run on.
+Result<workload::Precision> parse_training_precision(const ConfigNode& n) {
+  TESSERA_ASSIGN_OR_RETURN(const std::string text, n.as_string());
+  const auto p = workload::parse_precision(text);
+  if (!p) {
+    return std::unexpected(n.error(
+        fmt::format("precision '{}': a training tenant trains in bf16, fp16, tf32 or fp32", text)));
+  }
+  if (auto ok = workload::check_training_precision(*p); !ok) {
+    return std::unexpected(n.error(ok.error().message()));
+  }
+  return *p;
+}
+
 // An inference tenant's `precision`: the formats a serving engine runs, on a GPU that has the
 // pipe for it.
 Result<workload::Precision> parse_serving_precision(const ConfigNode& n, const hw::GpuSpec& gpu) {
@@ -256,14 +271,17 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
     return t;
   }
   if (kind == "training") {
-    TESSERA_TRY(n.check_keys(
-        {"name", "kind", "model", "priority", "sm_share", "batch", "persistent_gemms"}));
+    TESSERA_TRY(n.check_keys({"name", "kind", "model", "precision", "priority", "sm_share", "batch",
+                              "persistent_gemms"}));
     t.kind = TenantSpec::Kind::kTraining;
     t.training.name = t.name;
     TESSERA_ASSIGN_OR_RETURN(t.training.model, core::map_error(workload::find_training_model(model),
                                                                at_field(n, "model")));
     TESSERA_ASSIGN_OR_RETURN(t.training.batch,
                              positive_int(n, "batch", t.training.model.default_batch, 65536));
+    if (auto p = n.find("precision")) {
+      TESSERA_ASSIGN_OR_RETURN(t.training.precision, parse_training_precision(*p));
+    }
     if (auto persistent = n.find("persistent_gemms")) {
       TESSERA_ASSIGN_OR_RETURN(t.training.persistent, parse_persistent(*persistent, gpu));
     }

@@ -34,7 +34,8 @@ TenantMemory tenant_memory(const TenantSpec& t,
   if (t.kind == TenantSpec::Kind::kTraining) {
     const auto& m = t.training.model;
     const int batch = t.training.batch > 0 ? t.training.batch : m.default_batch;
-    const mig::MemoryBreakdown est = mig::estimate_training(m, batch, mig::default_optimizer(m));
+    const mig::MemoryBreakdown est =
+        mig::estimate_training(m, batch, mig::default_optimizer(m), t.training.precision);
     return {static_cast<double>(est.total()), est.describe()};
   }
   if (serving) {

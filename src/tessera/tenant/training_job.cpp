@@ -41,7 +41,11 @@ void TrainingJob::start() {
                     config_.name, persistent->sms, persistent->max_checkpoints));
     return;
   }
-  auto iteration = config_.model.iteration(batch());
+  if (auto ok = workload::check_training_precision(config_.precision); !ok) {
+    failure_ = ok.error().with_context(fmt::format("training job '{}'", config_.name));
+    return;
+  }
+  auto iteration = config_.model.iteration(batch(), config_.precision);
   if (persistent) {
     const auto residency = [&p = *persistent](const workload::BlockResources& b) {
       return static_cast<std::int64_t>(p.sms) * device::blocks_per_sm(p.sm, b);

@@ -27,7 +27,8 @@ struct PersistentGemms {
 struct TrainingConfig {
   std::string name;
   workload::TrainingModel model;
-  int batch = 0;  // 0: the model's default
+  int batch = 0;                                               // 0: the model's default
+  workload::Precision precision = workload::Precision::kBf16;  // a training precision
   // Empty: the kernels as the model builds them.
   std::optional<PersistentGemms> persistent = std::nullopt;
 };

@@ -24,8 +24,8 @@ std::vector<KernelSequence> sample_sequences() {
     out.push_back(prefill_step(m, std::vector<int>(16, 500)));
   }
   for (const auto& t : training_catalog()) {
-    out.push_back(t.iteration(1));
-    out.push_back(t.iteration(t.default_batch));
+    out.push_back(t.iteration(1, Precision::kBf16));
+    out.push_back(t.iteration(t.default_batch, Precision::kBf16));
   }
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string_view>
 
 namespace tessera::workload {
@@ -171,11 +172,62 @@ TEST(TrainingCatalogTest, ModelsAreFoundByNameIgnoringCase) {
   EXPECT_EQ(r->name, "resnet-50");
   EXPECT_DOUBLE_EQ(r->parameters, resnet50_parameters());
   EXPECT_GT(r->default_batch, 0);
-  EXPECT_DOUBLE_EQ(r->iteration(4).total_flops(), resnet50_iteration(4).total_flops());
+  EXPECT_DOUBLE_EQ(r->iteration(4, Precision::kBf16).total_flops(),
+                   resnet50_iteration(4).total_flops());
 
   auto b = find_training_model("bert-base");
   ASSERT_TRUE(b.has_value());
-  EXPECT_DOUBLE_EQ(b->iteration(2).total_flops(), bert_base_iteration(2, 128).total_flops());
+  EXPECT_DOUBLE_EQ(b->iteration(2, Precision::kBf16).total_flops(),
+                   bert_base_iteration(2, 128).total_flops());
+  EXPECT_DOUBLE_EQ(b->iteration(2, Precision::kTf32).total_bytes(),
+                   bert_base_iteration(2, 128, Precision::kTf32).total_bytes());
+}
+
+// The pipe of every kernel that is not memory-bound (GEMMs, convolutions, attention).
+std::set<ComputePipe> math_pipes(const KernelSequence& s) {
+  std::set<ComputePipe> out;
+  for (const auto& g : s.groups) {
+    for (const Kernel& k : g.kernels) {
+      if (k.kind == KernelClass::kGemm || k.kind == KernelClass::kConv ||
+          k.kind == KernelClass::kAttention) {
+        out.insert(k.pipe);
+      }
+    }
+  }
+  return out;
+}
+
+TEST(TrainingPrecisionTest, TheFormatSetsThePipeAndTheBytesNotTheWork) {
+  for (const auto& [build, name] :
+       {std::pair{+[](Precision p) { return resnet50_iteration(8, p); }, "resnet-50"},
+        std::pair{+[](Precision p) { return bert_base_iteration(4, 128, p); }, "bert-base"}}) {
+    SCOPED_TRACE(name);
+    const KernelSequence bf16 = build(Precision::kBf16);
+    const KernelSequence fp16 = build(Precision::kFp16);
+    const KernelSequence tf32 = build(Precision::kTf32);
+    const KernelSequence fp32 = build(Precision::kFp32);
+    EXPECT_EQ(math_pipes(bf16), std::set{ComputePipe::kTensorFp16});
+    EXPECT_EQ(math_pipes(fp16), std::set{ComputePipe::kTensorFp16});
+    EXPECT_EQ(math_pipes(tf32), std::set{ComputePipe::kTensorTf32});
+    EXPECT_EQ(math_pipes(fp32), std::set{ComputePipe::kFp32});
+    // The same arithmetic; 4-byte storage moves more bytes (the optimizer's FP32 state does not
+    // double, so less than twice).
+    EXPECT_DOUBLE_EQ(tf32.total_flops(), bf16.total_flops());
+    EXPECT_DOUBLE_EQ(fp32.total_flops(), bf16.total_flops());
+    EXPECT_DOUBLE_EQ(fp16.total_bytes(), bf16.total_bytes());
+    EXPECT_DOUBLE_EQ(fp32.total_bytes(), tf32.total_bytes());
+    EXPECT_GT(tf32.total_bytes(), 1.2 * bf16.total_bytes());
+    EXPECT_LT(tf32.total_bytes(), 2 * bf16.total_bytes());
+  }
+}
+
+TEST(TrainingPrecisionTest, Fp8IsRefusedNamingTheFormatsThatTrain) {
+  EXPECT_TRUE(check_training_precision(Precision::kTf32).has_value());
+  const auto fp8 = check_training_precision(Precision::kFp8);
+  ASSERT_FALSE(fp8.has_value());
+  EXPECT_NE(fp8.error().message().find("bf16, fp16, tf32 or fp32"), std::string::npos);
+  EXPECT_TRUE(mixed_precision(Precision::kBf16));
+  EXPECT_FALSE(mixed_precision(Precision::kTf32));
 }
 
 TEST(TrainingCatalogTest, UnknownNameListsTheKnownOnes) {

@@ -196,14 +196,16 @@ Optimizer default_optimizer(const workload::TrainingModel& m) {
   return m.name == "resnet-50" ? Optimizer::kSgdMomentum : Optimizer::kAdam;
 }
 
-MemoryBreakdown estimate_training(const workload::TrainingModel& m, int batch,
-                                  Optimizer optimizer) {
-  return estimate_training(
-      TrainingMemoryInput{.parameters = m.parameters,
-                          .batch = batch,
-                          .optimizer = optimizer,
-                          .mixed_precision = true,
-                          .activation_bytes_per_sample = activation_bytes_per_sample(m.name)});
+MemoryBreakdown estimate_training(const workload::TrainingModel& m, int batch, Optimizer optimizer,
+                                  workload::Precision precision) {
+  // activation_bytes_per_sample counts 16-bit activations.
+  const double scale = workload::element_bytes(precision) / kHalfBytes;
+  return estimate_training(TrainingMemoryInput{
+      .parameters = m.parameters,
+      .batch = batch,
+      .optimizer = optimizer,
+      .mixed_precision = workload::mixed_precision(precision),
+      .activation_bytes_per_sample = activation_bytes_per_sample(m.name) * scale});
 }
 
 // Activations of inference: the largest set of intermediates live at once in one decode step of

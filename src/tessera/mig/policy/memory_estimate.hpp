@@ -43,8 +43,10 @@ double activation_bytes_per_sample(std::string_view training_model, int seq_len 
 // The built-in models' own optimizers (training_catalog.cpp's descriptions): SGD with momentum
 // for ResNet-50, Adam(W) for the others.
 Optimizer default_optimizer(const workload::TrainingModel& m);
-// A built-in training model at `batch` with `optimizer`, in mixed precision.
-MemoryBreakdown estimate_training(const workload::TrainingModel& m, int batch, Optimizer optimizer);
+// A built-in training model at `batch` with `optimizer`, in `precision`: mixed precision (bf16,
+// fp16) or FP32 weights (tf32, fp32), activations saved at the precision's element size.
+MemoryBreakdown estimate_training(const workload::TrainingModel& m, int batch, Optimizer optimizer,
+                                  workload::Precision precision = workload::Precision::kBf16);
 
 // A decoder-only model serving `batch` sequences whose context reaches `context_tokens`.
 MemoryBreakdown estimate_inference(const workload::ModelConfig& m, int batch,

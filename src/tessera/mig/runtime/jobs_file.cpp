@@ -184,7 +184,7 @@ core::Result<BatchJob> training_job(const ConfigNode& n, BatchJob job, MemoryBre
   // the memory only.
   job.work.key = fmt::format("train/{}/{}", model->name, batch);
   job.work.build = [build = model->iteration, b = static_cast<int>(batch)](std::int64_t) {
-    return build(b);
+    return build(b, workload::Precision::kBf16);  // MIGM's jobs train in mixed precision
   };
   return job;
 }

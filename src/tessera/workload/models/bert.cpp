@@ -5,7 +5,10 @@
 // style (fused, dropout regenerated in-kernel).
 //
 // Kernels follow HuggingFace's BertForPreTraining module structure (a fused QKV projection as
-// NVIDIA's implementation uses); every size comes from the shapes below.
+// NVIDIA's implementation uses); every size comes from the shapes below. In TF32 or FP32
+// training, attention cannot run FlashAttention (16-bit only): ASSUMPTION: PyTorch's
+// memory-efficient attention takes its place with the same tiling and traffic, on the pipe the
+// GEMMs use.
 
 #include <algorithm>
 #include <cstdint>
@@ -40,7 +43,6 @@ constexpr int kVocab = 30522;
 constexpr int kMaxPositions = 512;
 constexpr int kSegmentTypes = 2;
 constexpr int kNspClasses = 2;
-constexpr double kElemBytes = 2;  // FP16 activations, weights and gradients
 constexpr double kStatBytes = 4;  // FP32 per-row statistics (LayerNorm, softmax logsumexp)
 constexpr double kMaskBytes = 1;  // PyTorch's fused dropout keeps a bool mask
 
@@ -82,8 +84,15 @@ struct LinearNames {
 
 class Builder {
  public:
-  Builder(const BertSize& size, int batch, int seq)
-      : z_(size), batch_(batch), seq_(seq), tokens_(std::int64_t{batch} * seq) {}
+  // Activations, weights and gradients are stored in `precision`'s format, and the linear layers
+  // and attention run on its pipe.
+  Builder(const BertSize& size, int batch, int seq, Precision precision)
+      : z_(size),
+        batch_(batch),
+        seq_(seq),
+        tokens_(std::int64_t{batch} * seq),
+        precision_(precision),
+        elem_(element_bytes(precision)) {}
 
   std::int64_t tokens() const { return tokens_; }
   std::int64_t batch() const { return batch_; }
@@ -93,10 +102,10 @@ class Builder {
   void linear(TrainingUnit& u, LinearNames names, std::int64_t rows, int in, int out,
               bool owns_weight = true) {
     const double r = static_cast<double>(rows);
-    const double x_bytes = r * in * kElemBytes;
-    const double y_bytes = r * out * kElemBytes;
-    const double w_bytes = static_cast<double>(in) * out * kElemBytes;
-    const double b_bytes = out * kElemBytes;
+    const double x_bytes = r * in * elem_;
+    const double y_bytes = r * out * elem_;
+    const double w_bytes = static_cast<double>(in) * out * elem_;
+    const double b_bytes = out * elem_;
     const double bias_flops = r * out;
     u.forward.push_back(make_gemm({.name = names.fwd,
                                    .m = rows,
@@ -105,14 +114,16 @@ class Builder {
                                    .a_bytes = x_bytes,
                                    .b_bytes = w_bytes + b_bytes,
                                    .c_bytes = y_bytes,
-                                   .epilogue_flops = bias_flops}));
+                                   .epilogue_flops = bias_flops,
+                                   .precision = precision_}));
     u.backward_by_op.push_back({make_gemm({.name = names.dgrad,
                                            .m = rows,
                                            .n = in,
                                            .k = out,
                                            .a_bytes = y_bytes,
                                            .b_bytes = w_bytes,
-                                           .c_bytes = x_bytes}),
+                                           .c_bytes = x_bytes,
+                                           .precision = precision_}),
                                 make_gemm({.name = names.wgrad,
                                            .m = out,
                                            .n = in,
@@ -120,7 +131,8 @@ class Builder {
                                            .a_bytes = y_bytes,
                                            .b_bytes = x_bytes,
                                            .c_bytes = w_bytes + b_bytes,
-                                           .epilogue_flops = bias_flops})});
+                                           .epilogue_flops = bias_flops,
+                                           .precision = precision_})});
     u.parameters += (owns_weight ? static_cast<double>(in) * out : 0) + out;
   }
 
@@ -133,7 +145,7 @@ class Builder {
          .blocks = rows,
          .threads = row_threads(z_.hidden),
          .flops = kLayerNormFwdFlops * v,
-         .bytes = (2 * v + params) * kElemBytes + 2 * static_cast<double>(rows) * kStatBytes}));
+         .bytes = (2 * v + params) * elem_ + 2 * static_cast<double>(rows) * kStatBytes}));
     // PyTorch launches two kernels: the input gradient per row, and gamma/beta gradients as
     // column sums over every row.
     u.backward_by_op.push_back({memory_bound({.name = "layernorm_bwd_input",
@@ -141,14 +153,14 @@ class Builder {
                                               .blocks = rows,
                                               .threads = row_threads(z_.hidden),
                                               .flops = kLayerNormBwdFlops * v,
-                                              .bytes = (3 * v + params) * kElemBytes +
+                                              .bytes = (3 * v + params) * elem_ +
                                                        2 * static_cast<double>(rows) * kStatBytes}),
                                 memory_bound({.name = "layernorm_bwd_params",
                                               .kind = KernelClass::kReduction,
                                               .blocks = ceil_div(z_.hidden, kColumnStripe),
                                               .threads = kColumnReduceThreads,
                                               .flops = 3 * v,
-                                              .bytes = (2 * v + params) * kElemBytes})});
+                                              .bytes = (2 * v + params) * elem_})});
     u.parameters += params;
   }
 
@@ -160,13 +172,12 @@ class Builder {
         memory_bound({.name = with_residual ? "dropout_add_fwd" : "dropout_fwd",
                       .blocks = blocks,
                       .flops = (kDropoutFlops + (with_residual ? 1 : 0)) * values,
-                      .bytes = (inputs + 1) * values * kElemBytes + values * kMaskBytes}));
+                      .bytes = (inputs + 1) * values * elem_ + values * kMaskBytes}));
     // The residual input's gradient is dY itself: no kernel for that side.
-    u.backward_by_op.push_back(
-        {memory_bound({.name = "dropout_bwd",
-                       .blocks = blocks,
-                       .flops = values,
-                       .bytes = 2 * values * kElemBytes + values * kMaskBytes})});
+    u.backward_by_op.push_back({memory_bound({.name = "dropout_bwd",
+                                              .blocks = blocks,
+                                              .flops = values,
+                                              .bytes = 2 * values * elem_ + values * kMaskBytes})});
   }
 
   void activation(TrainingUnit& u, double values, std::string_view fwd_name,
@@ -175,11 +186,11 @@ class Builder {
     u.forward.push_back(memory_bound({.name = fwd_name,
                                       .blocks = blocks,
                                       .flops = fwd_flops * values,
-                                      .bytes = 2 * values * kElemBytes}));
+                                      .bytes = 2 * values * elem_}));
     u.backward_by_op.push_back({memory_bound({.name = bwd_name,
                                               .blocks = blocks,
                                               .flops = bwd_flops * values,
-                                              .bytes = 3 * values * kElemBytes})});
+                                              .bytes = 3 * values * elem_})});
   }
 
   // A tensor read by two consumers: in backward their gradients are summed here.
@@ -188,20 +199,20 @@ class Builder {
         {memory_bound({.name = "residual_grad_add",
                        .blocks = elementwise_blocks(static_cast<std::int64_t>(values)),
                        .flops = values,
-                       .bytes = 3 * values * kElemBytes})});
+                       .bytes = 3 * values * elem_})});
   }
 
   void attention(TrainingUnit& u) {
     const double t = static_cast<double>(tokens_);
     const double pairs = static_cast<double>(batch_) * seq_ * seq_;  // no causal mask
     const double fwd_flops = 4 * pairs * kHeadDim * z_.heads;        // QK^T and PV
-    const double act = t * z_.hidden * kElemBytes;                   // one [tokens, H] tensor
+    const double act = t * z_.hidden * elem_;                        // one [tokens, H] tensor
     const double lse = t * z_.heads * kStatBytes;
     const std::int64_t blocks = ceil_div(seq_, kFlashTile) * z_.heads * batch_;
     u.forward.push_back(Kernel{
         .name = "flash_attention_fwd",
         .kind = KernelClass::kAttention,
-        .pipe = ComputePipe::kTensorFp16,
+        .pipe = gemm_pipe(precision_),
         .blocks = blocks,
         .block = {.threads = kFlashFwdThreads,
                   .registers_per_thread = kFlashRegisters,
@@ -220,7 +231,7 @@ class Builder {
         Kernel{
             .name = "flash_attention_bwd",
             .kind = KernelClass::kAttention,
-            .pipe = ComputePipe::kTensorFp16,
+            .pipe = gemm_pipe(precision_),
             .blocks = blocks,
             .block = {.threads = kFlashBwdThreads,
                       .registers_per_thread = kFlashRegisters,
@@ -247,7 +258,7 @@ class Builder {
                                       .blocks = tokens_,
                                       .threads = row_threads(z_.hidden),
                                       .flops = 2 * v,
-                                      .bytes = 4 * v * kElemBytes}));  // three rows in, one out
+                                      .bytes = 4 * v * elem_}));  // three rows in, one out
     // Scatter-add of each token's gradient into the three tables (atomic adds, so blocks never
     // wait on one another): the gradient is read once, each table row read and written.
     u.backward_by_op.push_back({memory_bound({.name = "bert_embeddings_bwd",
@@ -255,7 +266,7 @@ class Builder {
                                               .blocks = tokens_,
                                               .threads = row_threads(z_.hidden),
                                               .flops = 3 * v,
-                                              .bytes = 7 * v * kElemBytes})});
+                                              .bytes = 7 * v * elem_})});
     u.parameters += static_cast<double>(kVocab + kMaxPositions + kSegmentTypes) * z_.hidden;
   }
 
@@ -268,7 +279,7 @@ class Builder {
                             .blocks = rows,
                             .threads = row_threads(classes),
                             .flops = kSoftmaxXentFlops * v,
-                            .bytes = 2 * v * kElemBytes};
+                            .bytes = 2 * v * elem_};
     u.forward.push_back(memory_bound(f));
     MemoryBoundDesc b = f;
     b.name = bwd;
@@ -282,10 +293,12 @@ class Builder {
   std::int64_t batch_;
   std::int64_t seq_;
   std::int64_t tokens_;
+  Precision precision_;
+  double elem_;
 };
 
-TrainingIteration build(const BertSize& z, int batch, int seq_len) {
-  Builder net(z, std::max(batch, 1), std::clamp(seq_len, 1, kMaxPositions));
+TrainingIteration build(const BertSize& z, int batch, int seq_len, Precision precision) {
+  Builder net(z, std::max(batch, 1), std::clamp(seq_len, 1, kMaxPositions), precision);
   const std::int64_t t = net.tokens();
   const double hidden_values = static_cast<double>(t) * z.hidden;
   std::vector<TrainingUnit> units;
@@ -340,20 +353,20 @@ TrainingIteration build(const BertSize& z, int batch, int seq_len) {
 
 }  // namespace
 
-KernelSequence bert_base_iteration(int batch, int seq_len) {
-  return build(kBase, batch, seq_len).sequence;
+KernelSequence bert_base_iteration(int batch, int seq_len, Precision precision) {
+  return build(kBase, batch, seq_len, precision).sequence;
 }
 
 double bert_base_parameters() {
-  return build(kBase, 1, 1).parameters;
+  return build(kBase, 1, 1, Precision::kBf16).parameters;
 }
 
-KernelSequence bert_large_iteration(int batch, int seq_len) {
-  return build(kLarge, batch, seq_len).sequence;
+KernelSequence bert_large_iteration(int batch, int seq_len, Precision precision) {
+  return build(kLarge, batch, seq_len, precision).sequence;
 }
 
 double bert_large_parameters() {
-  return build(kLarge, 1, 1).parameters;
+  return build(kLarge, 1, 1, Precision::kBf16).parameters;
 }
 
 }  // namespace tessera::workload

@@ -29,7 +29,6 @@ constexpr int kClasses = 1000;
 constexpr int kStageBlocks[] = {3, 4, 6, 3};
 constexpr int kStageWidths[] = {64, 128, 256, 512};
 constexpr int kExpansion = 4;
-constexpr double kElemBytes = 2;   // FP16 activations, weights and gradients
 constexpr double kIndexBytes = 8;  // int64 max-pool indices (PyTorch max_pool2d_with_indices)
 
 // Assumptions: arithmetic per value of memory-bound layers, counted from their formulas.
@@ -64,7 +63,10 @@ ConvNames conv_names(int k) {
 
 class Builder {
  public:
-  explicit Builder(int batch) : batch_(batch) {}
+  // Activations, weights and gradients are stored in `precision`'s format, and the convolutions
+  // and the classifier run on its pipe.
+  Builder(int batch, Precision precision)
+      : batch_(batch), precision_(precision), elem_(element_bytes(precision)) {}
 
   double values(Act a) const { return static_cast<double>(batch_) * a.per_image(); }
 
@@ -76,9 +78,9 @@ class Builder {
     const ConvNames names = conv_names(k);
     const std::int64_t kk = static_cast<std::int64_t>(k) * k;
     const double weights = static_cast<double>(cout) * in.c * kk;
-    const double x_bytes = values(in) * kElemBytes;
-    const double y_bytes = values(out) * kElemBytes;
-    const double w_bytes = weights * kElemBytes;
+    const double x_bytes = values(in) * elem_;
+    const double y_bytes = values(out) * elem_;
+    const double w_bytes = weights * elem_;
     const std::int64_t out_pixels = batch_ * out.h * out.w;
 
     u.forward.push_back(make_gemm({.name = names.fprop,
@@ -88,7 +90,8 @@ class Builder {
                                    .k = in.c * kk,
                                    .a_bytes = x_bytes,
                                    .b_bytes = w_bytes,
-                                   .c_bytes = y_bytes}));
+                                   .c_bytes = y_bytes,
+                                   .precision = precision_}));
     std::vector<Kernel> bwd;
     if (data_grad) {
       // dX = dY (*) W^T over the input pixels. A strided convolution's data gradient does as
@@ -102,7 +105,8 @@ class Builder {
                                .k = out_pixels * cout * kk / in_pixels,
                                .a_bytes = y_bytes,
                                .b_bytes = w_bytes,
-                               .c_bytes = x_bytes}));
+                               .c_bytes = x_bytes,
+                               .precision = precision_}));
     }
     // dW = dY^T x im2col(X): the output is small and K spans every output pixel of the batch.
     bwd.push_back(make_gemm({.name = names.wgrad,
@@ -112,7 +116,8 @@ class Builder {
                              .k = out_pixels,
                              .a_bytes = y_bytes,
                              .b_bytes = x_bytes,
-                             .c_bytes = w_bytes}));
+                             .c_bytes = w_bytes,
+                             .precision = precision_}));
     u.backward_by_op.push_back(std::move(bwd));
     u.parameters += weights;
     return out;
@@ -130,25 +135,25 @@ class Builder {
                                       .kind = KernelClass::kReduction,
                                       .blocks = blocks,
                                       .flops = kBnStatsFlops * v,
-                                      .bytes = v * kElemBytes,
+                                      .bytes = v * elem_,
                                       .block_independent = false}));
     u.forward.push_back(memory_bound({.name = "batchnorm_apply",
                                       .kind = KernelClass::kPointwise,
                                       .blocks = blocks,
                                       .flops = kBnApplyFlops * v,
-                                      .bytes = 2 * v * kElemBytes}));
+                                      .bytes = 2 * v * elem_}));
     u.backward_by_op.push_back({memory_bound({.name = "batchnorm_bwd_reduce",
                                               .kind = KernelClass::kReduction,
                                               .blocks = blocks,
                                               .flops = kBnBwdReduceFlops * v,
-                                              .bytes = 2 * v * kElemBytes,  // dy, x
+                                              .bytes = 2 * v * elem_,  // dy, x
                                               .block_independent = false}),
                                 memory_bound({.name = "batchnorm_bwd_apply",
                                               .kind = KernelClass::kPointwise,
                                               .blocks = blocks,
                                               .flops = kBnBwdApplyFlops * v,
-                                              .bytes = 3 * v * kElemBytes})});  // dy, x, dx
-    u.parameters += 2.0 * static_cast<double>(a.c);                             // gamma, beta
+                                              .bytes = 3 * v * elem_})});  // dy, x, dx
+    u.parameters += 2.0 * static_cast<double>(a.c);                        // gamma, beta
   }
 
   void relu(TrainingUnit& u, Act a) {
@@ -158,12 +163,12 @@ class Builder {
                                       .kind = KernelClass::kPointwise,
                                       .blocks = blocks,
                                       .flops = v,
-                                      .bytes = 2 * v * kElemBytes}));
+                                      .bytes = 2 * v * elem_}));
     u.backward_by_op.push_back({memory_bound({.name = "relu_bwd",
                                               .kind = KernelClass::kPointwise,
                                               .blocks = blocks,
                                               .flops = v,
-                                              .bytes = 3 * v * kElemBytes})});
+                                              .bytes = 3 * v * elem_})});
   }
 
   // The block input feeds both branches; in backward their gradients are summed here.
@@ -174,7 +179,7 @@ class Builder {
                        .kind = KernelClass::kPointwise,
                        .blocks = elementwise_blocks(static_cast<std::int64_t>(v)),
                        .flops = v,
-                       .bytes = 3 * v * kElemBytes})});
+                       .bytes = 3 * v * elem_})});
   }
 
   void residual_add(TrainingUnit& u, Act a) {
@@ -183,7 +188,7 @@ class Builder {
                                       .kind = KernelClass::kPointwise,
                                       .blocks = elementwise_blocks(static_cast<std::int64_t>(v)),
                                       .flops = v,
-                                      .bytes = 3 * v * kElemBytes}));
+                                      .bytes = 3 * v * elem_}));
     u.backward_by_op.emplace_back();  // the gradient passes to both branches unchanged
   }
 
@@ -191,18 +196,17 @@ class Builder {
     const Act out{in.c, (in.h + 2 - 3) / 2 + 1, (in.w + 2 - 3) / 2 + 1};  // 3x3, stride 2, pad 1
     const double vin = values(in);
     const double vout = values(out);
-    u.forward.push_back(
-        memory_bound({.name = "maxpool_fwd",
-                      .kind = KernelClass::kReduction,
-                      .blocks = elementwise_blocks(static_cast<std::int64_t>(vout)),
-                      .flops = kPoolWindow * vout,
-                      .bytes = vin * kElemBytes + vout * (kElemBytes + kIndexBytes)}));
+    u.forward.push_back(memory_bound({.name = "maxpool_fwd",
+                                      .kind = KernelClass::kReduction,
+                                      .blocks = elementwise_blocks(static_cast<std::int64_t>(vout)),
+                                      .flops = kPoolWindow * vout,
+                                      .bytes = vin * elem_ + vout * (elem_ + kIndexBytes)}));
     u.backward_by_op.push_back(
         {memory_bound({.name = "maxpool_bwd",
                        .kind = KernelClass::kElementwise,
                        .blocks = elementwise_blocks(static_cast<std::int64_t>(vin)),
                        .flops = vout,
-                       .bytes = vout * (kElemBytes + kIndexBytes) + vin * kElemBytes})});
+                       .bytes = vout * (elem_ + kIndexBytes) + vin * elem_})});
     return out;
   }
 
@@ -214,30 +218,31 @@ class Builder {
                                       .kind = KernelClass::kReduction,
                                       .blocks = elementwise_blocks(static_cast<std::int64_t>(vout)),
                                       .flops = vin,
-                                      .bytes = (vin + vout) * kElemBytes}));
+                                      .bytes = (vin + vout) * elem_}));
     u.backward_by_op.push_back(
         {memory_bound({.name = "avgpool_bwd",
                        .blocks = elementwise_blocks(static_cast<std::int64_t>(vin)),
                        .flops = vin,
-                       .bytes = (vin + vout) * kElemBytes})});
+                       .bytes = (vin + vout) * elem_})});
     return out;
   }
 
   void fully_connected(TrainingUnit& u, Act in, int classes) {
     const std::int64_t b = batch_;
     const double weights = static_cast<double>(classes) * in.c;
-    const double x_bytes = values(in) * kElemBytes;
-    const double y_bytes = static_cast<double>(b) * classes * kElemBytes;
-    const double w_bytes = weights * kElemBytes;
+    const double x_bytes = values(in) * elem_;
+    const double y_bytes = static_cast<double>(b) * classes * elem_;
+    const double w_bytes = weights * elem_;
     const double bias_flops = static_cast<double>(b) * classes;
     u.forward.push_back(make_gemm({.name = "fc_fwd",
                                    .m = b,
                                    .n = classes,
                                    .k = in.c,
                                    .a_bytes = x_bytes,
-                                   .b_bytes = w_bytes + classes * kElemBytes,
+                                   .b_bytes = w_bytes + classes * elem_,
                                    .c_bytes = y_bytes,
-                                   .epilogue_flops = bias_flops}));
+                                   .epilogue_flops = bias_flops,
+                                   .precision = precision_}));
     u.backward_by_op.push_back(
         {make_gemm({.name = "fc_dgrad",
                     .m = b,
@@ -245,7 +250,8 @@ class Builder {
                     .k = classes,
                     .a_bytes = y_bytes,
                     .b_bytes = w_bytes,
-                    .c_bytes = x_bytes}),
+                    .c_bytes = x_bytes,
+                    .precision = precision_}),
          // The bias gradient (a column sum of dY) rides in the weight-gradient epilogue.
          make_gemm({.name = "fc_wgrad",
                     .m = classes,
@@ -253,8 +259,9 @@ class Builder {
                     .k = b,
                     .a_bytes = y_bytes,
                     .b_bytes = x_bytes,
-                    .c_bytes = w_bytes + classes * kElemBytes,
-                    .epilogue_flops = bias_flops})});
+                    .c_bytes = w_bytes + classes * elem_,
+                    .epilogue_flops = bias_flops,
+                    .precision = precision_})});
     u.parameters += weights + classes;
   }
 
@@ -266,21 +273,23 @@ class Builder {
                               .blocks = batch_,
                               .threads = row_threads(classes),
                               .flops = 5 * v,  // max, subtract, exp, sum, log
-                              .bytes = v * kElemBytes};
+                              .bytes = v * elem_};
     u.forward.push_back(memory_bound(fwd));
     MemoryBoundDesc bwd = fwd;
     bwd.name = "softmax_xent_bwd";
     bwd.kind = KernelClass::kElementwise;
-    bwd.bytes = 2 * v * kElemBytes;
+    bwd.bytes = 2 * v * elem_;
     u.backward_by_op.push_back({memory_bound(bwd)});
   }
 
  private:
   std::int64_t batch_;
+  Precision precision_;
+  double elem_;
 };
 
-TrainingIteration build(int batch) {
-  Builder net(std::max(batch, 1));
+TrainingIteration build(int batch, Precision precision) {
+  Builder net(std::max(batch, 1), precision);
   std::vector<TrainingUnit> units;
 
   TrainingUnit stem;
@@ -332,12 +341,12 @@ TrainingIteration build(int batch) {
 
 }  // namespace
 
-KernelSequence resnet50_iteration(int batch) {
-  return build(batch).sequence;
+KernelSequence resnet50_iteration(int batch, Precision precision) {
+  return build(batch, precision).sequence;
 }
 
 double resnet50_parameters() {
-  return build(1).parameters;
+  return build(1, Precision::kBf16).parameters;
 }
 
 }  // namespace tessera::workload

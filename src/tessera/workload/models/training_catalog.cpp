@@ -10,12 +10,16 @@ namespace tessera::workload {
 
 namespace {
 
-KernelSequence bert_base_default_length(int batch) {
-  return bert_base_iteration(batch);
+KernelSequence bert_base_default_length(int batch, Precision precision) {
+  return bert_base_iteration(batch, 128, precision);
 }
 
-KernelSequence bert_large_default_length(int batch) {
-  return bert_large_iteration(batch);
+KernelSequence bert_large_default_length(int batch, Precision precision) {
+  return bert_large_iteration(batch, 128, precision);
+}
+
+KernelSequence resnet50(int batch, Precision precision) {
+  return resnet50_iteration(batch, precision);
 }
 
 std::vector<TrainingModel> build_catalog() {
@@ -26,7 +30,7 @@ std::vector<TrainingModel> build_catalog() {
       TrainingModel{.name = "resnet-50",
                     .description = "ResNet-50 v1.5, 224x224 images, SGD with momentum",
                     .default_batch = 256,
-                    .iteration = resnet50_iteration,
+                    .iteration = resnet50,
                     .parameters = resnet50_parameters()},
       TrainingModel{.name = "bert-base",
                     .description = "BERT-base pre-training (MLM + NSP), sequence length 128, AdamW",
@@ -49,6 +53,17 @@ std::vector<TrainingModel> build_catalog() {
 const std::vector<TrainingModel>& training_catalog() {
   static const std::vector<TrainingModel> catalog = build_catalog();
   return catalog;
+}
+
+core::Status check_training_precision(Precision precision) {
+  if (precision != Precision::kFp8) return {};
+  return core::failf(core::Domain::kWorkload, core::Code::kInvalidArgument,
+                     "a training tenant trains in bf16, fp16, tf32 or fp32; FP8 training "
+                     "(Transformer Engine's scaled FP8 GEMMs) is not modelled");
+}
+
+bool mixed_precision(Precision precision) {
+  return precision == Precision::kBf16 || precision == Precision::kFp16;
 }
 
 core::Result<TrainingModel> find_training_model(std::string_view name) {

@@ -154,7 +154,7 @@ double decode_p99_ms(std::string_view mode_name, bool with_training) {
   const auto resnet = workload::find_training_model("resnet-50");
   EXPECT_TRUE(resnet);
   const auto iteration = std::make_shared<const workload::KernelSequence>(
-      resnet.value().iteration(resnet->default_batch));
+      resnet.value().iteration(resnet->default_batch, workload::Precision::kBf16));
   std::function<void(const device::SubmissionDone&)> again = [&](const device::SubmissionDone&) {
     if (latencies.size() < kSteps) {
       EXPECT_TRUE(mode->submit(1, iteration, 0, again));
