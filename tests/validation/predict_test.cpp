@@ -72,6 +72,9 @@ TEST(Predict, ARowSayingItsLibraryHasStreamKIsTimedWithIt) {
   EXPECT_LT(*stream_k_after, *waves_after);
   // The calibration's own setting (no Stream-K) is untouched for rows that say nothing.
   EXPECT_DOUBLE_EQ(*p.simulate_ns(gemm_row(520, 1e5)), *waves_after);
+  // Reports name the library a row declares.
+  EXPECT_EQ(describe(after), "bf16 m=520 n=4096 k=4096 (stream-k)");
+  EXPECT_EQ(describe(gemm_row(520, 1e5)), "bf16 m=520 n=4096 k=4096");
 }
 
 Measurement all_reduce_row(std::string gpu, int gpus, std::string interconnect) {

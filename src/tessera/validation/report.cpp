@@ -43,20 +43,25 @@ std::string csv_field(const std::string& s) {
 }  // namespace
 
 std::string describe(const Measurement& m) {
+  // The GEMM library a row declares, when it declares one.
+  const std::string library =
+      m.gemm_stream_k ? (*m.gemm_stream_k ? " (stream-k)" : " (no stream-k)") : "";
   switch (m.kind) {
     case MeasuredKind::kGemm:
-      return fmt::format("{} m={} n={} k={}", workload::to_string(m.precision), m.m, m.n, m.k);
+      return fmt::format("{} m={} n={} k={}{}", workload::to_string(m.precision), m.m, m.n, m.k,
+                         library);
     case MeasuredKind::kLayerKernels:
     case MeasuredKind::kStep: {
       const int first = m.lengths.empty() ? 0 : m.lengths.front();
       const bool same = std::ranges::all_of(m.lengths, [&](int l) { return l == first; });
       const std::string lengths = same ? fmt::format("{}x{}", m.lengths.size(), first)
                                        : fmt::format("{} sequences", m.lengths.size());
-      return fmt::format("{} tp{} {} {}{}", m.model.name, m.tensor_parallel,
+      return fmt::format("{} tp{} {} {}{}{}", m.model.name, m.tensor_parallel,
                          workload::to_string(m.phase), lengths,
                          m.kind == MeasuredKind::kLayerKernels
                              ? fmt::format(" [{}]", fmt::join(m.layer_kernels, "+"))
-                             : std::string{});
+                             : std::string{},
+                         library);
     }
     case MeasuredKind::kCollective:
       return fmt::format("{} {} GPUs {} bytes {}",
