@@ -97,6 +97,7 @@ void DeterminismChecker::forget_last(device::ContextId context) {
   if (it == contexts_.end() || it->second.submitted == 0) return;
   if (!it->second.pending.empty()) it->second.pending.pop_back();
   --it->second.submitted;
+  it->second.current = nullptr;
 }
 
 void DeterminismChecker::name_context(device::ContextId context, std::string name) {
@@ -104,13 +105,14 @@ void DeterminismChecker::name_context(device::ContextId context, std::string nam
 }
 
 const workload::Kernel* DeterminismChecker::expected(ContextState& state) {
+  if (state.current != nullptr) return state.current;
   while (!state.pending.empty()) {
     if (const auto& front = state.pending.front()) {
       const auto& groups = front->groups;
       while (state.group < groups.size()) {
         const auto& g = groups[state.group];
         if (state.repeat < g.repeat && state.kernel < g.kernels.size()) {
-          return &g.kernels[state.kernel];
+          return state.current = &g.kernels[state.kernel];
         }
         ++state.group;
         state.repeat = 0;
@@ -140,6 +142,8 @@ void DeterminismChecker::fail(device::ContextId context, const ContextState& sta
 
 void DeterminismChecker::on_kernel_complete(const device::KernelEvent& e) {
   if (violation_) return;  // the first violation is the one to report; later ones follow from it
+  if (last_state_ != nullptr && e.context == last_context_)
+    return check(e.context, *last_state_, e);
   const auto it = contexts_.find(e.context);
   if (it == contexts_.end()) {
     violation_ = core::Error(
@@ -150,6 +154,8 @@ void DeterminismChecker::on_kernel_complete(const device::KernelEvent& e) {
                     e.kernel ? e.kernel->name : std::string_view("?"), e.context));
     return;
   }
+  last_context_ = e.context;
+  last_state_ = &it->second;
   check(e.context, it->second, e);
 }
 
@@ -193,13 +199,15 @@ void DeterminismChecker::check(device::ContextId context, ContextState& s,
                             want->name, r.begin, r.end, want->blocks));
   }
   // Ranges run so far are disjoint and kept by their start: only the neighbours can overlap.
-  const auto next = s.covered.lower_bound(r.begin);
-  const bool overlaps_next = next != s.covered.end() && next->first < r.end;
-  const bool overlaps_prev = next != s.covered.begin() && std::prev(next)->second > r.begin;
-  if (overlaps_next || overlaps_prev) {
-    return fail(context, s,
-                fmt::format("blocks [{}, {}) of '{}' {} again: some of them had already run",
-                            r.begin, r.end, want->name, e.yielded ? "were started" : "ran"));
+  if (!s.covered.empty()) {
+    const auto next = s.covered.lower_bound(r.begin);
+    const bool overlaps_next = next != s.covered.end() && next->first < r.end;
+    const bool overlaps_prev = next != s.covered.begin() && std::prev(next)->second > r.begin;
+    if (overlaps_next || overlaps_prev) {
+      return fail(context, s,
+                  fmt::format("blocks [{}, {}) of '{}' {} again: some of them had already run",
+                              r.begin, r.end, want->name, e.yielded ? "were started" : "ran"));
+    }
   }
   s.current_end = std::max(s.current_end, e.end);
   if (e.yielded) {
@@ -215,9 +223,10 @@ void DeterminismChecker::check(device::ContextId context, ContextState& s,
   ++kernels_checked_;
   s.previous_end = s.current_end;
   s.current_end = std::numeric_limits<core::Nanos>::min();
-  s.covered.clear();
+  if (!s.covered.empty()) s.covered.clear();
   s.covered_blocks = 0;
   s.yielded = false;
+  s.current = nullptr;
   const auto& g = s.pending.front()->groups[s.group];
   if (++s.kernel == g.kernels.size()) {
     s.kernel = 0;

@@ -76,6 +76,8 @@ class DeterminismChecker final : public device::DeviceObserver {
     std::size_t group = 0;
     int repeat = 0;
     std::size_t kernel = 0;
+    // The kernel the cursor is at, once expected() has found it; null until then.
+    const workload::Kernel* current = nullptr;
     std::int64_t position = 0;                     // kernel index within the current sequence
     std::map<std::int64_t, std::int64_t> covered;  // begin -> end of the ranges run so far
     std::int64_t covered_blocks = 0;
@@ -89,6 +91,10 @@ class DeterminismChecker final : public device::DeviceObserver {
   void fail(device::ContextId context, const ContextState& state, std::string what);
 
   std::map<device::ContextId, ContextState> contexts_;
+  // The context of the latest event: a device reports a stream's kernels in runs. Map nodes
+  // never move, so the pointer stays valid.
+  device::ContextId last_context_{};
+  ContextState* last_state_ = nullptr;
   std::optional<core::Error> violation_;
   std::int64_t kernels_checked_ = 0;
 };
