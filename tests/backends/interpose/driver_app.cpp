@@ -11,6 +11,9 @@
 //   driver_app threads      four threads, each on its own stream, launch 500 kernels at once
 //                           (the first launches race to make the partition)
 //   driver_app dlsym-next   checks that dlsym(RTLD_NEXT, ...) still answers for the caller
+//   driver_app memory       allocates five 256 KiB buffers (cuMemAlloc through
+//                           cuGetProcAddress), freeing one between the fourth and the fifth,
+//                           and prints what cuMemGetInfo says along the way
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -238,12 +241,59 @@ int threads() {
   return 0;
 }
 
+int memory() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) return 2;
+  g_gpa = reinterpret_cast<GetProcAddressV2>(dlsym(lib, "cuGetProcAddress_v2"));
+  if (g_gpa == nullptr) return 2;
+  auto init = get<CUresult (*)(unsigned)>("cuInit", 2000);
+  auto device_get = get<CUresult (*)(CUdevice*, int)>("cuDeviceGet", 2000);
+  auto retain = get<CUresult (*)(CUcontext*, CUdevice)>("cuDevicePrimaryCtxRetain", 7000);
+  auto set_current = get<CUresult (*)(CUcontext)>("cuCtxSetCurrent", 4000);
+  auto alloc = get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc", 3020);
+  auto release = get<CUresult (*)(CUdeviceptr)>("cuMemFree", 3020);
+  auto info = get<CUresult (*)(size_t*, size_t*)>("cuMemGetInfo", 3020);
+  if (g_failures > 0) return 2;
+  CUdevice dev = 0;
+  CUcontext ctx = nullptr;
+  if (!ok(init(0), "cuInit") || !ok(device_get(&dev, 0), "cuDeviceGet") ||
+      !ok(retain(&ctx, dev), "cuDevicePrimaryCtxRetain") ||
+      !ok(set_current(ctx), "cuCtxSetCurrent")) {
+    return 1;
+  }
+  auto print_info = [&](const char* when) {
+    size_t free_bytes = 0, total = 0;
+    if (ok(info(&free_bytes, &total), "cuMemGetInfo")) {
+      std::printf("%s free=%zu total=%zu\n", when, free_bytes, total);
+    }
+  };
+  constexpr size_t kBuffer = 256 * 1024;
+  print_info("start");
+  CUdeviceptr buffers[5] = {};
+  for (int i = 0; i < 4; ++i) {
+    std::printf("alloc %d: %d\n", i, static_cast<int>(alloc(&buffers[i], kBuffer)));
+  }
+  print_info("four");
+  std::printf("alloc 4: %d\n", static_cast<int>(alloc(&buffers[4], kBuffer)));
+  ok(release(buffers[0]), "cuMemFree");
+  buffers[0] = 0;
+  std::printf("alloc 4 after a free: %d\n", static_cast<int>(alloc(&buffers[4], kBuffer)));
+  for (CUdeviceptr b : buffers) {
+    if (b != 0) ok(release(b), "cuMemFree");
+  }
+  print_info("end");
+  if (g_failures > 0) return 1;
+  std::printf("ok\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "dlsym-next") == 0) return dlsym_next();
   if (argc == 2 && std::strcmp(argv[1], "launches") == 0) return launches();
   if (argc == 2 && std::strcmp(argv[1], "threads") == 0) return threads();
-  std::fprintf(stderr, "usage: %s launches|threads|dlsym-next\n", argv[0]);
+  if (argc == 2 && std::strcmp(argv[1], "memory") == 0) return memory();
+  std::fprintf(stderr, "usage: %s launches|threads|dlsym-next|memory\n", argv[0]);
   return 2;
 }

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "memory_ledger.hpp"
+
 namespace tessera::interpose {
 namespace {
 
@@ -19,6 +21,17 @@ Config read_config() {
   copy(c.log_path, sizeof c.log_path, std::getenv("TESSERA_INTERPOSE_LOG"));
   const char* verbose = std::getenv("TESSERA_INTERPOSE_VERBOSE");
   c.verbose = verbose != nullptr && std::strcmp(verbose, "1") == 0;
+  if (const char* limit = std::getenv("TESSERA_MEMORY_LIMIT")) {
+    std::uint64_t bytes = 0;
+    if (parse_bytes(limit, bytes)) {
+      c.memory_limit = bytes;
+    } else {
+      std::snprintf(c.memory_error, sizeof c.memory_error,
+                    "TESSERA_MEMORY_LIMIT='%s' is not a byte count (20GiB, 512MiB, ...); memory "
+                    "is counted, not limited",
+                    limit);
+    }
+  }
   const char* sms = std::getenv("TESSERA_PARTITION_SMS");
   if (sms == nullptr) return c;
   c.configured = true;

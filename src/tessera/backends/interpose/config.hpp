@@ -3,6 +3,9 @@
 //   TESSERA_TENANT=name           a label for the summary
 //   TESSERA_PARTITION_SMS=N       route launches into a green context of N SMs; absent: pass
 //                                 every launch through (still counted)
+//   TESSERA_MEMORY_LIMIT=bytes    refuse device allocations past this much (memory_ledger.hpp's
+//                                 units: 20GiB, 512MiB, ...); cuMemGetInfo answers with it.
+//                                 Absent: allocations are counted, not limited
 //   TESSERA_INTERPOSE_LOG=path    write the JSON summary there at exit ("%p" becomes the pid)
 //   TESSERA_INTERPOSE_VERBOSE=1   log to stderr
 
@@ -15,7 +18,9 @@ struct Config {
   bool verbose = false;
   char tenant[128] = {};
   char log_path[512] = {};
-  char error[192] = {};  // why TESSERA_PARTITION_SMS is not valid
+  char error[192] = {};                 // why TESSERA_PARTITION_SMS is not valid
+  unsigned long long memory_limit = 0;  // bytes; 0: none
+  char memory_error[192] = {};          // why TESSERA_MEMORY_LIMIT is not valid (then: none)
 };
 
 const Config& config();

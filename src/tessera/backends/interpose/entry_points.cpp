@@ -6,11 +6,23 @@ namespace tessera::interpose {
 namespace {
 
 constexpr const char* kSymbols[kEntryCount] = {
-    "cuLaunchKernel",        "cuLaunchKernel_ptsz",       "cuLaunchKernelEx",
-    "cuLaunchKernelEx_ptsz", "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz",
-    "cuGraphLaunch",         "cuGraphLaunch_ptsz",        "cuGetProcAddress",
+    "cuLaunchKernel",
+    "cuLaunchKernel_ptsz",
+    "cuLaunchKernelEx",
+    "cuLaunchKernelEx_ptsz",
+    "cuLaunchCooperativeKernel",
+    "cuLaunchCooperativeKernel_ptsz",
+    "cuGraphLaunch",
+    "cuGraphLaunch_ptsz",
+    "cuGetProcAddress",
     "cuGetProcAddress_v2",
+    "cuMemAlloc_v2",
+    "cuMemFree_v2",
+    "cuMemGetInfo_v2",
 };
+// The names cuGetProcAddress takes for the memory entries (it picks the _v2 from the version).
+constexpr const char* kMemoryBaseNames[kEntryCount - kFirstMemoryEntry] = {
+    "cuMemAlloc", "cuMemFree", "cuMemGetInfo"};
 
 }  // namespace
 
@@ -38,6 +50,9 @@ int family_by_base_name(const char* symbol) {
     if (std::strcmp(symbol, kSymbols[i]) == 0) return i;
   }
   if (std::strcmp(symbol, "cuGetProcAddress") == 0) return static_cast<int>(Entry::kGetProcAddress);
+  for (int i = kFirstMemoryEntry; i < kEntryCount; ++i) {
+    if (std::strcmp(symbol, kMemoryBaseNames[i - kFirstMemoryEntry]) == 0) return i;
+  }
   return -1;
 }
 

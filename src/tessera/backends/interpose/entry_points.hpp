@@ -16,9 +16,14 @@ enum class Entry : int {
   kGraphLaunchPtsz,
   kGetProcAddress,    // the CUDA 11.3 ABI: (symbol, pfn, cudaVersion, flags)
   kGetProcAddressV2,  // the CUDA 12.0 ABI: adds CUdriverProcAddressQueryResult*
+  // Device memory, counted against the tenant's limit (memory_hooks.cpp).
+  kMemAlloc,    // cuMemAlloc_v2
+  kMemFree,     // cuMemFree_v2
+  kMemGetInfo,  // cuMemGetInfo_v2
 };
-inline constexpr int kEntryCount = 10;
-inline constexpr int kLaunchEntryCount = 8;  // the first eight are launches
+inline constexpr int kEntryCount = 13;
+inline constexpr int kLaunchEntryCount = 8;   // the first eight are launches
+inline constexpr int kFirstMemoryEntry = 10;  // then the two lookups, then memory
 
 // The exported libcuda symbol of `e` (cuda.h:159, 203-226 name the _v2 and _ptsz spellings).
 const char* entry_symbol(Entry e);
@@ -26,8 +31,8 @@ const char* entry_symbol(Entry e);
 bool entry_is_ptsz(Entry e);
 // The entry whose exported symbol is `symbol`, or -1.
 int entry_by_symbol(const char* symbol);
-// The launch family a cuGetProcAddress request names ("cuLaunchKernel", ... or
-// "cuGetProcAddress"): the index of its plain entry, or -1. cuGetProcAddress takes base names
+// The family a cuGetProcAddress request names ("cuLaunchKernel", ..., "cuGetProcAddress",
+// "cuMemAlloc", ...): the index of its plain entry, or -1. cuGetProcAddress takes base names
 // and picks the variant from its flags, so this is how an unmatched pointer is attributed.
 int family_by_base_name(const char* symbol);
 

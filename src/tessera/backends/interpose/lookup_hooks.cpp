@@ -90,7 +90,8 @@ CUresult proc_address_v1(const char* symbol, void** pfn, int cuda_version, cuuin
 void* wrapper_of(Entry e) {
   if (e == Entry::kGetProcAddress) return reinterpret_cast<void*>(&proc_address_v1);
   if (e == Entry::kGetProcAddressV2) return reinterpret_cast<void*>(&proc_address_v2);
-  return launch_wrapper_of(e);
+  if (void* w = launch_wrapper_of(e)) return w;
+  return memory_wrapper_of(e);
 }
 
 }  // namespace tessera::interpose
@@ -115,7 +116,7 @@ extern "C" CUresult tessera_interpose_get_proc_address_v1(const char* symbol, vo
 // return address, so a C++ wrapper that calls it would answer for this library instead of the
 // application. The entry below therefore only asks "is this a lookup to hook?" and otherwise
 // tail-jumps into the real dlsym with the caller's return address untouched. Hooked lookups (the
-// ten wrapped names, never with RTLD_NEXT) are answered by the real dlsym called from here: the
+// wrapped names, never with RTLD_NEXT) are answered by the real dlsym called from here: the
 // same answer for a libcuda handle; for RTLD_DEFAULT it is the global scope's.
 extern "C" {
 __attribute__((visibility("hidden"))) void* tessera_interpose_real_dlsym_ptr = nullptr;

@@ -62,5 +62,6 @@ void* wrapper_for_real(const RealDriver& d, void* real);
 // The wrapper of entry `e` (lookup_hooks.cpp); of a launch entry (launch_hooks.cpp).
 void* wrapper_of(Entry e);
 void* launch_wrapper_of(Entry e);
+void* memory_wrapper_of(Entry e);
 
 }  // namespace tessera::interpose

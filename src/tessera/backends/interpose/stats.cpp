@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "config.hpp"
+#include "memory_hooks.hpp"
 #include "partition.hpp"
 
 namespace tessera::interpose {
@@ -130,13 +131,33 @@ void summary_json(char* text, unsigned long size) {
     o.str(p.error);
     o.add("}");
   });
-  o.add("], \"entry_points\": {");
+  const MemoryLedger& ledger = memory_ledger();
+  const MemoryLedger::Totals m = ledger.totals();
+  o.add("], \"memory\": {\"limit\": %llu, \"config_error\": ",
+        static_cast<unsigned long long>(ledger.limit()));
+  o.str(c.memory_error);
+  o.add(
+      ", \"used\": %llu, \"peak\": %llu, \"allocations\": %llu, \"refused\": %llu, "
+      "\"untracked_frees\": %llu}",
+      static_cast<unsigned long long>(m.used), static_cast<unsigned long long>(m.peak),
+      static_cast<unsigned long long>(m.allocations), static_cast<unsigned long long>(m.refused),
+      static_cast<unsigned long long>(m.untracked_frees));
+  o.add(", \"entry_points\": {");
   for (int i = 0; i < kEntryCount; ++i) {
     const Counters& k = g_counters[i];
-    unsigned long long passed = 0;
-    for (const auto& w : k.why) passed += w.load(std::memory_order_relaxed);
     o.add("%s", i == 0 ? "" : ", ");
     o.str(entry_symbol(static_cast<Entry>(i)));
+    if (i >= kFirstMemoryEntry) {  // not launches: only how they were hooked
+      o.add(
+          ": {\"hooked_by_dlsym\": %llu, \"hooked_by_proc_address\": %llu, "
+          "\"unmatched_proc_address\": %llu}",
+          k.lookups[0].load(std::memory_order_relaxed),
+          k.lookups[1].load(std::memory_order_relaxed),
+          k.unmatched.load(std::memory_order_relaxed));
+      continue;
+    }
+    unsigned long long passed = 0;
+    for (const auto& w : k.why) passed += w.load(std::memory_order_relaxed);
     o.add(": {\"routed\": %llu, \"passed_through\": %llu, \"why\": {",
           k.routed.load(std::memory_order_relaxed), passed);
     bool first = true;
