@@ -11,9 +11,9 @@
 //   driver_app threads      four threads, each on its own stream, launch 500 kernels at once
 //                           (the first launches race to make the partition)
 //   driver_app dlsym-next   checks that dlsym(RTLD_NEXT, ...) still answers for the caller
-//   driver_app memory       allocates five 256 KiB buffers (cuMemAlloc through
-//                           cuGetProcAddress), freeing one between the fourth and the fifth,
-//                           and prints what cuMemGetInfo says along the way
+//   driver_app memory       allocates 256 KiB buffers through cuMemAlloc, cuMemAllocAsync (plain
+//                           and _ptsz) and cuMemCreate, then a fifth before and after a free,
+//                           printing each result and what cuMemGetInfo says along the way
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -253,6 +253,15 @@ int memory() {
   auto alloc = get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc", 3020);
   auto release = get<CUresult (*)(CUdeviceptr)>("cuMemFree", 3020);
   auto info = get<CUresult (*)(size_t*, size_t*)>("cuMemGetInfo", 3020);
+  using AllocAsync = CUresult (*)(CUdeviceptr*, size_t, CUstream);
+  using FreeAsync = CUresult (*)(CUdeviceptr, CUstream);
+  auto alloc_async = get<AllocAsync>("cuMemAllocAsync", 11020);
+  auto alloc_async_ptsz =
+      get<AllocAsync>("cuMemAllocAsync", 11020, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  auto free_async = get<FreeAsync>("cuMemFreeAsync", 11020);
+  auto create = get<CUresult (*)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*,
+                                 unsigned long long)>("cuMemCreate", 10020);
+  auto release_handle = get<CUresult (*)(CUmemGenericAllocationHandle)>("cuMemRelease", 10020);
   if (g_failures > 0) return 2;
   CUdevice dev = 0;
   CUcontext ctx = nullptr;
@@ -269,18 +278,29 @@ int memory() {
   };
   constexpr size_t kBuffer = 256 * 1024;
   print_info("start");
-  CUdeviceptr buffers[5] = {};
-  for (int i = 0; i < 4; ++i) {
-    std::printf("alloc %d: %d\n", i, static_cast<int>(alloc(&buffers[i], kBuffer)));
-  }
+  // Four buffers, one through each way of allocating: cuMemAlloc, cuMemAllocAsync (plain and
+  // per-thread stream) and a physical allocation of the virtual memory API.
+  CUdeviceptr plain = 0, async = 0, async_ptsz = 0, fifth = 0;
+  CUmemGenericAllocationHandle handle = 0;
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = dev;
+  std::printf("alloc 0: %d\n", static_cast<int>(alloc(&plain, kBuffer)));
+  std::printf("alloc 1: %d\n", static_cast<int>(alloc_async(&async, kBuffer, nullptr)));
+  std::printf("alloc 2: %d\n", static_cast<int>(alloc_async_ptsz(&async_ptsz, kBuffer, nullptr)));
+  std::printf("alloc 3: %d\n", static_cast<int>(create(&handle, kBuffer, &prop, 0)));
   print_info("four");
-  std::printf("alloc 4: %d\n", static_cast<int>(alloc(&buffers[4], kBuffer)));
-  ok(release(buffers[0]), "cuMemFree");
-  buffers[0] = 0;
-  std::printf("alloc 4 after a free: %d\n", static_cast<int>(alloc(&buffers[4], kBuffer)));
-  for (CUdeviceptr b : buffers) {
+  std::printf("alloc 4: %d\n", static_cast<int>(alloc(&fifth, kBuffer)));
+  if (fifth != 0) ok(release(fifth), "cuMemFree");
+  ok(free_async(async, nullptr), "cuMemFreeAsync");
+  fifth = 0;
+  std::printf("alloc 4 after a free: %d\n", static_cast<int>(alloc(&fifth, kBuffer)));
+  for (CUdeviceptr b : {plain, fifth}) {
     if (b != 0) ok(release(b), "cuMemFree");
   }
+  ok(free_async(async_ptsz, nullptr), "cuMemFreeAsync");
+  ok(release_handle(handle), "cuMemRelease");
   print_info("end");
   if (g_failures > 0) return 1;
   std::printf("ok\n");

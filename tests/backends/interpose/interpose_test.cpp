@@ -413,11 +413,12 @@ Outcome run_memory_app(std::map<std::string, std::string> env) {
 TEST_F(Interpose, AllocationsPastTheMemoryLimitAreRefusedAndMemGetInfoTellsTheLimit) {
   const Outcome r = run_memory_app({{"TESSERA_MEMORY_LIMIT", "1MiB"}, {"TESSERA_TENANT", "t"}});
   ASSERT_EQ(r.status, 0) << r.output;
-  // The four buffers fill the limit; the fifth is refused (CUDA_ERROR_OUT_OF_MEMORY, 2) until
-  // one is freed.
+  // The four buffers (cuMemAlloc, cuMemAllocAsync and its _ptsz variant, cuMemCreate) fill the
+  // limit; the fifth is refused (CUDA_ERROR_OUT_OF_MEMORY, 2) until cuMemFreeAsync frees one.
   EXPECT_NE(r.output.find("start free=1048576 total=1048576"), std::string::npos) << r.output;
-  for (const char* line : {"alloc 3: 0", "four free=0 total=1048576", "alloc 4: 2",
-                           "alloc 4 after a free: 0", "end free=1048576 total=1048576"}) {
+  for (const char* line :
+       {"alloc 1: 0", "alloc 2: 0", "alloc 3: 0", "four free=0 total=1048576", "alloc 4: 2",
+        "alloc 4 after a free: 0", "end free=1048576 total=1048576"}) {
     EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
   }
   ASSERT_TRUE(r.summary.is_object()) << r.output;
@@ -428,9 +429,11 @@ TEST_F(Interpose, AllocationsPastTheMemoryLimitAreRefusedAndMemGetInfoTellsTheLi
   EXPECT_EQ(m.at("used"), 0);
   EXPECT_EQ(m.at("peak"), 1048576);
   EXPECT_EQ(m.at("untracked_frees"), 0);
-  EXPECT_EQ(entry(r, "cuMemAlloc_v2").at("hooked_by_proc_address"), 1);
-  EXPECT_EQ(entry(r, "cuMemFree_v2").at("hooked_by_proc_address"), 1);
-  EXPECT_EQ(entry(r, "cuMemGetInfo_v2").at("hooked_by_proc_address"), 1);
+  for (const char* symbol :
+       {"cuMemAlloc_v2", "cuMemFree_v2", "cuMemGetInfo_v2", "cuMemAllocAsync",
+        "cuMemAllocAsync_ptsz", "cuMemFreeAsync", "cuMemCreate", "cuMemRelease"}) {
+    EXPECT_EQ(entry(r, symbol).at("hooked_by_proc_address"), 1) << symbol;
+  }
 }
 
 TEST_F(Interpose, WithoutAMemoryLimitAllocationsAreCountedAndTheDeviceAnswers) {

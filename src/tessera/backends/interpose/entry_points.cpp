@@ -19,10 +19,18 @@ constexpr const char* kSymbols[kEntryCount] = {
     "cuMemAlloc_v2",
     "cuMemFree_v2",
     "cuMemGetInfo_v2",
+    "cuMemAllocAsync",
+    "cuMemAllocAsync_ptsz",
+    "cuMemFreeAsync",
+    "cuMemFreeAsync_ptsz",
+    "cuMemCreate",
+    "cuMemRelease",
 };
-// The names cuGetProcAddress takes for the memory entries (it picks the _v2 from the version).
+// The names cuGetProcAddress takes for the memory entries (it picks the _v2 and _ptsz variants
+// from the version and flags).
 constexpr const char* kMemoryBaseNames[kEntryCount - kFirstMemoryEntry] = {
-    "cuMemAlloc", "cuMemFree", "cuMemGetInfo"};
+    "cuMemAlloc",     "cuMemFree",      "cuMemGetInfo", "cuMemAllocAsync", "cuMemAllocAsync",
+    "cuMemFreeAsync", "cuMemFreeAsync", "cuMemCreate",  "cuMemRelease"};
 
 }  // namespace
 

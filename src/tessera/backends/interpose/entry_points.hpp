@@ -17,11 +17,17 @@ enum class Entry : int {
   kGetProcAddress,    // the CUDA 11.3 ABI: (symbol, pfn, cudaVersion, flags)
   kGetProcAddressV2,  // the CUDA 12.0 ABI: adds CUdriverProcAddressQueryResult*
   // Device memory, counted against the tenant's limit (memory_hooks.cpp).
-  kMemAlloc,    // cuMemAlloc_v2
-  kMemFree,     // cuMemFree_v2
-  kMemGetInfo,  // cuMemGetInfo_v2
+  kMemAlloc,       // cuMemAlloc_v2
+  kMemFree,        // cuMemFree_v2
+  kMemGetInfo,     // cuMemGetInfo_v2
+  kMemAllocAsync,  // stream-ordered (CUDA 11.2)
+  kMemAllocAsyncPtsz,
+  kMemFreeAsync,
+  kMemFreeAsyncPtsz,
+  kMemCreate,  // the virtual memory API's physical allocations (CUDA 10.2)
+  kMemRelease,
 };
-inline constexpr int kEntryCount = 13;
+inline constexpr int kEntryCount = 19;
 inline constexpr int kLaunchEntryCount = 8;   // the first eight are launches
 inline constexpr int kFirstMemoryEntry = 10;  // then the two lookups, then memory
 

@@ -50,12 +50,12 @@ bool MemoryLedger::reserve(std::uint64_t bytes) {
   return true;
 }
 
-void MemoryLedger::commit(std::uint64_t address, std::uint64_t bytes) {
+void MemoryLedger::commit(Named kind, std::uint64_t name, std::uint64_t bytes) {
   std::lock_guard lock(mutex_);
   ++totals_.allocations;
-  // A driver never hands out a live address twice; if it did, the older entry's bytes are
-  // released rather than counted twice.
-  auto [it, fresh] = sizes_.try_emplace(address, bytes);
+  // A driver never hands out a live name twice; if it did, the older entry's bytes are released
+  // rather than counted twice.
+  auto [it, fresh] = sizes_[static_cast<int>(kind)].try_emplace(name, bytes);
   if (!fresh) {
     totals_.used -= it->second;
     it->second = bytes;
@@ -67,16 +67,17 @@ void MemoryLedger::cancel(std::uint64_t bytes) {
   totals_.used -= std::min(bytes, totals_.used);
 }
 
-std::uint64_t MemoryLedger::release(std::uint64_t address) {
+std::uint64_t MemoryLedger::release(Named kind, std::uint64_t name) {
   std::lock_guard lock(mutex_);
-  const auto it = sizes_.find(address);
-  if (it == sizes_.end()) {
+  auto& sizes = sizes_[static_cast<int>(kind)];
+  const auto it = sizes.find(name);
+  if (it == sizes.end()) {
     ++totals_.untracked_frees;
     return 0;
   }
   const std::uint64_t bytes = it->second;
   totals_.used -= std::min(bytes, totals_.used);
-  sizes_.erase(it);
+  sizes.erase(it);
   return bytes;
 }
 

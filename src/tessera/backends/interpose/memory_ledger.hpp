@@ -17,6 +17,10 @@ namespace tessera::interpose {
 // one, is 0, or does not fit in 64 bits.
 bool parse_bytes(const char* text, std::uint64_t& out);
 
+// What names an allocation: a device address (cuMemAlloc, cuMemAllocAsync) or a physical
+// allocation's handle (cuMemCreate), two spaces of numbers that may overlap.
+enum class Named { kAddress, kHandle };
+
 class MemoryLedger {
  public:
   // `limit` 0: no limit, the ledger only counts.
@@ -26,13 +30,13 @@ class MemoryLedger {
   // Holds `bytes` for an allocation about to be made; false, holding nothing, when the tenant's
   // use would pass its limit.
   bool reserve(std::uint64_t bytes);
-  // The driver made the reserved allocation at `address`: the reservation becomes use.
-  void commit(std::uint64_t address, std::uint64_t bytes);
+  // The driver made the reserved allocation, named `name`: the reservation becomes use.
+  void commit(Named kind, std::uint64_t name, std::uint64_t bytes);
   // The driver failed the reserved allocation: the bytes are given back.
   void cancel(std::uint64_t bytes);
-  // `address` was freed: the bytes it held, or 0 for an address the ledger never saw (allocated
-  // before the interposer was loaded, or through an entry point it does not wrap).
-  std::uint64_t release(std::uint64_t address);
+  // `name` was freed: the bytes it held, or 0 for one the ledger never saw (allocated before the
+  // interposer was loaded, or through an entry point it does not wrap).
+  std::uint64_t release(Named kind, std::uint64_t name);
 
   struct Info {
     std::uint64_t free;
@@ -56,7 +60,7 @@ class MemoryLedger {
   mutable std::mutex mutex_;
   const std::uint64_t limit_;
   Totals totals_;
-  std::unordered_map<std::uint64_t, std::uint64_t> sizes_;  // by address
+  std::unordered_map<std::uint64_t, std::uint64_t> sizes_[2];  // by name, per Named
 };
 
 }  // namespace tessera::interpose

@@ -883,32 +883,88 @@ CUresult fake_event_elapsed_v1(float* ms, CUevent a, CUevent b) {
 
 // ---- Memory --------------------------------------------------------------------------------
 
-FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* out, size_t bytes) {
-  return guarded("cuMemAlloc", true, [&](State& s) {
-    if (out == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+namespace {
+
+// Device memory on `dev` (the current context's unless given), host memory behind it.
+CUresult alloc_device(State& s, std::uint64_t* out, size_t bytes, bool physical, int dev = -1) {
+  if (dev < 0) {
     if (CUresult r = no_context(s); r != CUDA_SUCCESS) return r;
-    const int dev = s.context(s.current_context())->device;
-    auto& d = s.devices.at(static_cast<std::size_t>(dev));
-    if (d.used_bytes + bytes > d.memory_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
-    void* p = nullptr;
-    // 256-byte alignment, as cuMemAlloc guarantees (CUDA C++ Programming Guide, device memory).
-    if (posix_memalign(&p, 256, bytes) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
-    d.used_bytes += bytes;
-    s.allocations()[reinterpret_cast<std::uint64_t>(p)] = fake_cuda::Allocation{bytes, false, dev};
-    *out = reinterpret_cast<CUdeviceptr>(p);
-    return CUDA_SUCCESS;
-  });
+    dev = s.context(s.current_context())->device;
+  }
+  auto& d = s.devices.at(static_cast<std::size_t>(dev));
+  if (d.used_bytes + bytes > d.memory_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
+  void* p = nullptr;
+  // 256-byte alignment, as cuMemAlloc guarantees (CUDA C++ Programming Guide, device memory).
+  if (posix_memalign(&p, 256, bytes) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  d.used_bytes += bytes;
+  s.allocations()[reinterpret_cast<std::uint64_t>(p)] =
+      fake_cuda::Allocation{.bytes = bytes, .host = false, .device = dev, .physical = physical};
+  *out = reinterpret_cast<std::uint64_t>(p);
+  return CUDA_SUCCESS;
+}
+
+CUresult free_device(State& s, std::uint64_t key, bool physical) {
+  auto it = s.allocations().find(key);
+  if (it == s.allocations().end() || it->second.host || it->second.physical != physical) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  s.devices.at(static_cast<std::size_t>(it->second.device)).used_bytes -= it->second.bytes;
+  std::free(reinterpret_cast<void*>(key));
+  s.allocations().erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult alloc_pointer(State& s, CUdeviceptr* out, size_t bytes) {
+  if (out == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  std::uint64_t p = 0;
+  const CUresult r = alloc_device(s, &p, bytes, false);
+  if (r == CUDA_SUCCESS) *out = static_cast<CUdeviceptr>(p);
+  return r;
+}
+
+}  // namespace
+
+FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* out, size_t bytes) {
+  return guarded("cuMemAlloc", true, [&](State& s) { return alloc_pointer(s, out, bytes); });
 }
 
 FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr ptr) {
-  return guarded("cuMemFree", true, [&](State& s) {
-    auto it = s.allocations().find(ptr);
-    if (it == s.allocations().end() || it->second.host) return CUDA_ERROR_INVALID_VALUE;
-    s.devices.at(static_cast<std::size_t>(it->second.device)).used_bytes -= it->second.bytes;
-    std::free(reinterpret_cast<void*>(ptr));
-    s.allocations().erase(it);
-    return CUDA_SUCCESS;
+  return guarded("cuMemFree", true, [&](State& s) { return free_device(s, ptr, false); });
+}
+
+// Stream-ordered allocation: the fake allocates and frees at the call (memory is not ordered on
+// the stream here; only its use is).
+FAKE_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* out, size_t bytes, CUstream) {
+  return guarded("cuMemAllocAsync", true, [&](State& s) { return alloc_pointer(s, out, bytes); });
+}
+FAKE_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* out, size_t bytes, CUstream) {
+  return guarded("cuMemAllocAsync_ptsz", true,
+                 [&](State& s) { return alloc_pointer(s, out, bytes); });
+}
+FAKE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream) {
+  return guarded("cuMemFreeAsync", true, [&](State& s) { return free_device(s, ptr, false); });
+}
+FAKE_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr ptr, CUstream) {
+  return guarded("cuMemFreeAsync_ptsz", true, [&](State& s) { return free_device(s, ptr, false); });
+}
+
+// The virtual memory API's physical allocations: a handle per allocation on prop's device (the
+// fake maps nothing; cuMemMap and the rest are not faked).
+FAKE_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t bytes,
+                                 const CUmemAllocationProp* prop, unsigned long long flags) {
+  return guarded("cuMemCreate", true, [&](State& s) {
+    if (handle == nullptr || bytes == 0 || prop == nullptr || flags != 0 ||
+        prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE || !valid_device(s, prop->location.id)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    std::uint64_t h = 0;
+    const CUresult r = alloc_device(s, &h, bytes, true, prop->location.id);
+    if (r == CUDA_SUCCESS) *handle = h;
+    return r;
   });
+}
+FAKE_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
+  return guarded("cuMemRelease", true, [&](State& s) { return free_device(s, handle, true); });
 }
 
 FAKE_EXPORT CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
@@ -1308,6 +1364,12 @@ const std::vector<Proc>& procs() {
       {"cuMemAlloc", 3020, false, false, fp(&cuMemAlloc_v2)},
       {"cuMemFree", 3020, false, false, fp(&cuMemFree_v2)},
       {"cuMemGetInfo", 3020, false, false, fp(&cuMemGetInfo_v2)},
+      {"cuMemAllocAsync", 11020, false, false, fp(&cuMemAllocAsync)},
+      {"cuMemAllocAsync", 11020, true, false, fp(&cuMemAllocAsync_ptsz)},
+      {"cuMemFreeAsync", 11020, false, false, fp(&cuMemFreeAsync)},
+      {"cuMemFreeAsync", 11020, true, false, fp(&cuMemFreeAsync_ptsz)},
+      {"cuMemCreate", 10020, false, false, fp(&cuMemCreate)},
+      {"cuMemRelease", 10020, false, false, fp(&cuMemRelease)},
       {"cuMemcpyHtoD", 3020, false, false, fp(&cuMemcpyHtoD_v2)},
       {"cuMemcpyDtoH", 3020, false, false, fp(&cuMemcpyDtoH_v2)},
       {"cuMemcpyHtoDAsync", 3020, false, false, fp(&cuMemcpyHtoDAsync_v2)},

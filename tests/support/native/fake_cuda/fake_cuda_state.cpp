@@ -262,6 +262,7 @@ void* State::check_range(std::uint64_t ptr, std::uint64_t bytes) const {
   if (it == allocations_.begin()) return nullptr;
   --it;
   if (ptr + bytes < ptr || ptr + bytes > it->first + it->second.bytes) return nullptr;
+  if (it->second.physical) return nullptr;  // a cuMemCreate handle is not an address
   return reinterpret_cast<void*>(ptr);
 }
 

@@ -135,6 +135,7 @@ struct Allocation {
   std::uint64_t bytes = 0;
   bool host = false;  // cuMemHostAlloc
   int device = 0;
+  bool physical = false;  // cuMemCreate: named by its handle, released with cuMemRelease
 };
 
 struct FailRule {
