@@ -14,11 +14,13 @@
 //   driver_app memory       allocates 256 KiB buffers through cuMemAlloc, cuMemAllocAsync (plain
 //                           and _ptsz) and cuMemCreate, then a fifth before and after a free,
 //                           printing each result and what cuMemGetInfo says along the way
+//   driver_app memory-other the other ways to allocate: pitched, managed, from a pool
 
 #include <cuda.h>
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -307,6 +309,53 @@ int memory() {
   return 0;
 }
 
+// Under a 1 MiB limit: a pitched allocation of 256 rows of 1000 bytes (the fake pads rows to
+// 1024: 256 KiB), 256 KiB of managed memory and two 256 KiB allocations from a pool (plain and
+// _ptsz) fill it; one more byte is refused.
+int memory_other() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) return 2;
+  g_gpa = reinterpret_cast<GetProcAddressV2>(dlsym(lib, "cuGetProcAddress_v2"));
+  if (g_gpa == nullptr) return 2;
+  auto init = get<CUresult (*)(unsigned)>("cuInit", 2000);
+  auto device_get = get<CUresult (*)(CUdevice*, int)>("cuDeviceGet", 2000);
+  auto retain = get<CUresult (*)(CUcontext*, CUdevice)>("cuDevicePrimaryCtxRetain", 7000);
+  auto set_current = get<CUresult (*)(CUcontext)>("cuCtxSetCurrent", 4000);
+  auto alloc = get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc", 3020);
+  auto release = get<CUresult (*)(CUdeviceptr)>("cuMemFree", 3020);
+  auto pitched =
+      get<CUresult (*)(CUdeviceptr*, size_t*, size_t, size_t, unsigned)>("cuMemAllocPitch", 3020);
+  auto managed = get<CUresult (*)(CUdeviceptr*, size_t, unsigned)>("cuMemAllocManaged", 6000);
+  using FromPool = CUresult (*)(CUdeviceptr*, size_t, CUmemoryPool, CUstream);
+  auto from_pool = get<FromPool>("cuMemAllocFromPoolAsync", 11020);
+  auto from_pool_ptsz = get<FromPool>("cuMemAllocFromPoolAsync", 11020,
+                                      CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  if (g_failures > 0) return 2;
+  CUdevice dev = 0;
+  CUcontext ctx = nullptr;
+  if (!ok(init(0), "cuInit") || !ok(device_get(&dev, 0), "cuDeviceGet") ||
+      !ok(retain(&ctx, dev), "cuDevicePrimaryCtxRetain") ||
+      !ok(set_current(ctx), "cuCtxSetCurrent")) {
+    return 1;
+  }
+  constexpr size_t kBuffer = 256 * 1024;
+  auto* pool = reinterpret_cast<CUmemoryPool>(std::uintptr_t{1});  // the fake takes any
+  CUdeviceptr p[5] = {};
+  size_t pitch = 0;
+  const CUresult pitched_result = pitched(&p[0], &pitch, 1000, 256, 4);
+  std::printf("pitched: %d pitch=%zu\n", static_cast<int>(pitched_result), pitch);
+  std::printf("managed: %d\n", static_cast<int>(managed(&p[1], kBuffer, CU_MEM_ATTACH_GLOBAL)));
+  std::printf("pool: %d\n", static_cast<int>(from_pool(&p[2], kBuffer, pool, nullptr)));
+  std::printf("pool ptsz: %d\n", static_cast<int>(from_pool_ptsz(&p[3], kBuffer, pool, nullptr)));
+  std::printf("one byte more: %d\n", static_cast<int>(alloc(&p[4], 1)));
+  for (CUdeviceptr b : p) {
+    if (b != 0) ok(release(b), "cuMemFree");
+  }
+  if (g_failures > 0) return 1;
+  std::printf("ok\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -314,6 +363,7 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "launches") == 0) return launches();
   if (argc == 2 && std::strcmp(argv[1], "threads") == 0) return threads();
   if (argc == 2 && std::strcmp(argv[1], "memory") == 0) return memory();
-  std::fprintf(stderr, "usage: %s launches|threads|dlsym-next|memory\n", argv[0]);
+  if (argc == 2 && std::strcmp(argv[1], "memory-other") == 0) return memory_other();
+  std::fprintf(stderr, "usage: %s launches|threads|dlsym-next|memory|memory-other\n", argv[0]);
   return 2;
 }

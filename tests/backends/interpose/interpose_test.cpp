@@ -403,11 +403,11 @@ TEST_F(Interpose, ConcurrentLaunchesFromManyThreadsKeepTheirOwnStreamsOrder) {
   EXPECT_EQ(stream_of.size(), 4u);
 }
 
-Outcome run_memory_app(std::map<std::string, std::string> env) {
+Outcome run_memory_app(std::map<std::string, std::string> env, const char* mode = "memory") {
   auto all = fake_env(json::object());
   all.merge(env);
   all["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
-  return run(TESSERA_INTERPOSE_DRIVER_APP, "memory", all);
+  return run(TESSERA_INTERPOSE_DRIVER_APP, mode, all);
 }
 
 TEST_F(Interpose, AllocationsPastTheMemoryLimitAreRefusedAndMemGetInfoTellsTheLimit) {
@@ -421,6 +421,11 @@ TEST_F(Interpose, AllocationsPastTheMemoryLimitAreRefusedAndMemGetInfoTellsTheLi
         "alloc 4 after a free: 0", "end free=1048576 total=1048576"}) {
     EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
   }
+  // The refusal is said on stderr, naming the tenant, the call and the sizes.
+  EXPECT_NE(r.output.find("tenant 't': cuMemAlloc_v2 of 262144 bytes refused: 1048576 of its "
+                          "limit of 1048576 bytes in use"),
+            std::string::npos)
+      << r.output;
   ASSERT_TRUE(r.summary.is_object()) << r.output;
   const json& m = r.summary.at("memory");
   EXPECT_EQ(m.at("limit"), 1048576);
@@ -432,6 +437,24 @@ TEST_F(Interpose, AllocationsPastTheMemoryLimitAreRefusedAndMemGetInfoTellsTheLi
   for (const char* symbol :
        {"cuMemAlloc_v2", "cuMemFree_v2", "cuMemGetInfo_v2", "cuMemAllocAsync",
         "cuMemAllocAsync_ptsz", "cuMemFreeAsync", "cuMemCreate", "cuMemRelease"}) {
+    EXPECT_EQ(entry(r, symbol).at("hooked_by_proc_address"), 1) << symbol;
+  }
+}
+
+TEST_F(Interpose, PitchedManagedAndPoolAllocationsCountToo) {
+  const Outcome r = run_memory_app({{"TESSERA_MEMORY_LIMIT", "1MiB"}}, "memory-other");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* line :
+       {"pitched: 0 pitch=1024", "managed: 0", "pool: 0", "pool ptsz: 0", "one byte more: 2"}) {
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  }
+  const json& m = r.summary.at("memory");
+  EXPECT_EQ(m.at("allocations"), 4);
+  EXPECT_EQ(m.at("refused"), 1);
+  EXPECT_EQ(m.at("peak"), 1048576);  // the pitched rows as padded, 256 x 1024
+  EXPECT_EQ(m.at("used"), 0);
+  for (const char* symbol : {"cuMemAllocPitch_v2", "cuMemAllocManaged", "cuMemAllocFromPoolAsync",
+                             "cuMemAllocFromPoolAsync_ptsz"}) {
     EXPECT_EQ(entry(r, symbol).at("hooked_by_proc_address"), 1) << symbol;
   }
 }

@@ -36,10 +36,10 @@ TEST(ParseBytes, WholeNumbersWithDecimalOrBinaryUnits) {
 TEST(MemoryLedger, AnAllocationPastTheLimitIsRefusedAndNothingIsHeld) {
   MemoryLedger ledger(10 * kMiB);
   ASSERT_TRUE(ledger.reserve(6 * kMiB));
-  ledger.commit(Named::kAddress, 0x1000, 6 * kMiB);
+  ledger.commit(Named::kAddress, 0x1000, 6 * kMiB, 6 * kMiB);
   EXPECT_FALSE(ledger.reserve(5 * kMiB));
   ASSERT_TRUE(ledger.reserve(4 * kMiB));  // exactly up to the limit
-  ledger.commit(Named::kAddress, 0x2000, 4 * kMiB);
+  ledger.commit(Named::kAddress, 0x2000, 4 * kMiB, 4 * kMiB);
   EXPECT_FALSE(ledger.reserve(1));
   const auto t = ledger.totals();
   EXPECT_EQ(t.used, 10 * kMiB);
@@ -48,6 +48,17 @@ TEST(MemoryLedger, AnAllocationPastTheLimitIsRefusedAndNothingIsHeld) {
   // A free makes room again.
   EXPECT_EQ(ledger.release(Named::kAddress, 0x1000), 6 * kMiB);
   EXPECT_TRUE(ledger.reserve(5 * kMiB));
+}
+
+TEST(MemoryLedger, ADriverRoundingAnAllocationUpIsHeldInFull) {
+  MemoryLedger ledger(10 * kMiB);
+  ASSERT_TRUE(ledger.reserve(4 * kMiB));
+  ledger.commit(Named::kAddress, 0x1000, 4 * kMiB, 5 * kMiB);  // rows padded to the pitch
+  EXPECT_EQ(ledger.totals().used, 5 * kMiB);
+  EXPECT_EQ(ledger.totals().peak, 5 * kMiB);
+  EXPECT_FALSE(ledger.reserve(6 * kMiB));
+  EXPECT_EQ(ledger.release(Named::kAddress, 0x1000), 5 * kMiB);
+  EXPECT_EQ(ledger.totals().used, 0u);
 }
 
 TEST(MemoryLedger, AFailedAllocationGivesItsReservationBack) {
@@ -63,7 +74,7 @@ TEST(MemoryLedger, AFailedAllocationGivesItsReservationBack) {
 TEST(MemoryLedger, AFreeOfAnAddressItNeverSawIsCountedNotSubtracted) {
   MemoryLedger ledger(10 * kMiB);
   ASSERT_TRUE(ledger.reserve(kMiB));
-  ledger.commit(Named::kAddress, 0x1000, kMiB);
+  ledger.commit(Named::kAddress, 0x1000, kMiB, kMiB);
   EXPECT_EQ(ledger.release(Named::kAddress, 0x9000), 0u);
   EXPECT_EQ(ledger.release(Named::kAddress, 0x1000), kMiB);
   EXPECT_EQ(ledger.release(Named::kAddress, 0x1000), 0u);  // freed twice: the second is unknown
@@ -75,9 +86,9 @@ TEST(MemoryLedger, AFreeOfAnAddressItNeverSawIsCountedNotSubtracted) {
 TEST(MemoryLedger, AddressesAndHandlesAreNamesOfTheirOwn) {
   MemoryLedger ledger(0);
   ASSERT_TRUE(ledger.reserve(kMiB));
-  ledger.commit(Named::kAddress, 0x1000, kMiB);
+  ledger.commit(Named::kAddress, 0x1000, kMiB, kMiB);
   ASSERT_TRUE(ledger.reserve(2 * kMiB));
-  ledger.commit(Named::kHandle, 0x1000, 2 * kMiB);  // the same number, another allocation
+  ledger.commit(Named::kHandle, 0x1000, 2 * kMiB, 2 * kMiB);  // the same number, another allocation
   EXPECT_EQ(ledger.totals().used, 3 * kMiB);
   EXPECT_EQ(ledger.release(Named::kHandle, 0x1000), 2 * kMiB);
   EXPECT_EQ(ledger.release(Named::kAddress, 0x1000), kMiB);
@@ -87,7 +98,7 @@ TEST(MemoryLedger, AddressesAndHandlesAreNamesOfTheirOwn) {
 TEST(MemoryLedger, MemGetInfoTellsTheLimitAndWhatIsLeftOfIt) {
   MemoryLedger ledger(10 * kMiB);
   ASSERT_TRUE(ledger.reserve(3 * kMiB));
-  ledger.commit(Named::kAddress, 0x1000, 3 * kMiB);
+  ledger.commit(Named::kAddress, 0x1000, 3 * kMiB, 3 * kMiB);
   auto i = ledger.info(70 * kMiB, 80 * kMiB);
   EXPECT_EQ(i.total, 10 * kMiB);
   EXPECT_EQ(i.free, 7 * kMiB);
@@ -110,7 +121,7 @@ TEST(MemoryLedger, ThreadsAllocatingAtOnceNeverPassTheLimit) {
       for (std::uint64_t i = 0; i < 1000; ++i) {
         if (!ledger.reserve(kMiB)) continue;
         const std::uint64_t address = (static_cast<std::uint64_t>(t) << 32) | (i << 8);
-        ledger.commit(Named::kAddress, address, kMiB);
+        ledger.commit(Named::kAddress, address, kMiB, kMiB);
         if (i % 2 == 0) ledger.release(Named::kAddress, address);
       }
     });

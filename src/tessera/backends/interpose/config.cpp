@@ -57,14 +57,29 @@ const Config& config() {
   return c;
 }
 
+namespace {
+
+void log_line(const char* format, va_list args) {
+  char line[512];
+  std::vsnprintf(line, sizeof line, format, args);
+  std::fprintf(stderr, "tessera_interpose: %s\n", line);
+}
+
+}  // namespace
+
 void verbose_log(const char* format, ...) {
   if (!config().verbose) return;
-  char line[512];
   va_list args;
   va_start(args, format);
-  std::vsnprintf(line, sizeof line, format, args);
+  log_line(format, args);
   va_end(args);
-  std::fprintf(stderr, "tessera_interpose: %s\n", line);
+}
+
+void notice_log(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  log_line(format, args);
+  va_end(args);
 }
 
 }  // namespace tessera::interpose

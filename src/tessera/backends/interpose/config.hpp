@@ -27,5 +27,7 @@ const Config& config();
 
 // printf-style line on stderr, prefixed "tessera_interpose: ", only when verbose.
 void verbose_log(const char* format, ...) __attribute__((format(printf, 1, 2)));
+// The same line whether verbose or not: for what the application must hear about.
+void notice_log(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
 }  // namespace tessera::interpose

@@ -25,12 +25,27 @@ constexpr const char* kSymbols[kEntryCount] = {
     "cuMemFreeAsync_ptsz",
     "cuMemCreate",
     "cuMemRelease",
+    "cuMemAllocFromPoolAsync",
+    "cuMemAllocFromPoolAsync_ptsz",
+    "cuMemAllocPitch_v2",
+    "cuMemAllocManaged",
 };
 // The names cuGetProcAddress takes for the memory entries (it picks the _v2 and _ptsz variants
 // from the version and flags).
 constexpr const char* kMemoryBaseNames[kEntryCount - kFirstMemoryEntry] = {
-    "cuMemAlloc",     "cuMemFree",      "cuMemGetInfo", "cuMemAllocAsync", "cuMemAllocAsync",
-    "cuMemFreeAsync", "cuMemFreeAsync", "cuMemCreate",  "cuMemRelease"};
+    "cuMemAlloc",
+    "cuMemFree",
+    "cuMemGetInfo",
+    "cuMemAllocAsync",
+    "cuMemAllocAsync",
+    "cuMemFreeAsync",
+    "cuMemFreeAsync",
+    "cuMemCreate",
+    "cuMemRelease",
+    "cuMemAllocFromPoolAsync",
+    "cuMemAllocFromPoolAsync",
+    "cuMemAllocPitch",
+    "cuMemAllocManaged"};
 
 }  // namespace
 

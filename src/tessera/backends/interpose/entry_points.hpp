@@ -26,8 +26,12 @@ enum class Entry : int {
   kMemFreeAsyncPtsz,
   kMemCreate,  // the virtual memory API's physical allocations (CUDA 10.2)
   kMemRelease,
+  kMemAllocFromPoolAsync,  // from a pool the application made
+  kMemAllocFromPoolAsyncPtsz,
+  kMemAllocPitch,    // cuMemAllocPitch_v2
+  kMemAllocManaged,  // unified memory
 };
-inline constexpr int kEntryCount = 19;
+inline constexpr int kEntryCount = 23;
 inline constexpr int kLaunchEntryCount = 8;   // the first eight are launches
 inline constexpr int kFirstMemoryEntry = 10;  // then the two lookups, then memory
 

@@ -6,6 +6,8 @@
 
 #include <cuda.h>
 
+#include <cstdint>
+
 #include "config.hpp"
 #include "real_driver.hpp"
 
@@ -20,6 +22,9 @@ using MemFreeAsyncFn = CUresult (*)(CUdeviceptr, CUstream);
 using MemCreateFn = CUresult (*)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*,
                                  unsigned long long);
 using MemReleaseFn = CUresult (*)(CUmemGenericAllocationHandle);
+using MemAllocPitchFn = CUresult (*)(CUdeviceptr*, size_t*, size_t, size_t, unsigned);
+using MemAllocManagedFn = CUresult (*)(CUdeviceptr*, size_t, unsigned);
+using MemAllocFromPoolAsyncFn = CUresult (*)(CUdeviceptr*, size_t, CUmemoryPool, CUstream);
 
 template <class F>
 F real(Entry e) {
@@ -27,21 +32,30 @@ F real(Entry e) {
 }
 
 // An allocation held in the ledger before `allocate` makes it: refused past the limit, given
-// back if the driver fails it. `allocate(name)` makes it and writes its name.
+// back if the driver fails it. `allocate(name, actual)` makes it and writes its name (and its
+// size, where the driver rounds it up).
 template <class Allocate>
 CUresult held(Entry e, Named kind, std::uint64_t bytes, Allocate&& allocate) {
   MemoryLedger& ledger = memory_ledger();
   if (!ledger.reserve(bytes)) {
-    verbose_log("tenant '%s': %s of %llu bytes refused: %llu of its %llu bytes in use",
-                config().tenant, entry_symbol(e), static_cast<unsigned long long>(bytes),
-                static_cast<unsigned long long>(ledger.totals().used),
-                static_cast<unsigned long long>(ledger.limit()));
+    // The first refusal is always said: an allocator's out-of-memory would otherwise not say
+    // whose limit it met. Later ones are logged when verbose; all are counted in the summary.
+    const MemoryLedger::Totals t = ledger.totals();
+    if (t.refused == 1 || config().verbose) {
+      notice_log(
+          "tenant '%s': %s of %llu bytes refused: %llu of its limit of %llu bytes in use "
+          "(TESSERA_MEMORY_LIMIT)%s",
+          config().tenant, entry_symbol(e), static_cast<unsigned long long>(bytes),
+          static_cast<unsigned long long>(t.used), static_cast<unsigned long long>(ledger.limit()),
+          config().verbose ? "" : "; later refusals are counted in the summary");
+    }
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   std::uint64_t name = 0;
-  const CUresult r = allocate(name);
+  std::uint64_t actual = bytes;
+  const CUresult r = allocate(name, actual);
   if (r == CUDA_SUCCESS) {
-    ledger.commit(kind, name, bytes);
+    ledger.commit(kind, name, bytes, actual);
   } else {
     ledger.cancel(bytes);
   }
@@ -52,7 +66,7 @@ CUresult held(Entry e, Named kind, std::uint64_t bytes, Allocate&& allocate) {
 CUresult mem_alloc(CUdeviceptr* out, size_t bytes) {
   const auto fn = real<MemAllocFn>(Entry::kMemAlloc);
   if (out == nullptr || bytes == 0) return fn(out, bytes);
-  return held(Entry::kMemAlloc, Named::kAddress, bytes, [&](std::uint64_t& name) {
+  return held(Entry::kMemAlloc, Named::kAddress, bytes, [&](std::uint64_t& name, std::uint64_t&) {
     const CUresult r = fn(out, bytes);
     name = *out;
     return r;
@@ -70,11 +84,54 @@ template <Entry E>
 CUresult mem_alloc_async(CUdeviceptr* out, size_t bytes, CUstream stream) {
   const auto fn = real<MemAllocAsyncFn>(E);
   if (out == nullptr || bytes == 0) return fn(out, bytes, stream);
-  return held(E, Named::kAddress, bytes, [&](std::uint64_t& name) {
+  return held(E, Named::kAddress, bytes, [&](std::uint64_t& name, std::uint64_t&) {
     const CUresult r = fn(out, bytes, stream);
     name = *out;
     return r;
   });
+}
+
+// From a pool the application made: counted like any stream-ordered allocation.
+template <Entry E>
+CUresult mem_alloc_from_pool_async(CUdeviceptr* out, size_t bytes, CUmemoryPool pool,
+                                   CUstream stream) {
+  const auto fn = real<MemAllocFromPoolAsyncFn>(E);
+  if (out == nullptr || bytes == 0) return fn(out, bytes, pool, stream);
+  return held(E, Named::kAddress, bytes, [&](std::uint64_t& name, std::uint64_t&) {
+    const CUresult r = fn(out, bytes, pool, stream);
+    name = *out;
+    return r;
+  });
+}
+
+// Width x height is held; the driver's pitch (rows padded for alignment) decides what is used.
+CUresult mem_alloc_pitch(CUdeviceptr* out, size_t* pitch, size_t width, size_t height,
+                         unsigned element_bytes) {
+  const auto fn = real<MemAllocPitchFn>(Entry::kMemAllocPitch);
+  if (out == nullptr || pitch == nullptr || width == 0 || height == 0 ||
+      width > UINT64_MAX / height) {
+    return fn(out, pitch, width, height, element_bytes);
+  }
+  return held(Entry::kMemAllocPitch, Named::kAddress, std::uint64_t{width} * height,
+              [&](std::uint64_t& name, std::uint64_t& actual) {
+                const CUresult r = fn(out, pitch, width, height, element_bytes);
+                name = *out;
+                if (r == CUDA_SUCCESS && *pitch >= width) actual = std::uint64_t{*pitch} * height;
+                return r;
+              });
+}
+
+// Managed memory may live on the host too; it is counted as the device's, the bound a tenant
+// can be sure of.
+CUresult mem_alloc_managed(CUdeviceptr* out, size_t bytes, unsigned flags) {
+  const auto fn = real<MemAllocManagedFn>(Entry::kMemAllocManaged);
+  if (out == nullptr || bytes == 0) return fn(out, bytes, flags);
+  return held(Entry::kMemAllocManaged, Named::kAddress, bytes,
+              [&](std::uint64_t& name, std::uint64_t&) {
+                const CUresult r = fn(out, bytes, flags);
+                name = *out;
+                return r;
+              });
 }
 
 // Given back when the free is enqueued: the tenant may not touch the memory after it.
@@ -90,7 +147,7 @@ CUresult mem_create(CUmemGenericAllocationHandle* handle, size_t bytes,
                     const CUmemAllocationProp* prop, unsigned long long flags) {
   const auto fn = real<MemCreateFn>(Entry::kMemCreate);
   if (handle == nullptr || bytes == 0) return fn(handle, bytes, prop, flags);
-  return held(Entry::kMemCreate, Named::kHandle, bytes, [&](std::uint64_t& name) {
+  return held(Entry::kMemCreate, Named::kHandle, bytes, [&](std::uint64_t& name, std::uint64_t&) {
     const CUresult r = fn(handle, bytes, prop, flags);
     name = *handle;
     return r;
@@ -134,6 +191,12 @@ void* memory_wrapper_of(Entry e) {
       return reinterpret_cast<void*>(&mem_free_async<Entry::kMemFreeAsyncPtsz>);
     case Entry::kMemCreate: return reinterpret_cast<void*>(&mem_create);
     case Entry::kMemRelease: return reinterpret_cast<void*>(&mem_release);
+    case Entry::kMemAllocFromPoolAsync:
+      return reinterpret_cast<void*>(&mem_alloc_from_pool_async<Entry::kMemAllocFromPoolAsync>);
+    case Entry::kMemAllocFromPoolAsyncPtsz:
+      return reinterpret_cast<void*>(&mem_alloc_from_pool_async<Entry::kMemAllocFromPoolAsyncPtsz>);
+    case Entry::kMemAllocPitch: return reinterpret_cast<void*>(&mem_alloc_pitch);
+    case Entry::kMemAllocManaged: return reinterpret_cast<void*>(&mem_alloc_managed);
     default: return nullptr;
   }
 }

@@ -50,9 +50,13 @@ bool MemoryLedger::reserve(std::uint64_t bytes) {
   return true;
 }
 
-void MemoryLedger::commit(Named kind, std::uint64_t name, std::uint64_t bytes) {
+void MemoryLedger::commit(Named kind, std::uint64_t name, std::uint64_t reserved,
+                          std::uint64_t actual) {
   std::lock_guard lock(mutex_);
   ++totals_.allocations;
+  totals_.used = totals_.used - std::min(reserved, totals_.used) + actual;
+  totals_.peak = std::max(totals_.peak, totals_.used);
+  const std::uint64_t bytes = actual;
   // A driver never hands out a live name twice; if it did, the older entry's bytes are released
   // rather than counted twice.
   auto [it, fresh] = sizes_[static_cast<int>(kind)].try_emplace(name, bytes);

@@ -30,8 +30,10 @@ class MemoryLedger {
   // Holds `bytes` for an allocation about to be made; false, holding nothing, when the tenant's
   // use would pass its limit.
   bool reserve(std::uint64_t bytes);
-  // The driver made the reserved allocation, named `name`: the reservation becomes use.
-  void commit(Named kind, std::uint64_t name, std::uint64_t bytes);
+  // The driver made the reserved allocation, named `name`: the reservation becomes use. A driver
+  // may round an allocation up (a pitched one's rows): `actual` bytes are then held, even past
+  // the limit by that rounding.
+  void commit(Named kind, std::uint64_t name, std::uint64_t reserved, std::uint64_t actual);
   // The driver failed the reserved allocation: the bytes are given back.
   void cancel(std::uint64_t bytes);
   // `name` was freed: the bytes it held, or 0 for one the ledger never saw (allocated before the

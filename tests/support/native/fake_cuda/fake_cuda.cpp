@@ -948,6 +948,46 @@ FAKE_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr ptr, CUstream) {
   return guarded("cuMemFreeAsync_ptsz", true, [&](State& s) { return free_device(s, ptr, false); });
 }
 
+// Pitched rows are padded to 512 bytes (ASSUMPTION: the real pitch follows the device's texture
+// alignment; any padding shows the same way).
+FAKE_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* out, size_t* pitch, size_t width,
+                                        size_t height, unsigned element_bytes) {
+  return guarded("cuMemAllocPitch", true, [&](State& s) {
+    if (pitch == nullptr || width == 0 || height == 0 ||
+        (element_bytes != 4 && element_bytes != 8 && element_bytes != 16)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    const size_t padded = (width + 511) / 512 * 512;
+    const CUresult r = alloc_pointer(s, out, padded * height);
+    if (r == CUDA_SUCCESS) *pitch = padded;
+    return r;
+  });
+}
+
+FAKE_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* out, size_t bytes, unsigned flags) {
+  return guarded("cuMemAllocManaged", true, [&](State& s) {
+    // CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST (cuda.h).
+    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    return alloc_pointer(s, out, bytes);
+  });
+}
+
+// From an application's pool: the fake has no pools, so any non-null pool handle stands for one.
+FAKE_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* out, size_t bytes, CUmemoryPool pool,
+                                             CUstream) {
+  return guarded("cuMemAllocFromPoolAsync", true, [&](State& s) {
+    return pool == nullptr ? CUDA_ERROR_INVALID_VALUE : alloc_pointer(s, out, bytes);
+  });
+}
+FAKE_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* out, size_t bytes, CUmemoryPool pool,
+                                                  CUstream) {
+  return guarded("cuMemAllocFromPoolAsync_ptsz", true, [&](State& s) {
+    return pool == nullptr ? CUDA_ERROR_INVALID_VALUE : alloc_pointer(s, out, bytes);
+  });
+}
+
 // The virtual memory API's physical allocations: a handle per allocation on prop's device (the
 // fake maps nothing; cuMemMap and the rest are not faked).
 FAKE_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t bytes,
@@ -1369,6 +1409,10 @@ const std::vector<Proc>& procs() {
       {"cuMemFreeAsync", 11020, false, false, fp(&cuMemFreeAsync)},
       {"cuMemFreeAsync", 11020, true, false, fp(&cuMemFreeAsync_ptsz)},
       {"cuMemCreate", 10020, false, false, fp(&cuMemCreate)},
+      {"cuMemAllocPitch", 3020, false, false, fp(&cuMemAllocPitch_v2)},
+      {"cuMemAllocManaged", 6000, false, false, fp(&cuMemAllocManaged)},
+      {"cuMemAllocFromPoolAsync", 11020, false, false, fp(&cuMemAllocFromPoolAsync)},
+      {"cuMemAllocFromPoolAsync", 11020, true, false, fp(&cuMemAllocFromPoolAsync_ptsz)},
       {"cuMemRelease", 10020, false, false, fp(&cuMemRelease)},
       {"cuMemcpyHtoD", 3020, false, false, fp(&cuMemcpyHtoD_v2)},
       {"cuMemcpyDtoH", 3020, false, false, fp(&cuMemcpyDtoH_v2)},
