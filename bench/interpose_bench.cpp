@@ -1,5 +1,6 @@
-// CPU cost per kernel launch through the interposer (src/tessera/backends/interpose) against a
-// direct call into the driver: the interposer's own overhead. With a GPU the driver is the real
+// CPU cost per kernel launch, and per device allocation and free, through the interposer
+// (src/tessera/backends/interpose) against a direct call into the driver: the interposer's own
+// overhead. With a GPU the driver is the real
 // one; without, the fake libcuda (tests/support/native/fake_cuda), whose per-call bookkeeping is
 // part of both numbers, so there the difference is the routing's four extra driver calls plus the
 // interposer's work.
@@ -25,6 +26,8 @@ namespace {
 
 using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                                   unsigned, unsigned, CUstream, void**, void**);
+using MemAlloc = CUresult (*)(CUdeviceptr*, size_t);
+using MemFree = CUresult (*)(CUdeviceptr);
 using GetProcAddressV2 = CUresult (*)(const char*, void**, int, cuuint64_t,
                                       CUdriverProcAddressQueryResult*);
 
@@ -41,6 +44,10 @@ struct Setup {
   std::string driver;  // "real" or "fake"
   LaunchKernel direct = nullptr;
   LaunchKernel hooked = nullptr;
+  MemAlloc alloc_direct = nullptr;
+  MemFree free_direct = nullptr;
+  MemAlloc alloc_hooked = nullptr;
+  MemFree free_hooked = nullptr;
   CUresult (*synchronize)(CUstream) = nullptr;
   CUfunction kernel = nullptr;
   CUstream stream = nullptr;
@@ -101,6 +108,20 @@ Setup make_setup() {
     return s;
   }
   s.hooked = reinterpret_cast<LaunchKernel>(hooked);
+  s.alloc_direct = sym<MemAlloc>(cuda, "cuMemAlloc_v2");
+  s.free_direct = sym<MemFree>(cuda, "cuMemFree_v2");
+  void* alloc_hooked = nullptr;
+  void* free_hooked = nullptr;
+  if (s.alloc_direct == nullptr || s.free_direct == nullptr ||
+      gpa("cuMemAlloc", &alloc_hooked, 3020, CU_GET_PROC_ADDRESS_DEFAULT, nullptr) !=
+          CUDA_SUCCESS ||
+      gpa("cuMemFree", &free_hooked, 3020, CU_GET_PROC_ADDRESS_DEFAULT, nullptr) != CUDA_SUCCESS ||
+      alloc_hooked == reinterpret_cast<void*>(s.alloc_direct)) {
+    s.error = "the interposer did not hand out its cuMemAlloc / cuMemFree wrappers";
+    return s;
+  }
+  s.alloc_hooked = reinterpret_cast<MemAlloc>(alloc_hooked);
+  s.free_hooked = reinterpret_cast<MemFree>(free_hooked);
   CUdevice dev = 0;
   CUcontext ctx = nullptr;
   CUlibrary library = nullptr;
@@ -163,6 +184,37 @@ void BM_LaunchThroughInterposer(benchmark::State& state) {
 }
 BENCHMARK(BM_LaunchThroughInterposer)->Iterations(20000);
 
+void run_allocations(benchmark::State& state, bool hooked) {
+  const Setup& s = setup();
+  if (!s.error.empty()) {
+    state.SkipWithError(s.error.c_str());
+    return;
+  }
+  const MemAlloc alloc = hooked ? s.alloc_hooked : s.alloc_direct;
+  const MemFree release = hooked ? s.free_hooked : s.free_direct;
+  for (auto _ : state) {
+    CUdeviceptr p = 0;
+    if (alloc(&p, 4096) != CUDA_SUCCESS || release(p) != CUDA_SUCCESS) {
+      state.SkipWithError("cuMemAlloc or cuMemFree failed");
+      return;
+    }
+  }
+  state.SetLabel("driver=" + s.driver);
+  state.SetItemsProcessed(state.iterations());
+}
+
+// One 4 KiB cuMemAlloc and its cuMemFree.
+void BM_AllocFreeDirect(benchmark::State& state) {
+  run_allocations(state, false);
+}
+BENCHMARK(BM_AllocFreeDirect)->Iterations(20000);
+
+// The same held in the ledger against TESSERA_MEMORY_LIMIT: a mutex and a hash-map entry each.
+void BM_AllocFreeThroughInterposer(benchmark::State& state) {
+  run_allocations(state, true);
+}
+BENCHMARK(BM_AllocFreeThroughInterposer)->Iterations(20000);
+
 // Without a loadable driver, runs again with the fake as libcuda.so.1.
 void reexec_with_fake_if_needed(char** argv) {
   if (std::getenv("TESSERA_INTERPOSE_BENCH_FAKE") != nullptr) return;
@@ -187,6 +239,7 @@ void reexec_with_fake_if_needed(char** argv) {
 int main(int argc, char** argv) {
   // The interposer reads its configuration once, when first used.
   if (std::getenv("TESSERA_PARTITION_SMS") == nullptr) setenv("TESSERA_PARTITION_SMS", "16", 1);
+  if (std::getenv("TESSERA_MEMORY_LIMIT") == nullptr) setenv("TESSERA_MEMORY_LIMIT", "64GiB", 1);
   reexec_with_fake_if_needed(argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
