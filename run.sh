@@ -46,8 +46,9 @@ sanitizer_env() {
 }
 
 # The tests that run threads: the HTTP servers (extender, agent, API-server client), the agent's
-# push loop and `tessera agent` serving. (The interposer's tests skip themselves under sanitizers.)
-TSAN_TESTS='^(HttpServer|ExtenderHttp|AgentHttpTest|AgentPush|AgentLoopTest|ApiServerBinder|SchedulerConfig)\.|^cli_agent_stops_on_sigterm$'
+# push loop, `tessera agent` serving and the interposer's memory ledger. (The interposer's own
+# tests skip themselves under sanitizers.)
+TSAN_TESTS='^(HttpServer|ExtenderHttp|AgentHttpTest|AgentPush|AgentLoopTest|ApiServerBinder|SchedulerConfig|MemoryLedger)\.|^cli_agent_stops_on_sigterm$'
 
 case "${1:-}" in
   demo)
