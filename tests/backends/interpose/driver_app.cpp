@@ -243,15 +243,27 @@ int threads() {
   return 0;
 }
 
-int memory() {
+// As cudart starts: dlopen libcuda.so.1, cuGetProcAddress_v2 by dlsym, cuInit, and device 0's
+// primary context made current. False on any failure.
+bool open_device(CUdevice* dev) {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) return 2;
+  if (lib == nullptr) return false;
   g_gpa = reinterpret_cast<GetProcAddressV2>(dlsym(lib, "cuGetProcAddress_v2"));
-  if (g_gpa == nullptr) return 2;
+  if (g_gpa == nullptr) return false;
   auto init = get<CUresult (*)(unsigned)>("cuInit", 2000);
   auto device_get = get<CUresult (*)(CUdevice*, int)>("cuDeviceGet", 2000);
   auto retain = get<CUresult (*)(CUcontext*, CUdevice)>("cuDevicePrimaryCtxRetain", 7000);
   auto set_current = get<CUresult (*)(CUcontext)>("cuCtxSetCurrent", 4000);
+  if (g_failures > 0) return false;
+  CUcontext ctx = nullptr;
+  return ok(init(0), "cuInit") && ok(device_get(dev, 0), "cuDeviceGet") &&
+         ok(retain(&ctx, *dev), "cuDevicePrimaryCtxRetain") &&
+         ok(set_current(ctx), "cuCtxSetCurrent");
+}
+
+int memory() {
+  CUdevice dev = 0;
+  if (!open_device(&dev)) return 2;
   auto alloc = get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc", 3020);
   auto release = get<CUresult (*)(CUdeviceptr)>("cuMemFree", 3020);
   auto info = get<CUresult (*)(size_t*, size_t*)>("cuMemGetInfo", 3020);
@@ -265,13 +277,6 @@ int memory() {
                                  unsigned long long)>("cuMemCreate", 10020);
   auto release_handle = get<CUresult (*)(CUmemGenericAllocationHandle)>("cuMemRelease", 10020);
   if (g_failures > 0) return 2;
-  CUdevice dev = 0;
-  CUcontext ctx = nullptr;
-  if (!ok(init(0), "cuInit") || !ok(device_get(&dev, 0), "cuDeviceGet") ||
-      !ok(retain(&ctx, dev), "cuDevicePrimaryCtxRetain") ||
-      !ok(set_current(ctx), "cuCtxSetCurrent")) {
-    return 1;
-  }
   auto print_info = [&](const char* when) {
     size_t free_bytes = 0, total = 0;
     if (ok(info(&free_bytes, &total), "cuMemGetInfo")) {
@@ -313,14 +318,8 @@ int memory() {
 // 1024: 256 KiB), 256 KiB of managed memory and two 256 KiB allocations from a pool (plain and
 // _ptsz) fill it; one more byte is refused.
 int memory_other() {
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) return 2;
-  g_gpa = reinterpret_cast<GetProcAddressV2>(dlsym(lib, "cuGetProcAddress_v2"));
-  if (g_gpa == nullptr) return 2;
-  auto init = get<CUresult (*)(unsigned)>("cuInit", 2000);
-  auto device_get = get<CUresult (*)(CUdevice*, int)>("cuDeviceGet", 2000);
-  auto retain = get<CUresult (*)(CUcontext*, CUdevice)>("cuDevicePrimaryCtxRetain", 7000);
-  auto set_current = get<CUresult (*)(CUcontext)>("cuCtxSetCurrent", 4000);
+  CUdevice dev = 0;
+  if (!open_device(&dev)) return 2;
   auto alloc = get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc", 3020);
   auto release = get<CUresult (*)(CUdeviceptr)>("cuMemFree", 3020);
   auto pitched =
@@ -331,13 +330,6 @@ int memory_other() {
   auto from_pool_ptsz = get<FromPool>("cuMemAllocFromPoolAsync", 11020,
                                       CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
   if (g_failures > 0) return 2;
-  CUdevice dev = 0;
-  CUcontext ctx = nullptr;
-  if (!ok(init(0), "cuInit") || !ok(device_get(&dev, 0), "cuDeviceGet") ||
-      !ok(retain(&ctx, dev), "cuDevicePrimaryCtxRetain") ||
-      !ok(set_current(ctx), "cuCtxSetCurrent")) {
-    return 1;
-  }
   constexpr size_t kBuffer = 256 * 1024;
   auto* pool = reinterpret_cast<CUmemoryPool>(std::uintptr_t{1});  // the fake takes any
   CUdeviceptr p[5] = {};
