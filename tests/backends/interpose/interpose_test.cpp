@@ -544,6 +544,21 @@ TEST_F(RealGpuInterpose, CudaRuntimeProgramRunsInItsPartitionWithCorrectResults)
   EXPECT_EQ(other_passes, 0) << r.summary;
 }
 
+// cudart's cudaMalloc and cudaMallocManaged reach the wrapped entry points, and a limit well
+// above the program's 256 KiB refuses nothing.
+TEST_F(RealGpuInterpose, CudaRuntimeAllocationsAreCountedAgainstTheLimit) {
+  REAL_GPU_OR_SKIP(driver);
+  const Outcome r = run(TESSERA_INTERPOSE_RUNTIME_APP, "",
+                        {{"LD_PRELOAD", TESSERA_INTERPOSE_LIB}, {"TESSERA_MEMORY_LIMIT", "1GiB"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_TRUE(r.summary.is_object()) << r.output;
+  std::cout << "memory: " << r.summary.at("memory").dump() << "\n";
+  const json& m = r.summary.at("memory");
+  EXPECT_GE(m.at("allocations").get<int>(), 2) << m;  // cudaMalloc and cudaMallocManaged
+  EXPECT_EQ(m.at("refused"), 0) << m;
+  EXPECT_GE(m.at("peak").get<int>(), (1 << 16) * 4) << m;
+}
+
 TEST_F(RealGpuInterpose, CudaRuntimeProgramPassesThroughWithoutPartition) {
   REAL_GPU_OR_SKIP(driver);
   const Outcome r = run(TESSERA_INTERPOSE_RUNTIME_APP, "", {{"LD_PRELOAD", TESSERA_INTERPOSE_LIB}});
