@@ -56,13 +56,12 @@ void MemoryLedger::commit(Named kind, std::uint64_t name, std::uint64_t reserved
   ++totals_.allocations;
   totals_.used = totals_.used - std::min(reserved, totals_.used) + actual;
   totals_.peak = std::max(totals_.peak, totals_.used);
-  const std::uint64_t bytes = actual;
   // A driver never hands out a live name twice; if it did, the older entry's bytes are released
   // rather than counted twice.
-  auto [it, fresh] = sizes_[static_cast<int>(kind)].try_emplace(name, bytes);
+  auto [it, fresh] = sizes_[static_cast<int>(kind)].try_emplace(name, actual);
   if (!fresh) {
-    totals_.used -= it->second;
-    it->second = bytes;
+    totals_.used -= std::min(it->second, totals_.used);
+    it->second = actual;
   }
 }
 
