@@ -172,8 +172,10 @@ CUresult mem_get_info(size_t* free_bytes, size_t* total) {
 }  // namespace
 
 MemoryLedger& memory_ledger() {
-  static MemoryLedger ledger(config().memory_limit);
-  return ledger;
+  // Never destroyed: the summary is written by a destructor function, which runs after the
+  // library's static objects are gone, and late frees may still arrive from other threads.
+  static MemoryLedger* const ledger = new MemoryLedger(config().memory_limit);
+  return *ledger;
 }
 
 void* memory_wrapper_of(Entry e) {
