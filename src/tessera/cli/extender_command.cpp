@@ -6,6 +6,7 @@
 #include <charconv>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "tessera/cli/stop_signals.hpp"
 #include "tessera/cluster/policy/preemption.hpp"
@@ -19,9 +20,8 @@
 #include "tessera/k8s/http_server.hpp"
 
 namespace tessera::cli {
-namespace {
 
-core::Status load_topology_dir(k8s::ExtenderService& service, const std::string& dir) {
+core::Result<int> load_topology_dir(k8s::ExtenderService& service, const std::string& dir) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     return core::failf(core::Domain::kK8s, core::Code::kNotFound,
@@ -37,14 +37,37 @@ core::Status load_topology_dir(k8s::ExtenderService& service, const std::string&
     return core::failf(core::Domain::kK8s, core::Code::kNotFound,
                        "--topology-dir {}: no NODE.json or NODE.xml files", dir);
   }
+  // One bad file costs its node, not the others: it is named and skipped.
+  int loaded = 0;
   for (const auto& f : files) {
-    TESSERA_ASSIGN_OR_RETURN(auto t, hw::load_topology_file(f.string()));
     const std::string node = f.stem().string();
-    TESSERA_TRY(service.put_topology(node, std::make_shared<const hw::HostTopology>(std::move(t))));
+    auto t = hw::load_topology_file(f.string());
+    std::optional<core::Error> failed;
+    if (!t) {
+      failed = t.error();
+    } else if (auto put = service.put_topology(
+                   node, std::make_shared<const hw::HostTopology>(std::move(*t)));
+               !put) {
+      failed = put.error();
+    }
+    if (failed) {
+      core::logger().error("--topology-dir: {} skipped, node {} not loaded: {}", f.string(), node,
+                           failed->message());
+      continue;
+    }
     core::logger().info("node {}: topology from {}", node, f.string());
+    ++loaded;
   }
-  return {};
+  if (loaded == 0) {
+    return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument,
+                       "--topology-dir {}: none of its {} topology files could be loaded (each "
+                       "error above)",
+                       dir, files.size());
+  }
+  return loaded;
 }
+
+namespace {
 
 core::Status load_preset(k8s::ExtenderService& service, const std::string& preset, int nodes) {
   if (nodes <= 0) {

@@ -9,6 +9,7 @@
 
 #include "tessera/cli/command.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/k8s/extender_service.hpp"
 
 namespace tessera::cli {
 
@@ -38,5 +39,10 @@ Outcome run_extender_command(const ExtenderFlags& flags);
 
 // "host:port", "[::1]:port" or ":port" (loopback). Exposed for tests.
 core::Status parse_listen(const std::string& text, std::string& host, int& port);
+
+// Every NODE.json / NODE.xml of `dir` into `service`, as node NODE. A file that cannot be read or
+// put is logged with its error and skipped; an error only when none could be. Returns the nodes
+// loaded. Exposed for tests.
+core::Result<int> load_topology_dir(k8s::ExtenderService& service, const std::string& dir);
 
 }  // namespace tessera::cli
