@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,46 @@ TEST(TopologyJson, ErrorsNameTheJsonPath) {
                       {"edges", nlohmann::json::array()}})
                 .find("nodes: expected an array"),
             std::string::npos);
+}
+
+TEST(TopologyJson, ZeroAndSharedUuidsAreReplacedByIdsFromTheBusIds) {
+  auto t = preset("a100-2s", "node-001");
+  ASSERT_TRUE(t);
+  nlohmann::json j = to_json(*t);
+  const auto& gpus = t->gpus();
+  ASSERT_GE(gpus.size(), 4u);
+  // An anonymised export: every UUID zeroed; the presets carry no bus ids, so all but one GPU
+  // are given one here.
+  for (std::size_t k = 0; k < gpus.size(); ++k) {
+    j["nodes"][gpus[k]]["uuid"] = "GPU-00000000-0000-0000-0000-000000000000";
+    if (k != 3) j["nodes"][gpus[k]]["pci_bus_id"] = fmt::format("0000:{:02x}:00.0", 0x10 + k);
+  }
+  auto zeroed = topology_from_json(j, "anon.json");
+  ASSERT_TRUE(zeroed) << zeroed.error().message();
+  std::set<std::string> ids;
+  for (std::size_t k = 0; k < gpus.size(); ++k) {
+    const TopoNode& g = zeroed->gpu(static_cast<int>(k));
+    if (k == 3) {
+      EXPECT_EQ(g.uuid, "GPU-index-3");
+    } else {
+      EXPECT_EQ(g.uuid, "GPU-pci-" + g.pci_bus_id);
+    }
+    ids.insert(g.uuid);
+  }
+  EXPECT_EQ(ids.size(), gpus.size());
+  // One UUID copied to two GPUs names neither; the others keep theirs.
+  j = to_json(*t);
+  for (std::size_t k = 0; k < gpus.size(); ++k) {
+    j["nodes"][gpus[k]]["pci_bus_id"] = fmt::format("0000:{:02x}:00.0", 0x10 + k);
+  }
+  j["nodes"][gpus[0]]["uuid"] = "GPU-d3977428-7a30-086b-2e20-5c1eeed647c6";
+  j["nodes"][gpus[1]]["uuid"] = "GPU-d3977428-7a30-086b-2e20-5c1eeed647c6";
+  j["nodes"][gpus[2]]["uuid"] = "GPU-bb4648d3-e72b-4bac-a32f-4c9f3e4eb547";
+  auto shared = topology_from_json(j, "copied.json");
+  ASSERT_TRUE(shared) << shared.error().message();
+  EXPECT_EQ(shared->gpu(0).uuid, "GPU-pci-" + shared->gpu(0).pci_bus_id);
+  EXPECT_EQ(shared->gpu(1).uuid, "GPU-pci-" + shared->gpu(1).pci_bus_id);
+  EXPECT_EQ(shared->gpu(2).uuid, "GPU-bb4648d3-e72b-4bac-a32f-4c9f3e4eb547");
 }
 
 TEST(TopologyJson, HandWrittenFileWithoutDerivedFieldsLoads) {

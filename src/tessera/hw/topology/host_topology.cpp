@@ -1,7 +1,10 @@
 #include "tessera/hw/topology/host_topology.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
+
+#include "tessera/core/log.hpp"
 
 namespace tessera::hw {
 
@@ -173,6 +176,25 @@ core::Result<HostTopology> HostTopologyBuilder::build() && {
   if (t_.numa_.empty()) return fail("no NUMA node");
   for (std::size_t i = 0; i < t_.sockets_.size(); ++i) {
     if (t_.socket_numa_[i].empty()) return fail(fmt::format("socket {} has no NUMA node", i));
+  }
+  // Anonymised exports zero every GPU's UUID, and some tools write one UUID for all: such a UUID
+  // names no GPU, so each GPU holding one gets an id made from its PCI bus id (or its index).
+  std::map<std::string, int> holders;
+  for (int id : t_.gpus_) {
+    const std::string& uuid = t_.nodes_[at(id)].uuid;
+    if (!uuid.empty()) ++holders[uuid];
+  }
+  for (std::size_t k = 0; k < t_.gpus_.size(); ++k) {
+    TopoNode& g = t_.nodes_[at(t_.gpus_[k])];
+    if (g.uuid.empty()) continue;
+    const bool zero = g.uuid.find_first_not_of("GPU-0") == std::string::npos;
+    if (!zero && holders[g.uuid] < 2) continue;
+    const std::string synthesised =
+        g.pci_bus_id.empty() ? fmt::format("GPU-index-{}", k) : "GPU-pci-" + g.pci_bus_id;
+    core::logger().warn("{} ({}): GPU {} has UUID {}, {}; it is named {} instead", t_.hostname_,
+                        t_.source_, g.name, g.uuid,
+                        zero ? "all zeros" : "which other GPUs of the host also have", synthesised);
+    g.uuid = synthesised;
   }
   std::set<std::string> bus_ids, uuids;
   for (int id : t_.gpus_) {

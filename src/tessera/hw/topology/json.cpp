@@ -275,6 +275,8 @@ core::Result<HostTopology> topology_from_json(const json& j, const std::string& 
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const json built = node_json(static_cast<int>(i), t.nodes()[i]);
     for (const auto& [key, value] : nodes[i].items()) {
+      // A UUID that names no GPU (zeroed, or shared) is replaced as the host is built.
+      if (key == "uuid") continue;
       if (built.contains(key) && built[key] != value) {
         return fail(fmt::format("nodes[{}].{}", i, key),
                     fmt::format("is {}, but the vertex as built has {} (names, sockets and a core "
