@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -53,6 +54,8 @@ Outcome run(const std::string& program, const std::string& arg,
   const std::string fake_log = dir + "_fake.json";
   const std::string summary = dir + "_summary.json";
   const std::string output = dir + "_output.txt";
+  // A file left by an earlier process that had the same pid would read as this run's.
+  for (const std::string* path : {&fake_log, &summary, &output}) std::remove(path->c_str());
   env.emplace("FAKE_CUDA_LOG", fake_log);
   env.emplace("TESSERA_INTERPOSE_LOG", summary);
   for (const char* key : {"TESSERA_PARTITION_SMS", "TESSERA_TENANT", "LD_PRELOAD",
