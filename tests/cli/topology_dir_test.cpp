@@ -21,10 +21,9 @@ namespace fs = std::filesystem;
 class TopologyDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("topology_dir_" + std::to_string(::getpid()) + "_" +
-                                             ::testing::UnitTest::GetInstance()
-                                                 ->current_test_info()
-                                                 ->name());
+    dir_ = fs::path(::testing::TempDir()) /
+           ("topology_dir_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
