@@ -166,7 +166,7 @@ std::optional<std::string> Predictor::implausible(const Measurement& m,
 
 core::Result<Predictor::Device*> Predictor::device(const std::string& gpu,
                                                    std::optional<bool> gemm_stream_k) {
-  const std::string key = gemm_stream_k ? fmt::format("{}|stream-k={}", gpu, *gemm_stream_k) : gpu;
+  const DeviceKey key{gpu, gemm_stream_k};
   auto it = devices_.find(key);
   if (it != devices_.end()) return it->second.get();
   TESSERA_ASSIGN_OR_RETURN(const hw::GpuSpec spec, hw::find_gpu(gpu));

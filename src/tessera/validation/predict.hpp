@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "tessera/backends/sim/engine.hpp"
 #include "tessera/backends/sim/gpu/sim_gpu.hpp"
@@ -73,7 +74,9 @@ class Predictor {
   bool calibrated_ = true;
   std::map<std::string, workload::EngineCosts> engine_;
   workload::EngineCosts default_engine_;
-  std::map<std::string, std::unique_ptr<Device>> devices_;
+  // By GPU, and by the GEMM library a row says it was measured with.
+  using DeviceKey = std::pair<std::string, std::optional<bool>>;
+  std::map<DeviceKey, std::unique_ptr<Device>> devices_;
 };
 
 }  // namespace tessera::validation

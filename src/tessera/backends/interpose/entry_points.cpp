@@ -30,22 +30,6 @@ constexpr const char* kSymbols[kEntryCount] = {
     "cuMemAllocPitch_v2",
     "cuMemAllocManaged",
 };
-// The names cuGetProcAddress takes for the memory entries (it picks the _v2 and _ptsz variants
-// from the version and flags).
-constexpr const char* kMemoryBaseNames[kEntryCount - kFirstMemoryEntry] = {
-    "cuMemAlloc",
-    "cuMemFree",
-    "cuMemGetInfo",
-    "cuMemAllocAsync",
-    "cuMemAllocAsync",
-    "cuMemFreeAsync",
-    "cuMemFreeAsync",
-    "cuMemCreate",
-    "cuMemRelease",
-    "cuMemAllocFromPoolAsync",
-    "cuMemAllocFromPoolAsync",
-    "cuMemAllocPitch",
-    "cuMemAllocManaged"};
 
 }  // namespace
 
@@ -73,8 +57,13 @@ int family_by_base_name(const char* symbol) {
     if (std::strcmp(symbol, kSymbols[i]) == 0) return i;
   }
   if (std::strcmp(symbol, "cuGetProcAddress") == 0) return static_cast<int>(Entry::kGetProcAddress);
+  // A memory entry's base name is its symbol less "_v2" or "_ptsz"; the plain variant comes first.
+  const std::size_t n = std::strlen(symbol);
   for (int i = kFirstMemoryEntry; i < kEntryCount; ++i) {
-    if (std::strcmp(symbol, kMemoryBaseNames[i - kFirstMemoryEntry]) == 0) return i;
+    const char* exported = kSymbols[i];
+    if (std::strncmp(symbol, exported, n) != 0) continue;
+    const char* rest = exported + n;
+    if (*rest == '\0' || std::strcmp(rest, "_v2") == 0 || std::strcmp(rest, "_ptsz") == 0) return i;
   }
   return -1;
 }

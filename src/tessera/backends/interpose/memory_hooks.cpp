@@ -62,15 +62,21 @@ CUresult held(Entry e, Named kind, std::uint64_t bytes, Allocate&& allocate) {
   return r;
 }
 
-// Invalid calls (no output, zero bytes) are the driver's to reject, untouched.
-CUresult mem_alloc(CUdeviceptr* out, size_t bytes) {
-  const auto fn = real<MemAllocFn>(Entry::kMemAlloc);
-  if (out == nullptr || bytes == 0) return fn(out, bytes);
-  return held(Entry::kMemAlloc, Named::kAddress, bytes, [&](std::uint64_t& name, std::uint64_t&) {
-    const CUresult r = fn(out, bytes);
+// An allocation named by the device address `call` writes to `out`. Invalid calls (no output,
+// zero bytes) are the driver's to reject, untouched.
+template <class Call>
+CUresult held_address(Entry e, CUdeviceptr* out, std::uint64_t bytes, Call&& call) {
+  if (out == nullptr || bytes == 0) return call();
+  return held(e, Named::kAddress, bytes, [&](std::uint64_t& name, std::uint64_t&) {
+    const CUresult r = call();
     name = *out;
     return r;
   });
+}
+
+CUresult mem_alloc(CUdeviceptr* out, size_t bytes) {
+  const auto fn = real<MemAllocFn>(Entry::kMemAlloc);
+  return held_address(Entry::kMemAlloc, out, bytes, [&] { return fn(out, bytes); });
 }
 
 CUresult mem_free(CUdeviceptr ptr) {
@@ -83,12 +89,7 @@ CUresult mem_free(CUdeviceptr ptr) {
 template <Entry E>
 CUresult mem_alloc_async(CUdeviceptr* out, size_t bytes, CUstream stream) {
   const auto fn = real<MemAllocAsyncFn>(E);
-  if (out == nullptr || bytes == 0) return fn(out, bytes, stream);
-  return held(E, Named::kAddress, bytes, [&](std::uint64_t& name, std::uint64_t&) {
-    const CUresult r = fn(out, bytes, stream);
-    name = *out;
-    return r;
-  });
+  return held_address(E, out, bytes, [&] { return fn(out, bytes, stream); });
 }
 
 // From a pool the application made: counted like any stream-ordered allocation.
@@ -96,12 +97,7 @@ template <Entry E>
 CUresult mem_alloc_from_pool_async(CUdeviceptr* out, size_t bytes, CUmemoryPool pool,
                                    CUstream stream) {
   const auto fn = real<MemAllocFromPoolAsyncFn>(E);
-  if (out == nullptr || bytes == 0) return fn(out, bytes, pool, stream);
-  return held(E, Named::kAddress, bytes, [&](std::uint64_t& name, std::uint64_t&) {
-    const CUresult r = fn(out, bytes, pool, stream);
-    name = *out;
-    return r;
-  });
+  return held_address(E, out, bytes, [&] { return fn(out, bytes, pool, stream); });
 }
 
 // Width x height is held; the driver's pitch (rows padded for alignment) decides what is used.
@@ -125,13 +121,7 @@ CUresult mem_alloc_pitch(CUdeviceptr* out, size_t* pitch, size_t width, size_t h
 // can be sure of.
 CUresult mem_alloc_managed(CUdeviceptr* out, size_t bytes, unsigned flags) {
   const auto fn = real<MemAllocManagedFn>(Entry::kMemAllocManaged);
-  if (out == nullptr || bytes == 0) return fn(out, bytes, flags);
-  return held(Entry::kMemAllocManaged, Named::kAddress, bytes,
-              [&](std::uint64_t& name, std::uint64_t&) {
-                const CUresult r = fn(out, bytes, flags);
-                name = *out;
-                return r;
-              });
+  return held_address(Entry::kMemAllocManaged, out, bytes, [&] { return fn(out, bytes, flags); });
 }
 
 // Given back when the free is enqueued: the tenant may not touch the memory after it.
