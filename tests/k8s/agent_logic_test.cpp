@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent_topologies.hpp"
@@ -191,6 +193,84 @@ TEST_F(AgentTest, ATopologyThatLosesAComponentDropsOnlyThePodsHoldingIt) {
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].name, "keeps");
   EXPECT_EQ(gpu_entry(*agent, 0).at("used_by"), "keeps");
+}
+
+TEST(AgentReservations, AllocationsStayWithinAllocatableMemory) {
+  // small_server with the kubelet reserving 4 GiB of NUMA node 0's 64.
+  const hw::HostTopology plain = small_server("host-r");
+  nlohmann::json j = hw::to_json(plain);
+  j["nodes"][plain.numa_nodes()[0]]["reserved_memory_bytes"] = 4 * kGiB;
+  auto reserved = hw::topology_from_json(j, "reserved.json");
+  ASSERT_TRUE(reserved) << reserved.error().message();
+  FakeMachine machine;
+  machine.now = *reserved;
+  core::ManualClock clock;
+  auto agent = NodeAgent::create(options(), machine.fn(), clock);
+  ASSERT_TRUE(agent) << agent.error().message();
+  auto too_much = (*agent)->set_allocations(
+      pods(R"({"pods": [{"name": "a", "memory": [{"numa": 0, "bytes": 64424509441}]}]})"));
+  ASSERT_FALSE(too_much);
+  EXPECT_NE(too_much.error().message().find("which has 64424509440 allocatable"), std::string::npos)
+      << too_much.error().message();
+  ASSERT_TRUE((*agent)->set_allocations(
+      pods(R"({"pods": [{"name": "a", "memory": [{"numa": 0, "bytes": 64424509440}]}]})")));
+  auto nrt = (*agent)->node_resource_topology();
+  ASSERT_TRUE(nrt) << nrt.error().message();
+  const auto& memory = nrt->at("zones")[0].at("resources")[1];
+  EXPECT_EQ(memory.at("name"), "memory");
+  EXPECT_EQ(memory.at("capacity"), "64Gi");
+  EXPECT_EQ(memory.at("allocatable"), "60Gi");
+  EXPECT_EQ(memory.at("available"), "0");
+}
+
+TEST(KubeletFlags, ReservedCpusAreTheKubeletsCpuList) {
+  EXPECT_EQ(parse_cpu_list("0-1,64-65"), (std::vector<int>{0, 1, 64, 65}));
+  EXPECT_EQ(parse_cpu_list("3"), std::vector<int>{3});
+  EXPECT_EQ(parse_cpu_list("5,1-2,2"), (std::vector<int>{1, 2, 5}));
+  EXPECT_EQ(parse_cpu_list(""), std::vector<int>{});
+  const auto error = [](std::string_view text) {
+    auto r = parse_cpu_list(text);
+    return r ? std::string("parsed") : r.error().message();
+  };
+  EXPECT_NE(error("3-1").find("--reserved-cpus '3-1': the range '3-1' runs backwards; write 1-3"),
+            std::string::npos)
+      << error("3-1");
+  for (const std::string_view bad : {"a", "1-2-3", "1,,2", " 1", "-1", "1-", "8192", "0x1"}) {
+    EXPECT_NE(error(bad).find(fmt::format("--reserved-cpus '{}': '", bad)), std::string::npos)
+        << bad << ": " << error(bad);
+    EXPECT_NE(error(bad).find("is not a CPU number or a range"), std::string::npos) << bad;
+  }
+}
+
+TEST(KubeletFlags, ReservedMemoryIsTheKubeletsPerNumaList) {
+  auto r = parse_reserved_memory({"0:memory=1Gi", "1:memory=2Gi,hugepages-1Gi=2Gi"});
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(*r, (std::map<int, std::int64_t>{{0, kGiB}, {1, 2 * kGiB}}));
+  auto joined = parse_reserved_memory({"0:memory=1Gi;3:memory=512Mi", ""});
+  ASSERT_TRUE(joined) << joined.error().message();
+  EXPECT_EQ(*joined, (std::map<int, std::int64_t>{{0, kGiB}, {3, 512LL << 20}}));
+  auto hugepages_only = parse_reserved_memory({"0:hugepages-2Mi=1Gi"});
+  ASSERT_TRUE(hugepages_only);
+  EXPECT_EQ(*hugepages_only, (std::map<int, std::int64_t>{{0, 0}}));
+
+  const auto error = [](std::vector<std::string> values) {
+    auto parsed = parse_reserved_memory(values);
+    return parsed ? std::string("parsed") : parsed.error().message();
+  };
+  EXPECT_NE(error({"0"}).find("--reserved-memory '0': '0' is not NUMA:TYPE=QUANTITY"),
+            std::string::npos)
+      << error({"0"});
+  EXPECT_NE(error({"x:memory=1Gi"}).find("'x:memory=1Gi' is not NUMA:TYPE=QUANTITY"),
+            std::string::npos);
+  EXPECT_NE(error({"0:memory"}).find("'memory' is not TYPE=QUANTITY"), std::string::npos);
+  EXPECT_NE(error({"0:cpu=1"}).find("unknown memory type 'cpu'"), std::string::npos);
+  EXPECT_NE(error({"0:memory=1Gx"}).find("--reserved-memory '0:memory=1Gx': memory '1Gx'"),
+            std::string::npos)
+      << error({"0:memory=1Gx"});
+  EXPECT_NE(error({"0:memory=1Gi", "0:memory=2Gi"}).find("NUMA node 0 is given twice"),
+            std::string::npos);
+  EXPECT_NE(error({"0:memory=1Gi,memory=2Gi"}).find("memory is given twice for NUMA node 0"),
+            std::string::npos);
 }
 
 TEST(AgentAllocations, ParseErrorsNameTheJsonPath) {

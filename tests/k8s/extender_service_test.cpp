@@ -10,6 +10,7 @@
 
 #include "support/cluster_builders.hpp"
 #include "tessera/hw/topology/json.hpp"
+#include "tessera/hw/topology/sources.hpp"
 
 namespace tessera::k8s {
 namespace {
@@ -282,6 +283,35 @@ TEST_F(ExtenderServiceTest, TopologyPushAddsAndUpdatesNodes) {
 
   const json nodes = service_->nodes_json();
   ASSERT_EQ(nodes["nodes"].size(), 3u);
+}
+
+// An NCCL topology names no memory: the filter does not count memory there, unless the extender is
+// given it (--numa-memory), which then holds for pushed topologies too.
+TEST(ExtenderNumaMemory, UnknownMemoryIsNotCountedUnlessGiven) {
+  auto ndv5 = hw::load_topology_file(std::string(TESSERA_SHARED_DATA_DIR) +
+                                     "/topology/nccl_azure/ndv5-topo.xml");
+  ASSERT_TRUE(ndv5) << ndv5.error().message();
+  json pod = pod_json("llm", "u-llm", 1000, 2, 4, "numa", "guaranteed");
+  for (const char* kind : {"requests", "limits"}) {
+    pod["spec"]["containers"][0]["resources"][kind]["memory"] = "300Gi";
+  }
+
+  ExtenderService unknown(ExtenderConfig{}, nullptr);
+  ASSERT_TRUE(unknown.put_topology("ndv5", std::make_shared<const hw::HostTopology>(*ndv5)));
+  auto fits = unknown.filter(args_for(pod, {"ndv5"}));
+  ASSERT_TRUE(fits) << fits.error().message();
+  EXPECT_EQ(*fits->node_names, std::vector<std::string>{"ndv5"});
+
+  ExtenderConfig config;
+  config.numa_memory_bytes = 256 * test::kGiB;
+  ExtenderService sized(config, nullptr);
+  const json push{{"node", "ndv5"}, {"topology", hw::to_json(*ndv5)}};
+  ASSERT_EQ(sized.handle_put_topology("ndv5", push.dump()).status, 200);
+  EXPECT_EQ(sized.snapshot().node(0).topology().numa(1).local_memory_bytes, 256 * test::kGiB);
+  auto refused = sized.filter(args_for(pod, {"ndv5"}));
+  ASSERT_TRUE(refused) << refused.error().message();
+  EXPECT_TRUE(refused->node_names->empty());
+  EXPECT_EQ(refused->failed_and_unresolvable_nodes.count("ndv5"), 1u);
 }
 
 // Over HTTP: the verbs under a prefix, and garbage followed by good requests.

@@ -15,6 +15,7 @@
 #include "agent_topologies.hpp"
 #include "tessera/cluster/state/cluster_state.hpp"
 #include "tessera/hw/topology/presets.hpp"
+#include "tessera/hw/topology/sources.hpp"
 #include "tessera/k8s/node_resource_topology.hpp"
 
 namespace tessera::k8s {
@@ -174,7 +175,8 @@ TEST(NrtExport, HasTheInstanceExamplesStructure) {
 }
 
 TEST(NrtExport, CountsEachNumaNodesCpusMemoryAndGpus) {
-  // a100-2s4n attaches GPU pairs to every second NUMA node: zones without GPUs say 0.
+  // a100-2s4n attaches GPU pairs to every second NUMA node: zones without GPUs list no GPU
+  // resource.
   auto t = hw::preset("a100-2s4n", "dgx-a100");
   ASSERT_TRUE(t) << t.error().message();
   auto nrt = node_resource_topology(*t, "dgx-a100", nullptr);
@@ -182,6 +184,7 @@ TEST(NrtExport, CountsEachNumaNodesCpusMemoryAndGpus) {
   const auto& zones = nrt->at("zones");
   ASSERT_EQ(zones.size(), t->numa_nodes().size());
   int total_gpus = 0;
+  int zones_without_gpus = 0;
   for (int j = 0; j < static_cast<int>(zones.size()); ++j) {
     const auto& zone = zones[static_cast<std::size_t>(j)];
     int pus = 0;
@@ -189,18 +192,77 @@ TEST(NrtExport, CountsEachNumaNodesCpusMemoryAndGpus) {
     const auto* cpu = find_resource(zone, "cpu");
     const auto* memory = find_resource(zone, "memory");
     const auto* gpu = find_resource(zone, "nvidia.com/gpu");
-    ASSERT_TRUE(cpu && memory && gpu);
+    ASSERT_TRUE(cpu && memory);
     EXPECT_EQ(cpu->at("capacity"), std::to_string(pus));
-    EXPECT_EQ(memory->at("capacity"), bytes_quantity(t->numa(j).memory_bytes));
-    EXPECT_EQ(gpu->at("capacity"), std::to_string(t->gpus_of_numa(j).size()));
-    total_gpus += std::stoi(gpu->at("capacity").get<std::string>());
-    for (const auto* r : {cpu, memory, gpu}) {
-      EXPECT_EQ(r->at("allocatable"), r->at("capacity"));
+    EXPECT_EQ(memory->at("capacity"), bytes_quantity(*t->numa(j).local_memory_bytes));
+    std::vector<const nlohmann::json*> resources{cpu, memory};
+    if (t->gpus_of_numa(j).empty()) {
+      EXPECT_EQ(gpu, nullptr) << zone.dump();
+      ++zones_without_gpus;
+    } else {
+      ASSERT_NE(gpu, nullptr);
+      EXPECT_EQ(gpu->at("capacity"), std::to_string(t->gpus_of_numa(j).size()));
+      total_gpus += std::stoi(gpu->at("capacity").get<std::string>());
+      resources.push_back(gpu);
+    }
+    for (const auto* r : resources) {
+      EXPECT_EQ(r->at("allocatable"), r->at("capacity"));   // nothing reserved
       EXPECT_EQ(r->at("available"), r->at("allocatable"));  // nothing allocated
     }
   }
   EXPECT_EQ(total_gpus, static_cast<int>(t->gpus().size()));
   EXPECT_GT(total_gpus, 0);
+  EXPECT_GT(zones_without_gpus, 0);
+}
+
+TEST(NrtExport, UnknownMemoryIsLeftOutNotZero) {
+  auto t = hw::load_topology_file(std::string(TESSERA_SHARED_DATA_DIR) +
+                                  "/topology/nccl_azure/ndv5-topo.xml");
+  ASSERT_TRUE(t) << t.error().message();
+  auto nrt = node_resource_topology(*t, "ndv5", nullptr);
+  ASSERT_TRUE(nrt) << nrt.error().message();
+  for (const auto& zone : nrt->at("zones")) {
+    EXPECT_EQ(find_resource(zone, "memory"), nullptr) << zone.dump();
+    EXPECT_NE(find_resource(zone, "cpu"), nullptr);
+    EXPECT_EQ(find_resource(zone, "nvidia.com/gpu")->at("capacity"), "4");
+  }
+  expect_matches(*nrt, v1alpha2_schema(YAML::LoadFile(kNrtDir + "nrt_api_crd.yaml")), "nrt");
+}
+
+TEST(NrtExport, AllocatableIsCapacityLessTheKubeletsReservations) {
+  hw::TopologyOptions o;
+  o.nccl_numa_per_socket = 2;
+  o.numa_memory_bytes = 220 * kGiB;
+  o.reserved_cpus = {0, 1};
+  o.reserved_memory_bytes = {{0, 4 * kGiB}};
+  auto t = hw::load_topology_file(
+      std::string(TESSERA_SHARED_DATA_DIR) + "/topology/nccl_azure/ndv4-topo.xml", o);
+  ASSERT_TRUE(t) << t.error().message();
+  cluster::ClusterState state;
+  auto node = state.add_node("ndv4", std::make_shared<const hw::HostTopology>(*t));
+  ASSERT_TRUE(node);
+  cluster::Pod pod;
+  pod.name = "default/llm";
+  pod.request = {.gpus = 0, .cpus = 4, .memory_bytes = 16 * kGiB};
+  cluster::Assignment a;
+  a.core_groups = {0};
+  a.memory = {{.numa = 0, .bytes = 16 * kGiB}};
+  ASSERT_TRUE(state.bind(pod, *node, a));
+  auto nrt = node_resource_topology(state.node(*node));
+  ASSERT_TRUE(nrt) << nrt.error().message();
+  const auto& zone0 = nrt->at("zones")[0];
+  const auto* cpu = find_resource(zone0, "cpu");
+  const auto* memory = find_resource(zone0, "memory");
+  ASSERT_TRUE(cpu && memory);
+  EXPECT_EQ(cpu->at("capacity"), "24");
+  EXPECT_EQ(cpu->at("allocatable"), "22");
+  EXPECT_EQ(cpu->at("available"), "18");
+  EXPECT_EQ(memory->at("capacity"), "220Gi");
+  EXPECT_EQ(memory->at("allocatable"), "216Gi");
+  EXPECT_EQ(memory->at("available"), "200Gi");
+  const auto& zone1 = nrt->at("zones")[1];
+  EXPECT_EQ(find_resource(zone1, "cpu")->at("allocatable"), "24");
+  EXPECT_EQ(find_resource(zone1, "memory")->at("allocatable"), "220Gi");
 }
 
 TEST(NrtExport, AvailableIsWhatTheAllocationLeaves) {
@@ -253,6 +315,21 @@ TEST(NrtExport, CostsAreNumaDistances) {
   EXPECT_LT(cost("node-0", "node-1"), cost("node-0", "node-2"));
   EXPECT_GT(cost("node-0", "node-1"), 10);
   EXPECT_EQ(cost("node-0", "node-2"), 21);
+}
+
+TEST(NrtExport, CostsAreTheFirmwaresDistancesWhereTheTopologyHasThem) {
+  // POWER8's NUMALatency is 10 40 40 10; without it the fixed cross-socket value would be 21.
+  auto t = hw::load_topology_file(std::string(TESSERA_SHARED_DATA_DIR) +
+                                  "/topology/hwloc/power8gpudistances.xml");
+  ASSERT_TRUE(t) << t.error().message();
+  EXPECT_EQ(numa_distance(*t, 0, 1), 40);
+  EXPECT_EQ(numa_distance(*t, 1, 1), 10);
+  auto nrt = node_resource_topology(*t, "drac-12", nullptr);
+  ASSERT_TRUE(nrt) << nrt.error().message();
+  const auto& costs = nrt->at("zones")[0].at("costs");
+  ASSERT_EQ(costs.size(), 2u);
+  EXPECT_EQ(costs[0], (nlohmann::json{{"name", "node-0"}, {"value", 10}}));
+  EXPECT_EQ(costs[1], (nlohmann::json{{"name", "node-1"}, {"value", 40}}));
 }
 
 TEST(NrtExport, YamlLoadsBackToTheSameObject) {
@@ -320,6 +397,19 @@ TEST(NrtExport, RejectsAnAllocationOfAnotherTopology) {
   ASSERT_TRUE(state.add_node("b", std::make_shared<const hw::HostTopology>(small_server("b"))));
   auto r = node_resource_topology(small_server("a"), "a", &state.node(0));
   EXPECT_FALSE(r);
+}
+
+TEST(NrtExport, BytesFromAFlag) {
+  EXPECT_EQ(parse_bytes("64Gi", "--numa-memory"), 64 * kGiB);
+  EXPECT_EQ(parse_bytes("68719476736", "--numa-memory"), 64 * kGiB);
+  EXPECT_EQ(parse_bytes("1.5G", "--numa-memory"), 1500000000);
+  EXPECT_EQ(parse_bytes("0.5", "--numa-memory"), 1);  // rounded up to whole bytes
+  for (const std::string bad : {"", "0", "-1Gi", "64GB", "1e30", "lots"}) {
+    auto r = parse_bytes(bad, "--numa-memory");
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().message().find(fmt::format("--numa-memory '{}': ", bad)), 0u)
+        << r.error().message();
+  }
 }
 
 TEST(NrtExport, Quantities) {

@@ -120,6 +120,15 @@ void add_agent_options(CLI::App& command, AgentFlags& f) {
   c->add_option("--topology-manager-scope", f.tm_scope,
                 "The kubelet's --topology-manager-scope, reported in the NodeResourceTopology")
       ->capture_default_str();
+  c->add_option("--numa-memory", f.numa_memory,
+                "Memory of each NUMA node the topology gives no size for (NCCL XML), in bytes or "
+                "as a quantity (64Gi); without it such memory is unknown and not counted");
+  c->add_option("--reserved-cpus", f.reserved_cpus,
+                "The kubelet's --reserved-cpus (e.g. 0-1,64-65): their cores go in no core group "
+                "and the NodeResourceTopology's allocatable leaves them out");
+  c->add_option("--reserved-memory", f.reserved_memory,
+                "The kubelet's --reserved-memory (e.g. 0:memory=1Gi; repeat per NUMA node): kept "
+                "out of what pods get and of the NodeResourceTopology's allocatable");
 }
 
 Outcome run_agent_command(const AgentFlags& f) {
@@ -135,6 +144,13 @@ Outcome run_agent_command(const AgentFlags& f) {
   }
   hw::TopologyOptions topo;
   topo.cores_per_group = f.cores_per_group;
+  if (!f.numa_memory.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(topo.numa_memory_bytes,
+                             k8s::parse_bytes(f.numa_memory, "--numa-memory"));
+  }
+  TESSERA_ASSIGN_OR_RETURN(topo.reserved_cpus, k8s::parse_cpu_list(f.reserved_cpus));
+  TESSERA_ASSIGN_OR_RETURN(topo.reserved_memory_bytes,
+                           k8s::parse_reserved_memory(f.reserved_memory));
   k8s::DiscoverFn discover = [file = f.topology_file, topo] {
     return file.empty() ? hw::discover_host(topo) : hw::load_topology_file(file, topo);
   };

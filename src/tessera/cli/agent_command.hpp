@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "tessera/cli/command.hpp"
 #include "tessera/core/error.hpp"
@@ -28,6 +29,9 @@ struct AgentFlags {
   int cores_per_group = 4;
   std::string tm_policy = "none";
   std::string tm_scope = "container";
+  std::string numa_memory;                   // bytes or a quantity; "": unknown stays unknown
+  std::string reserved_cpus;                 // the kubelet's --reserved-cpus
+  std::vector<std::string> reserved_memory;  // the kubelet's --reserved-memory, repeatable
 };
 
 // Adds `agent` to `app`; `flags` receives its values and must outlive parsing.

@@ -18,6 +18,7 @@
 #include "tessera/k8s/binder.hpp"
 #include "tessera/k8s/extender_service.hpp"
 #include "tessera/k8s/http_server.hpp"
+#include "tessera/k8s/node_resource_topology.hpp"
 
 namespace tessera::cli {
 
@@ -146,6 +147,9 @@ void add_extender_options(CLI::App& command, ExtenderFlags& f) {
   c->add_option("--topology-dir", f.topology_dir,
                 "Load NODE.json / NODE.xml topology files (tessera JSON, hwloc or NCCL XML) at "
                 "start");
+  c->add_option("--numa-memory", f.numa_memory,
+                "Memory of each NUMA node a topology gives no size for (NCCL XML), in bytes or as "
+                "a quantity (64Gi); without it the filter does not count memory there");
   c->add_option("--preset", f.preset, "Generate --nodes nodes of this preset (tests, demos)");
   c->add_option("--nodes", f.nodes, "How many nodes --preset makes");
   c->add_option("--apiserver", f.apiserver,
@@ -186,6 +190,10 @@ Outcome run_extender_command(const ExtenderFlags& f) {
   }
   if (f.max_victims > 0) config.preemption.max_victims = f.max_victims;
   config.url_prefix = f.url_prefix;
+  if (!f.numa_memory.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(config.numa_memory_bytes,
+                             k8s::parse_bytes(f.numa_memory, "--numa-memory"));
+  }
   if (!f.topology_dir.empty() && !f.preset.empty()) {
     return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
                       "give --topology-dir or --preset, not both");

@@ -30,7 +30,8 @@ struct ExtenderFlags {
   double timeout_s = 5;
   double request_timeout_s = 10;
   int max_connections = 512;
-  int threads = 0;  // 0: one per core, 2 to 8
+  int threads = 0;          // 0: one per core, 2 to 8
+  std::string numa_memory;  // bytes or a quantity; "": unknown NUMA memory stays unknown
 };
 
 void add_extender_options(CLI::App& command, ExtenderFlags& flags);

@@ -10,6 +10,7 @@
 #include "tessera/hw/topology/json.hpp"
 #include "tessera/hw/topology/presets.hpp"
 #include "tessera/hw/topology/sources.hpp"
+#include "tessera/k8s/node_resource_topology.hpp"
 
 namespace tessera::cli {
 
@@ -35,6 +36,25 @@ std::string memory(std::int64_t bytes) {
                    : std::string("memory unknown");
 }
 
+// "64.0 GiB", with the kubelet's reservation and the firmware's distances when there are any.
+std::string numa_details(const hw::HostTopology& t, int j) {
+  const hw::TopoNode& numa = t.numa(j);
+  std::string out = numa.local_memory_bytes ? memory(*numa.local_memory_bytes) : "memory unknown";
+  if (!numa.reserved_cpus.empty() || numa.reserved_memory_bytes > 0) {
+    std::vector<std::string> parts;
+    if (!numa.reserved_cpus.empty()) parts.push_back("cpus " + cpu_ranges(numa.reserved_cpus));
+    if (numa.reserved_memory_bytes > 0) parts.push_back(memory(numa.reserved_memory_bytes));
+    out += fmt::format(", reserved {}", fmt::join(parts, " and "));
+  }
+  const auto& d = t.numa_distances();
+  if (!d.empty()) {
+    const std::size_t n = t.numa_nodes().size();
+    const auto row = d.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(j) * n);
+    out += fmt::format(", distances {}", fmt::join(row, row + static_cast<std::ptrdiff_t>(n), " "));
+  }
+  return out;
+}
+
 void print_tree(const hw::HostTopology& t) {
   fmt::print("{} ({}): {} socket(s), {} NUMA node(s), {} core group(s) ({} cores), {} GPU(s)\n",
              t.hostname(), t.source(), t.sockets().size(), t.numa_nodes().size(),
@@ -50,7 +70,7 @@ void print_tree(const hw::HostTopology& t) {
     fmt::print("{} (os {})\n", t.socket(s).name, t.socket(s).os_index);
     for (int j : t.numa_of_socket(s)) {
       const hw::TopoNode& numa = t.numa(j);
-      fmt::print("  {} (os {}, {})\n", numa.name, numa.os_index, memory(numa.memory_bytes));
+      fmt::print("  {} (os {}, {})\n", numa.name, numa.os_index, numa_details(t, j));
       for (int g : t.core_groups_of_numa(j)) {
         const hw::TopoNode& cg = t.core_group(g);
         fmt::print("    {:<10} {:>3} cores  cpus {}\n", cg.name, cg.cores, cpu_ranges(cg.cpus));
@@ -100,12 +120,19 @@ void add_topology_options(CLI::App& command, TopologyFlags& f) {
                    "NCCL XML only: NUMA nodes per socket (the file names no sockets; 0: one "
                    "socket per NUMA node)")
       ->check(CLI::NonNegativeNumber);
+  command.add_option("--numa-memory", f.numa_memory,
+                     "Memory of each NUMA node the source gives no size for (NCCL XML), in bytes "
+                     "or as a quantity (64Gi); without it it is shown as unknown");
 }
 
 Outcome run_topology_command(const TopologyFlags& f) {
   hw::TopologyOptions options;
   options.cores_per_group = f.cores_per_group;
   options.nccl_numa_per_socket = f.numa_per_socket;
+  if (!f.numa_memory.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(options.numa_memory_bytes,
+                             k8s::parse_bytes(f.numa_memory, "--numa-memory"));
+  }
   core::Result<hw::HostTopology> t = [&]() -> core::Result<hw::HostTopology> {
     if (!f.preset.empty()) {
       const std::string hostname = f.hostname.empty() ? f.preset : f.hostname;

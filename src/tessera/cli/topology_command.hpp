@@ -20,6 +20,7 @@ struct TopologyFlags {
   bool json = false;
   int cores_per_group = 4;
   int numa_per_socket = 0;  // NCCL files: NUMA nodes per socket
+  std::string numa_memory;  // bytes or a quantity for NUMA nodes of unknown memory
 };
 
 // Adds `topology` to `app`; `flags` receives its values and must outlive parsing.

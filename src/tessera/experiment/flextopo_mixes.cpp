@@ -62,14 +62,14 @@ core::Result<std::vector<sim::PodClass>> classes_for(std::span<const ClassSpec> 
   // Per GPU, the share of its own NUMA node (the tightest over NUMA nodes with GPUs), so a pod
   // that must sit in one NUMA node can.
   int cores_per_gpu = topo.total_cores();
-  std::int64_t memory_per_gpu = topo.total_memory_bytes();
+  std::int64_t memory_per_gpu = topo.total_memory_bytes().value_or(0);  // presets give it
   for (int n = 0; n < static_cast<int>(topo.numa_nodes().size()); ++n) {
     const int g = static_cast<int>(topo.gpus_of_numa(n).size());
     if (g == 0) continue;
     int cores = 0;
     for (int cg : topo.core_groups_of_numa(n)) cores += topo.core_group(cg).cores;
     cores_per_gpu = std::min(cores_per_gpu, cores / g);
-    memory_per_gpu = std::min(memory_per_gpu, topo.numa(n).memory_bytes / g / 2);
+    memory_per_gpu = std::min(memory_per_gpu, topo.numa(n).local_memory_bytes.value_or(0) / g / 2);
   }
   std::vector<sim::PodClass> out;
   for (const auto& s : specs) {

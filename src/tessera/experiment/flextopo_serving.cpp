@@ -117,7 +117,8 @@ sim::PodClass replica_class(Qos qos, const hw::HostTopology& topo) {
   c.topology = TopologyRequirement::kNuma;
   c.request.gpus = kTensorParallel;
   c.request.cpus = kTensorParallel * (topo.total_cores() / gpus);
-  c.request.memory_bytes = kTensorParallel * (topo.total_memory_bytes() / gpus / 2);
+  c.request.memory_bytes =
+      kTensorParallel * (topo.total_memory_bytes().value_or(0) / gpus / 2);  // presets give it
   return c;
 }
 

@@ -21,21 +21,9 @@ bool requests_nothing(const cluster::Pod& p) {
   return p.request.gpus == 0 && p.request.cpus == 0 && p.request.memory_bytes == 0;
 }
 
-// What the node holds when empty: whether preemption could ever make room.
-std::vector<cluster::NumaFree> capacity(const hw::HostTopology& t) {
-  std::vector<cluster::NumaFree> out(t.numa_nodes().size());
-  for (std::size_t j = 0; j < out.size(); ++j) {
-    const int n = static_cast<int>(j);
-    out[j].gpus = static_cast<int>(t.gpus_of_numa(n).size());
-    out[j].core_groups = static_cast<int>(t.core_groups_of_numa(n).size());
-    for (int g : t.core_groups_of_numa(n)) out[j].cores += t.core_group(g).cores;
-    out[j].memory_bytes = t.numa(n).memory_bytes;
-  }
-  return out;
-}
-
+// Whether preemption could ever make room: the pod fits what the node holds when empty.
 bool could_ever_fit(const cluster::NodeState& node, const cluster::Pod& pod) {
-  const auto cap = capacity(node.topology());
+  const auto cap = cluster::capacity_per_numa(node.topology());
   const auto a = cluster::best_affinity(node.topology(), cap, pod.request);
   return a && cluster::acceptable(pod, *a);
 }
@@ -84,6 +72,15 @@ core::Result<bool> ExtenderService::put_topology(const std::string& node,
                                                  std::shared_ptr<const hw::HostTopology> topology) {
   if (node.empty()) {
     return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument, "node name is empty");
+  }
+  if (config_.numa_memory_bytes && topology) {
+    const auto& numa = topology->numa_nodes();
+    if (std::ranges::any_of(numa, [&](int id) { return !topology->node(id).local_memory_bytes; })) {
+      hw::HostTopology assumed = *topology;
+      TESSERA_TRY(core::with_context(assumed.assume_numa_memory(*config_.numa_memory_bytes),
+                                     "node " + node));
+      topology = std::make_shared<const hw::HostTopology>(std::move(assumed));
+    }
   }
   std::unique_lock lock(mu_);
   if (auto i = state_.find_node(node)) {

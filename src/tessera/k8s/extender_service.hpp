@@ -24,6 +24,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -52,14 +53,18 @@ struct ExtenderConfig {
   // Pods seen by filter/prioritize/preempt, remembered by UID until their bind (the bind request
   // carries no resources). Oldest forgotten first.
   std::size_t remembered_pods = 4096;
+  // Memory of each NUMA node whose topology does not give it (NCCL XML): put_topology fills it
+  // in. Unset: such memory stays unknown and the filter does not count it.
+  std::optional<std::int64_t> numa_memory_bytes;
 };
 
 class ExtenderService {
  public:
   ExtenderService(ExtenderConfig config, std::shared_ptr<Binder> binder);
 
-  // Adds the node or replaces its topology (an agent's refresh). Fails with kFailedPrecondition
-  // when pods bound there no longer fit the new topology. Returns true when the node is new.
+  // Adds the node or replaces its topology (an agent's refresh), with config().numa_memory_bytes
+  // for NUMA nodes of unknown memory. Fails with kFailedPrecondition when pods bound there no
+  // longer fit the new topology. Returns true when the node is new.
   core::Result<bool> put_topology(const std::string& node,
                                   std::shared_ptr<const hw::HostTopology> topology);
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "tessera/core/try.hpp"
@@ -136,6 +138,7 @@ core::Result<cluster::Pod> holder(const hw::HostTopology& t, const PodAllocation
   };
   cluster::Pod pod;
   pod.name = p.name;
+  const std::vector<cluster::NumaFree> allocatable = cluster::capacity_per_numa(t);
   std::set<int> numa;
   for (int g : a.gpus) {
     if (g >= static_cast<int>(t.gpus().size())) {
@@ -154,10 +157,11 @@ core::Result<cluster::Pod> holder(const hw::HostTopology& t, const PodAllocation
     if (m.numa >= static_cast<int>(t.numa_nodes().size())) {
       return out_of_range("NUMA node", m.numa, t.numa_nodes().size());
     }
-    if (m.bytes > t.numa(m.numa).memory_bytes) {
+    if (m.bytes > allocatable[static_cast<std::size_t>(m.numa)].memory_bytes) {
       return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument,
-                         "pod '{}': {} bytes on NUMA node {}, which has {}", p.name, m.bytes,
-                         m.numa, t.numa(m.numa).memory_bytes);
+                         "pod '{}': {} bytes on NUMA node {}, which has {} allocatable", p.name,
+                         m.bytes, m.numa,
+                         allocatable[static_cast<std::size_t>(m.numa)].memory_bytes);
     }
     numa.insert(m.numa);
     if (__builtin_add_overflow(pod.request.memory_bytes, m.bytes, &pod.request.memory_bytes)) {
@@ -193,7 +197,110 @@ cluster::ClusterState fresh_state(const std::string& node,
   return state;
 }
 
+// Linux numbers CPUs below NR_CPUS, at most 8192 (CONFIG_NR_CPUS_RANGE_END with MAXSMP).
+constexpr int kMaxCpus = 8192;
+
+std::unexpected<core::Error> flag_error(std::string_view flag, std::string_view text,
+                                        std::string_view what) {
+  return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument, "{} '{}': {}", flag, text,
+                     what);
+}
+
+// A decimal number of digits only (no sign, no spaces); nullopt otherwise or past `max`.
+std::optional<std::int64_t> decimal(std::string_view s, std::int64_t max) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  std::int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  if (v > max) return std::nullopt;
+  return v;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t at = s.find(sep, start);
+    parts.push_back(s.substr(start, at == std::string_view::npos ? at : at - start));
+    if (at == std::string_view::npos) return parts;
+    start = at + 1;
+  }
+}
+
 }  // namespace
+
+core::Result<std::vector<int>> parse_cpu_list(std::string_view text) {
+  constexpr std::string_view kFlag = "--reserved-cpus";
+  std::set<int> cpus;
+  if (text.empty()) return std::vector<int>{};
+  for (std::string_view part : split(text, ',')) {
+    const std::vector<std::string_view> ends = split(part, '-');
+    const auto first = decimal(ends.front(), kMaxCpus - 1);
+    const auto last = ends.size() == 2 ? decimal(ends.back(), kMaxCpus - 1) : first;
+    if (ends.size() > 2 || !first || !last) {
+      return flag_error(
+          kFlag, text,
+          fmt::format("'{}' is not a CPU number or a range FIRST-LAST of CPU numbers (0-{}); the "
+                      "list is the kubelet's, e.g. 0-1,64-65",
+                      part, kMaxCpus - 1));
+    }
+    if (*first > *last) {
+      return flag_error(
+          kFlag, text,
+          fmt::format("the range '{}' runs backwards; write {}-{}", part, *last, *first));
+    }
+    for (std::int64_t c = *first; c <= *last; ++c) cpus.insert(static_cast<int>(c));
+  }
+  return std::vector<int>(cpus.begin(), cpus.end());
+}
+
+core::Result<std::map<int, std::int64_t>> parse_reserved_memory(
+    const std::vector<std::string>& values) {
+  constexpr std::string_view kFlag = "--reserved-memory";
+  std::map<int, std::int64_t> bytes;
+  for (const std::string& value : values) {
+    if (value.empty()) continue;  // as the kubelet reads it: nothing reserved
+    for (std::string_view entry : split(value, ';')) {
+      const std::vector<std::string_view> numa_and_limits = split(entry, ':');
+      const auto numa = decimal(numa_and_limits.front(), std::numeric_limits<int>::max());
+      if (numa_and_limits.size() != 2 || !numa) {
+        return flag_error(kFlag, value,
+                          fmt::format("'{}' is not NUMA:TYPE=QUANTITY[,TYPE=QUANTITY...] (the "
+                                      "kubelet's form, e.g. 0:memory=1Gi)",
+                                      entry));
+      }
+      if (bytes.contains(static_cast<int>(*numa))) {
+        return flag_error(kFlag, value,
+                          fmt::format("NUMA node {} is given twice; give each once", *numa));
+      }
+      std::optional<std::int64_t> memory;
+      for (std::string_view limit : split(numa_and_limits.back(), ',')) {
+        const std::vector<std::string_view> kv = split(limit, '=');
+        if (kv.size() != 2) {
+          return flag_error(kFlag, value,
+                            fmt::format("'{}' is not TYPE=QUANTITY (e.g. memory=1Gi)", limit));
+        }
+        // The kubelet also reserves hugepages per NUMA node; tessera hands out none, so they are
+        // accepted and not counted.
+        if (kv.front().starts_with("hugepages-")) continue;
+        if (kv.front() != "memory") {
+          return flag_error(
+              kFlag, value,
+              fmt::format("unknown memory type '{}': memory or hugepages-SIZE", kv.front()));
+        }
+        if (memory) {
+          return flag_error(kFlag, value,
+                            fmt::format("memory is given twice for NUMA node {}", *numa));
+        }
+        TESSERA_ASSIGN_OR_RETURN(memory, core::with_context(parse_bytes(kv.back(), "memory"),
+                                                            fmt::format("{} '{}'", kFlag, value)));
+      }
+      bytes[static_cast<int>(*numa)] = memory.value_or(0);
+    }
+  }
+  return bytes;
+}
 
 core::Result<std::vector<PodAllocation>> parse_allocations(const nlohmann::json& body) {
   if (!body.is_object() || !body.contains("pods") || !body.at("pods").is_array()) {

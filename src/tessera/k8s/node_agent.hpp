@@ -10,11 +10,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tessera/cluster/state/cluster_state.hpp"
@@ -39,6 +41,16 @@ struct PodAllocation {
 // Errors (kK8s, kParse) name the JSON path: "pods[2].gpus[0]: expected a non-negative integer".
 core::Result<std::vector<PodAllocation>> parse_allocations(const nlohmann::json& body);
 nlohmann::json allocations_json(const std::vector<PodAllocation>& pods);
+
+// The kubelet's --reserved-cpus: a CPU list ("0-1,64-65", the syntax of k8s.io/utils/cpuset) as
+// sorted CPU numbers; "" is none. Fails naming the part that is neither a CPU number nor a range.
+core::Result<std::vector<int>> parse_cpu_list(std::string_view text);
+// The kubelet's --reserved-memory values (the flag may repeat): "NUMA:memory=QUANTITY", several
+// joined by ';', each with optional ",hugepages-SIZE=QUANTITY" (accepted, not counted: tessera
+// hands out no hugepages). Returns the bytes of memory reserved per OS NUMA node number. Fails
+// naming the entry that is malformed, a NUMA node given twice or an unknown memory type.
+core::Result<std::map<int, std::int64_t>> parse_reserved_memory(
+    const std::vector<std::string>& values);
 
 struct AgentOptions {
   std::string node_name;  // the Kubernetes node's name (an object name: validate_object_name)

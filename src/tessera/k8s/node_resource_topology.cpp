@@ -9,13 +9,14 @@
 #include <regex>
 
 #include "tessera/core/try.hpp"
+#include "tessera/k8s/pod_translation.hpp"
 
 namespace tessera::k8s {
 namespace {
 
 // ACPI SLIT distances (ACPI 6.5 §5.2.17: a node's distance to itself is normalised to 10, others
-// relative to it). hwloc does not hand tessera's topology the firmware's matrix yet, so fixed
-// values stand in:
+// relative to it). Where the topology carries the firmware's matrix (hwloc's NUMALatency) it is
+// used; where it does not (NCCL XML, presets), fixed values stand in:
 //   across sockets: 21, what the 2-socket Xeon DGX-2 reports (../shared/data/topology/hwloc/
 //     nvidiaDGX2.xml, NUMALatency 10 21 21 10) and what `numactl --hardware` shows on most
 //     2-socket Intel servers; the POWER8 export beside it reports 40, so this is one firmware's
@@ -28,10 +29,11 @@ constexpr std::int64_t kSameSocketDistance = 12;
 constexpr std::int64_t kCrossSocketDistance = 21;
 
 nlohmann::json resource(std::string_view name, const std::string& capacity,
-                        const std::string& available) {
-  // capacity == allocatable: see the header.
-  return {
-      {"name", name}, {"capacity", capacity}, {"allocatable", capacity}, {"available", available}};
+                        const std::string& allocatable, const std::string& available) {
+  return {{"name", name},
+          {"capacity", capacity},
+          {"allocatable", allocatable},
+          {"available", available}};
 }
 
 // Logical CPUs of a core group: its PU list, or one per core when the source listed no PUs.
@@ -108,6 +110,10 @@ std::string topology_policy(const NrtOptions& options) {
 }
 
 std::int64_t numa_distance(const hw::HostTopology& topology, int i, int j) {
+  if (const auto& d = topology.numa_distances(); !d.empty()) {
+    const std::size_t n = topology.numa_nodes().size();
+    return d[static_cast<std::size_t>(i) * n + static_cast<std::size_t>(j)];
+  }
   if (i == j) return kLocalDistance;
   return topology.numa(i).socket == topology.numa(j).socket ? kSameSocketDistance
                                                             : kCrossSocketDistance;
@@ -127,6 +133,20 @@ std::string bytes_quantity(std::int64_t bytes) {
     }
   }
   return fmt::format("{}", bytes);
+}
+
+core::Result<std::int64_t> parse_bytes(std::string_view text, std::string_view what) {
+  const auto bad = [&](std::string_view why) {
+    return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument,
+                       "{} '{}': {}; give bytes or a Kubernetes quantity such as 64Gi", what, text,
+                       why);
+  };
+  auto q = parse_quantity(text);
+  if (!q) return bad(q.error().message());
+  if (q->negative || q->mantissa == 0) return bad("not a positive size");
+  auto bytes = quantity_ceil(*q);
+  if (!bytes) return bad("more than 2^63 bytes");
+  return *bytes;
 }
 
 core::Status validate_object_name(std::string_view name) {
@@ -155,7 +175,6 @@ core::Result<nlohmann::json> node_resource_topology(const hw::HostTopology& topo
                        "node '{}': the allocation given is for another topology", node_name);
   }
   const int numa_count = static_cast<int>(topology.numa_nodes().size());
-  const bool has_gpus = !topology.gpus().empty();
 
   nlohmann::json zones = nlohmann::json::array();
   for (int j = 0; j < numa_count; ++j) {
@@ -180,13 +199,19 @@ core::Result<nlohmann::json> node_resource_topology(const hw::HostTopology& topo
     }
 
     nlohmann::json resources = nlohmann::json::array();
-    resources.push_back(resource("cpu", count_quantity(cpus), count_quantity(cpus - cpus_used)));
-    resources.push_back(
-        resource("memory", bytes_quantity(numa.memory_bytes),
-                 bytes_quantity(std::max<std::int64_t>(numa.memory_bytes - memory_used, 0))));
-    if (has_gpus) {
+    const auto reserved_cpus = static_cast<int>(numa.reserved_cpus.size());
+    resources.push_back(resource("cpu", count_quantity(cpus + reserved_cpus), count_quantity(cpus),
+                                 count_quantity(cpus - cpus_used)));
+    if (numa.local_memory_bytes) {
+      // The builder keeps the reservation within the memory.
+      const std::int64_t allocatable = *numa.local_memory_bytes - numa.reserved_memory_bytes;
       resources.push_back(
-          resource(kGpuResource, count_quantity(gpus), count_quantity(gpus - gpus_used)));
+          resource("memory", bytes_quantity(*numa.local_memory_bytes), bytes_quantity(allocatable),
+                   bytes_quantity(std::max<std::int64_t>(allocatable - memory_used, 0))));
+    }
+    if (gpus > 0) {
+      resources.push_back(resource(kGpuResource, count_quantity(gpus), count_quantity(gpus),
+                                   count_quantity(gpus - gpus_used)));
     }
     nlohmann::json costs = nlohmann::json::array();
     for (int k = 0; k < numa_count; ++k) {

@@ -6,13 +6,15 @@
 //
 // One zone per NUMA node, named "node-<OS NUMA id>" of type "Node" as the kubelet-based exporters
 // (NFD topology-updater, resource-topology-exporter) name them, each with
-//   cpu             logical CPUs (hardware threads) of the zone's core groups, as Kubernetes counts
-//                   "cpu"
-//   memory          the NUMA node's local memory, in bytes (binary-suffixed when exact: "64Gi")
-//   nvidia.com/gpu  GPUs attached to the zone (present in every zone when the host has a GPU)
-// with capacity = allocatable (the agent does not see the kubelet's reservations: ASSUMPTION,
-// stated in docs/cluster.md) and available = allocatable minus what the allocation holds, and
-// costs = the NUMA distance to every zone (numa_distance below).
+//   cpu             logical CPUs (hardware threads): capacity all of the zone's, allocatable those
+//                   of its core groups (the kubelet's reserved CPUs, and the other threads of
+//                   their cores, are in none), as Kubernetes counts "cpu"
+//   memory          the NUMA node's local memory in bytes (binary-suffixed when exact: "64Gi"),
+//                   allocatable less the kubelet's reserved memory; absent when the size is
+//                   unknown (an NCCL topology names none), rather than claiming 0
+//   nvidia.com/gpu  GPUs attached to the zone; only in zones that have some
+// with available = allocatable minus what the allocation holds, and costs = the NUMA distance to
+// every zone (numa_distance below).
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -27,7 +29,6 @@ namespace tessera::k8s {
 
 inline constexpr std::string_view kNrtApiVersion = "topology.node.k8s.io/v1alpha2";
 inline constexpr std::string_view kNrtKind = "NodeResourceTopology";
-inline constexpr std::string_view kGpuResource = "nvidia.com/gpu";
 
 // The kubelet's Topology Manager settings (its --topology-manager-policy and
 // --topology-manager-scope flags). The agent cannot read them from the kubelet, so they are given;
@@ -46,13 +47,18 @@ core::Status validate(const NrtOptions& options);
 std::string topology_policy(const NrtOptions& options);
 
 // Distance between NUMA nodes i and j (indices into the topology's NUMA list) in ACPI SLIT units:
-// 10 to itself, 11 within a socket, 21 across sockets. See the .cpp for where each comes from.
+// the firmware's (topology.numa_distances()) when the source gave them, else 10 to itself, 12
+// within a socket, 21 across sockets. See the .cpp for where each comes from.
 std::int64_t numa_distance(const hw::HostTopology& topology, int i, int j);
 
 // Kubernetes quantity strings: a plain count ("8"), and bytes with the largest binary suffix that
 // divides them exactly ("64Gi", "1536Mi", "1000").
 std::string count_quantity(std::int64_t n);
 std::string bytes_quantity(std::int64_t bytes);
+// A size in bytes as a flag gives it: a plain number of bytes or a Kubernetes quantity ("64Gi",
+// "1.5G"), rounded up to whole bytes; more than 0 and less than 2^63. Errors name `what`
+// ("--numa-memory").
+core::Result<std::int64_t> parse_bytes(std::string_view text, std::string_view what);
 
 // Checks a Kubernetes object name (an RFC 1123 DNS subdomain: lowercase alphanumerics, '-' and
 // '.', at most 253 characters), naming what is wrong.

@@ -9,6 +9,7 @@
 #include "support/cluster_builders.hpp"
 #include "tessera/core/random.hpp"
 #include "tessera/hw/topology/presets.hpp"
+#include "tessera/hw/topology/sources.hpp"
 
 namespace tessera::cluster {
 namespace {
@@ -238,6 +239,46 @@ TEST(ScoreNode, AffinityFirstThenTighterFit) {
     EXPECT_GE(score_node(s, two, i), 0);
     EXPECT_LE(score_node(s, two, i), 10);
   }
+}
+
+// ND A100 v4's NCCL topology names no memory: a pod that requests memory is placed by its GPUs and
+// cores alone, unless the memory is given (tessera's --numa-memory).
+TEST(UnknownMemory, NcclNodeTakesMemoryRequestsUnlessItsMemoryIsGiven) {
+  const std::string path =
+      std::string(TESSERA_SHARED_DATA_DIR) + "/topology/nccl_azure/ndv4-topo.xml";
+  hw::TopologyOptions o;
+  o.nccl_numa_per_socket = 2;
+  auto unknown = hw::load_nccl_xml(path, o);
+  ASSERT_TRUE(unknown) << unknown.error().message();
+  ClusterState state;
+  ASSERT_TRUE(state.add_node("ndv4", std::make_shared<const hw::HostTopology>(*unknown)));
+  const Pod llm = test::pod("llm", 100, 2).cores(8).memory(512 * kGiB).numa().guaranteed();
+  const auto verdicts = filter_nodes(state, llm);
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_TRUE(verdicts[0].fits) << verdicts[0].reason;
+  const auto d = place(state, llm);
+  ASSERT_EQ(d.status, DecisionStatus::kChosen) << d.reason;
+  EXPECT_EQ(d.placement->assignment.affinity, Affinity::kSameNuma);
+  ASSERT_EQ(d.placement->assignment.memory.size(), 1u);
+  EXPECT_EQ(d.placement->assignment.memory[0].bytes, 512 * kGiB);
+  EXPECT_GT(score_node(state, llm, 0), 0);
+  // A request past what all NUMA nodes together could sum to does not overflow them.
+  const Pod huge = test::pod("huge", 100, 8).memory(kUnlimitedMemory - 1);
+  EXPECT_EQ(best_affinity(*unknown, state.node(0).free_per_numa(), huge.request),
+            Affinity::kCrossSocket);
+
+  o.numa_memory_bytes = 220 * kGiB;
+  auto given = hw::load_nccl_xml(path, o);
+  ASSERT_TRUE(given) << given.error().message();
+  ClusterState sized;
+  ASSERT_TRUE(sized.add_node("ndv4", std::make_shared<const hw::HostTopology>(*given)));
+  const auto refused = filter_nodes(sized, llm);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_FALSE(refused[0].fits);
+  EXPECT_NE(refused[0].reason.find("220.0 GiB"), std::string::npos) << refused[0].reason;
+  EXPECT_EQ(place(sized, llm).status, DecisionStatus::kInfeasible);
+  const Pod fits = test::pod("fits", 100, 2).cores(8).memory(200 * kGiB).numa().guaranteed();
+  EXPECT_EQ(place(sized, fits).status, DecisionStatus::kChosen);
 }
 
 TEST(Place, BestAffinityThenScoreThenLowestIndex) {

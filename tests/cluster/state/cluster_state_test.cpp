@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "support/cluster_builders.hpp"
 
 namespace tessera::cluster {
@@ -45,6 +47,60 @@ TEST(NodeState, TakeAndReleaseKeepFreeCounts) {
   EXPECT_EQ(n.free_per_numa()[1].cores, 12);
   EXPECT_EQ(n.free_per_numa()[1].memory_bytes, 256 * kGiB);
   EXPECT_TRUE(n.pods().empty());
+}
+
+// One socket, two NUMA nodes of one 4-core group each: NUMA 0 of `memory0` (nullopt: unknown)
+// with `reserved` bytes kept by the kubelet, NUMA 1 of 64 GiB.
+std::shared_ptr<const hw::HostTopology> two_numa(std::optional<std::int64_t> memory0,
+                                                 std::int64_t reserved = 0) {
+  hw::HostTopologyBuilder b("n", "test");
+  const int s = b.add_socket(0);
+  const int n0 = b.add_numa(s, 0, memory0);
+  const int n1 = b.add_numa(s, 1, 64 * kGiB);
+  b.add_core_group(n0, {0, 1, 2, 3}, 4);
+  b.add_core_group(n1, {4, 5, 6, 7}, 4);
+  if (reserved > 0) b.reserve(n0, {}, reserved);
+  auto t = std::move(b).build();
+  EXPECT_TRUE(t) << t.error().message();
+  return std::make_shared<const hw::HostTopology>(std::move(*t));
+}
+
+TEST(NodeState, ReservedMemoryIsNotFree) {
+  NodeState n("n", two_numa(64 * kGiB, 4 * kGiB));
+  EXPECT_EQ(n.free_per_numa()[0].memory_bytes, 60 * kGiB);
+  EXPECT_EQ(n.free_per_numa()[1].memory_bytes, 64 * kGiB);
+  EXPECT_FALSE(n.take(1, assignment({}, {}, 0, 61 * kGiB)));
+  ASSERT_TRUE(n.take(1, assignment({}, {}, 0, 60 * kGiB)));
+  EXPECT_EQ(n.free_per_numa()[0].memory_bytes, 0);
+}
+
+TEST(NodeState, UnknownMemoryIsUnlimitedAndStaysSo) {
+  NodeState n("n", two_numa(std::nullopt, 4 * kGiB));
+  EXPECT_EQ(n.free_per_numa()[0].memory_bytes, kUnlimitedMemory);
+  ASSERT_TRUE(n.take(1, assignment({}, {0}, 0, 1024 * kGiB)));
+  EXPECT_EQ(n.free_per_numa()[0].memory_bytes, kUnlimitedMemory);
+  EXPECT_EQ(n.numa_memory_used()[0], 1024 * kGiB);
+  // What is held is still counted, so the sum of holdings cannot pass int64's range.
+  const auto refused = n.take(2, assignment({}, {}, 0, kUnlimitedMemory - kGiB));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("passes 2^63"), std::string::npos)
+      << refused.error().message();
+  n.release(1, assignment({}, {0}, 0, 1024 * kGiB));
+  EXPECT_EQ(n.free_per_numa()[0].memory_bytes, kUnlimitedMemory);
+  EXPECT_EQ(n.numa_memory_used()[0], 0);
+}
+
+TEST(NumaFree, SumsSaturateAtUnlimitedMemory) {
+  NumaFree sum;
+  sum += NumaFree{.gpus = 1, .core_groups = 2, .memory_bytes = kUnlimitedMemory, .cores = 8};
+  sum += NumaFree{.gpus = 2, .core_groups = 1, .memory_bytes = 64 * kGiB, .cores = 4};
+  EXPECT_EQ(sum.memory_bytes, kUnlimitedMemory);
+  EXPECT_EQ(sum.gpus, 3);
+  EXPECT_EQ(sum.core_groups, 3);
+  EXPECT_EQ(sum.cores, 12);
+  const auto capacity = capacity_per_numa(*two_numa(std::nullopt));
+  EXPECT_EQ(capacity[0].memory_bytes, kUnlimitedMemory);
+  EXPECT_EQ(capacity[1].memory_bytes, 64 * kGiB);
 }
 
 TEST(NodeState, TakeRefusesWithoutChangingAnything) {

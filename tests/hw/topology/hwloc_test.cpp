@@ -18,6 +18,18 @@ namespace {
 
 const std::string kDir = std::string(TESSERA_SHARED_DATA_DIR) + "/topology/hwloc/";
 
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Replaces the first `from` in `text` (which must hold it) by `to`.
+void replace(std::string& text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+}
+
 std::vector<std::string> bus_ids_of_numa(const HostTopology& t, int numa) {
   std::vector<std::string> ids;
   for (int k : t.gpus_of_numa(numa)) ids.push_back(t.gpu(k).pci_bus_id);
@@ -46,8 +58,8 @@ TEST(TopologyHwloc, Dgx2SocketsNumaCoresAndSixteenV100) {
   EXPECT_EQ(t->socket(0).os_index, 0);
   EXPECT_EQ(t->socket(1).os_index, 1);
   ASSERT_EQ(t->numa_nodes().size(), 2u);
-  EXPECT_EQ(t->numa(0).memory_bytes, 810234351616);
-  EXPECT_EQ(t->numa(1).memory_bytes, 811737923584);
+  EXPECT_EQ(t->numa(0).local_memory_bytes, 810234351616);
+  EXPECT_EQ(t->numa(1).local_memory_bytes, 811737923584);
   EXPECT_EQ(t->numa(1).socket, 1);
   // Reduced CPU set: cores 0 and 1 of each package, one PU each (0, 1 and 24, 25).
   ASSERT_EQ(t->core_groups().size(), 2u);
@@ -115,8 +127,8 @@ TEST(TopologyHwloc, Power8NvlinkPairsFromTheDistanceMatrix) {
   EXPECT_EQ(t->hostname(), "drac-12.grenoble.grid5000.fr");
   ASSERT_EQ(t->sockets().size(), 2u);
   ASSERT_EQ(t->numa_nodes().size(), 2u);
-  EXPECT_EQ(t->numa(0).memory_bytes, 68556816384);
-  EXPECT_EQ(t->numa(1).memory_bytes, 68450713600);
+  EXPECT_EQ(t->numa(0).local_memory_bytes, 68556816384);
+  EXPECT_EQ(t->numa(1).local_memory_bytes, 68450713600);
   // NUMA 0 cpuset 0x03030303: four cores of two PUs; NUMA 1: 0x00000303,0x03030000,,0x0.
   ASSERT_EQ(t->core_groups().size(), 2u);
   EXPECT_EQ(t->core_group(0).cores, 4);
@@ -145,7 +157,7 @@ TEST(TopologyHwloc, Gb10OneSocketTwentyCoresNoPciGpu) {
   ASSERT_EQ(t->sockets().size(), 1u);
   EXPECT_EQ(t->socket(0).os_index, 36);
   ASSERT_EQ(t->numa_nodes().size(), 1u);
-  EXPECT_EQ(t->numa(0).memory_bytes, 128520671232);
+  EXPECT_EQ(t->numa(0).local_memory_bytes, 128520671232);
   EXPECT_EQ(t->total_cores(), 20);
   EXPECT_EQ(t->core_groups().size(), 5u);  // 20 cores in groups of 4
   EXPECT_TRUE(t->gpus().empty());          // the export has no PCI objects
@@ -160,6 +172,109 @@ TEST(TopologyHwloc, CoresPerGroupCutsTheLastGroupShort) {
   EXPECT_EQ(t->core_group(3).cores, 2);
   EXPECT_EQ(t->core_group(3).cpus, (std::vector<int>{18, 19}));
   EXPECT_EQ(t->core_group(1).name, "cores0.1");
+}
+
+TEST(TopologyHwloc, NumaDistancesAreHwlocsNumaLatency) {
+  // <distances2 type="NUMANode" kind="5" name="NUMALatency">: 10 21 21 10 and 10 40 40 10.
+  auto dgx2 = load_hwloc_xml(kDir + "nvidiaDGX2.xml");
+  ASSERT_TRUE(dgx2) << dgx2.error().message();
+  EXPECT_EQ(dgx2->numa_distances(), (std::vector<std::int64_t>{10, 21, 21, 10}));
+  auto power8 = load_hwloc_xml(kDir + "power8gpudistances.xml");
+  ASSERT_TRUE(power8) << power8.error().message();
+  EXPECT_EQ(power8->numa_distances(), (std::vector<std::int64_t>{10, 40, 40, 10}));
+  auto gb10 = load_hwloc_xml(kDir + "nvidia-dgx-gb10.xml");  // one NUMA node, no matrix
+  ASSERT_TRUE(gb10) << gb10.error().message();
+  EXPECT_TRUE(gb10->numa_distances().empty());
+
+  // hwloc 1.x's <distances> (a hand-written v1 export) are imported as an unnamed latency matrix.
+  auto v1 =
+      load_hwloc_xml(std::string(TESSERA_SOURCE_DIR) + "/tests/hw/topology/v1/numa-distances.xml");
+  ASSERT_TRUE(v1) << v1.error().message();
+  EXPECT_EQ(v1->numa_distances(), (std::vector<std::int64_t>{10, 22, 22, 10}));
+
+  // A matrix over NUMA node 0 alone leaves node 1 without distances: none are kept.
+  std::string xml = read(kDir + "power8gpudistances.xml");
+  replace(xml, R"(nbobjs="2" kind="5" name="NUMALatency" indexing="os">
+    <indexes length="4">0 1 </indexes>
+    <u64values length="12">10 40 40 10 </u64values>)",
+          R"(nbobjs="1" kind="5" name="NUMALatency" indexing="os">
+    <indexes length="2">0 </indexes>
+    <u64values length="3">10 </u64values>)");
+  auto partial = parse_hwloc_xml(xml, "partial.xml");
+  ASSERT_TRUE(partial) << partial.error().message();
+  EXPECT_TRUE(partial->numa_distances().empty());
+
+  // hwloc refuses a matrix of the wrong size without saying why; the error names it.
+  xml = read(kDir + "power8gpudistances.xml");
+  replace(xml, R"(<u64values length="12">10 40 40 10 </u64values>)",
+          R"(<u64values length="9">10 40 40 </u64values>)");
+  auto short_matrix = parse_hwloc_xml(xml, "short.xml");
+  ASSERT_FALSE(short_matrix);
+  EXPECT_EQ(short_matrix.error().message(),
+            "short.xml: hwloc could not import it as an hwloc XML topology: <distances2 "
+            "name=\"NUMALatency\"> is a distance matrix of 2 objects with 2 indexes and 3 values; "
+            "it needs 2 indexes and 4 values (2 x 2)");
+}
+
+TEST(TopologyHwloc, GpuModelFromThePciDeviceIdWithoutOsDevices) {
+  // The DGX-2 export without its NVML OS devices (and the NVLink matrix that names them): the
+  // GPUs' PCI ids [10de:1db8] still name them, as pci.ids' "GV100GL [Tesla V100 SXM3 32GB]".
+  std::string xml = read(kDir + "nvidiaDGX2.xml");
+  const std::string end = "</distances2hetero>";
+  const std::size_t hetero = xml.find("<distances2hetero");
+  ASSERT_NE(hetero, std::string::npos);
+  xml.erase(hetero, xml.find(end) + end.size() - hetero);
+  const std::string osdev = "<object type=\"OSDev\"";
+  for (std::size_t at = xml.find(osdev); at != std::string::npos; at = xml.find(osdev, at)) {
+    const std::string close = "</object>";
+    xml.erase(at, xml.find(close, at) + close.size() - at);
+  }
+  auto t = parse_hwloc_xml(xml, "dgx2-without-osdevs.xml");
+  ASSERT_TRUE(t) << t.error().message();
+  ASSERT_EQ(t->gpus().size(), 16u);
+  for (int k = 0; k < 16; ++k) {
+    EXPECT_EQ(t->gpu(k).model, "NVIDIA Tesla V100 SXM3 32GB");
+    EXPECT_EQ(t->gpu(k).uuid, "");
+  }
+}
+
+TEST(TopologyHwloc, ZeroLocalMemoryIsUnknown) {
+  std::string xml = read(kDir + "nvidia-dgx-gb10.xml");
+  replace(xml, R"(local_memory="128520671232")", R"(local_memory="0")");
+  auto t = parse_hwloc_xml(xml, "gb10-no-memory.xml");
+  ASSERT_TRUE(t) << t.error().message();
+  EXPECT_EQ(t->numa(0).local_memory_bytes, std::nullopt);
+  TopologyOptions o;
+  o.numa_memory_bytes = std::int64_t{64} << 30;
+  auto given = parse_hwloc_xml(xml, "gb10-no-memory.xml", o);
+  ASSERT_TRUE(given) << given.error().message();
+  EXPECT_EQ(given->numa(0).local_memory_bytes, std::int64_t{64} << 30);
+  // A size hwloc did read is kept.
+  auto real = load_hwloc_xml(kDir + "nvidia-dgx-gb10.xml", o);
+  ASSERT_TRUE(real) << real.error().message();
+  EXPECT_EQ(real->numa(0).local_memory_bytes, 128520671232);
+}
+
+TEST(TopologyHwloc, AReservedCpuTakesItsWholeCoreOutOfTheGroups) {
+  TopologyOptions o;
+  o.reserved_cpus = {0};  // core 0 of NUMA node 0 is PUs 0 and 1
+  o.reserved_memory_bytes = {{1, std::int64_t{2} << 30}};
+  auto t = load_hwloc_xml(kDir + "power8gpudistances.xml", o);
+  ASSERT_TRUE(t) << t.error().message();
+  EXPECT_EQ(t->numa(0).reserved_cpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(t->numa(0).reserved_memory_bytes, 0);
+  ASSERT_EQ(t->core_groups_of_numa(0).size(), 1u);
+  EXPECT_EQ(t->core_group(0).cores, 3);
+  EXPECT_EQ(t->core_group(0).cpus, (std::vector<int>{8, 9, 16, 17, 24, 25}));
+  EXPECT_EQ(t->numa(1).reserved_memory_bytes, std::int64_t{2} << 30);
+  EXPECT_EQ(t->numa(1).reserved_cpus, std::vector<int>{});
+
+  o.reserved_cpus = {2};  // not a PU of this reduced export
+  auto missing = load_hwloc_xml(kDir + "power8gpudistances.xml", o);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message().find("reserved CPU 2 is not one of this host's 16 CPUs"),
+            std::string::npos)
+      << missing.error().message();
 }
 
 TEST(TopologyHwloc, BadInputIsAnErrorNamingTheOrigin) {

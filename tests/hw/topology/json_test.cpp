@@ -28,6 +28,13 @@ std::vector<HostTopology> every_topology() {
     EXPECT_TRUE(t) << f << ": " << t.error().message();
     if (t) all.push_back(std::move(*t));
   }
+  // With the kubelet's reservations.
+  TopologyOptions reserved;
+  reserved.reserved_cpus = {0, 1};
+  reserved.reserved_memory_bytes = {{3, std::int64_t{1} << 30}};
+  auto r = load_topology_file(kData + "nccl_azure/ndv4-topo.xml", reserved);
+  EXPECT_TRUE(r) << r.error().message();
+  if (r) all.push_back(std::move(*r));
   for (const std::string& name : preset_names()) {
     auto t = preset(name, "node-007");
     EXPECT_TRUE(t) << name << ": " << t.error().message();
@@ -129,6 +136,78 @@ TEST(TopologyJson, ErrorsNameTheJsonPath) {
             std::string::npos);
 }
 
+TEST(TopologyJson, UnknownMemoryIsAbsentOrNull) {
+  auto nccl = load_topology_file(kData + "nccl_azure/ndv5-topo.xml");
+  ASSERT_TRUE(nccl) << nccl.error().message();
+  const nlohmann::json written = to_json(*nccl);
+  const nlohmann::json& numa = written["nodes"][nccl->numa_nodes()[0]];
+  EXPECT_EQ(numa["kind"], "numa");
+  EXPECT_FALSE(numa.contains("memory_bytes")) << numa.dump();
+  EXPECT_FALSE(written.contains("numa_distances"));
+
+  auto t = preset("a100-2s", "node-001");
+  ASSERT_TRUE(t);
+  nlohmann::json j = to_json(*t);
+  j["nodes"][t->numa_nodes()[0]]["memory_bytes"] = nullptr;
+  auto nulled = topology_from_json(j, "nulled.json");
+  ASSERT_TRUE(nulled) << nulled.error().message();
+  EXPECT_EQ(nulled->numa(0).local_memory_bytes, std::nullopt);
+  EXPECT_EQ(nulled->numa(1).local_memory_bytes, t->numa(1).local_memory_bytes);
+  EXPECT_FALSE(to_json(*nulled)["nodes"][t->numa_nodes()[0]].contains("memory_bytes"));
+
+  // Assumed memory fills only what is unknown.
+  HostTopology assumed = *nulled;
+  ASSERT_TRUE(assumed.assume_numa_memory(std::int64_t{7} << 30));
+  EXPECT_EQ(assumed.numa(0).local_memory_bytes, std::int64_t{7} << 30);
+  EXPECT_EQ(assumed.numa(1).local_memory_bytes, t->numa(1).local_memory_bytes);
+  EXPECT_FALSE(assumed.assume_numa_memory(0));
+}
+
+TEST(TopologyJson, ReservationsAndDistancesAreCheckedNamingWhatIsWrong) {
+  auto t = preset("a100-2s", "node-001");  // 2 NUMA nodes; core group 0 holds CPU 0
+  ASSERT_TRUE(t);
+  const nlohmann::json good = to_json(*t);
+  const int numa0 = t->numa_nodes()[0];
+  const int numa1 = t->numa_nodes()[1];
+
+  nlohmann::json j = good;
+  j["numa_distances"] = {{10, 21}, {21, 10}};
+  auto with = topology_from_json(j, "d.json");
+  ASSERT_TRUE(with) << with.error().message();
+  EXPECT_EQ(with->numa_distances(), (std::vector<std::int64_t>{10, 21, 21, 10}));
+
+  j["numa_distances"] = {{10, 21}, {21, 10}, {21, 21}};
+  EXPECT_NE(error_of(j).find("numa_distances: expected 2 rows of 2 distances (one per NUMA node), "
+                             "got 3 rows"),
+            std::string::npos)
+      << error_of(j);
+  j["numa_distances"] = {{10, 21}, {21}};
+  EXPECT_NE(error_of(j).find("numa_distances[1]: expected 2 distances"), std::string::npos)
+      << error_of(j);
+  j["numa_distances"] = {{10, -1}, {21, 10}};
+  EXPECT_NE(error_of(j).find("numa_distances[0][1]: expected a non-negative integer, got -1"),
+            std::string::npos)
+      << error_of(j);
+
+  j = good;
+  j["nodes"][numa0]["reserved_cpus"] = {0};
+  EXPECT_NE(error_of(j).find("CPU 0 is reserved on numa0 but core group cores0.0 holds it"),
+            std::string::npos)
+      << error_of(j);
+  j = good;
+  j["nodes"][numa0]["reserved_cpus"] = {9999};
+  j["nodes"][numa1]["reserved_cpus"] = {9999};
+  EXPECT_NE(error_of(j).find("CPU 9999 is reserved on numa0 and on numa1"), std::string::npos)
+      << error_of(j);
+  j = good;
+  j["nodes"][numa0]["reserved_memory_bytes"] = *t->numa(0).local_memory_bytes + 1;
+  EXPECT_NE(error_of(j).find("numa0 has"), std::string::npos) << error_of(j);
+  j["nodes"][numa0]["reserved_memory_bytes"] = -1;
+  EXPECT_NE(error_of(j).find(fmt::format("nodes[{}].reserved_memory_bytes", numa0)),
+            std::string::npos)
+      << error_of(j);
+}
+
 TEST(TopologyJson, ZeroAndSharedUuidsAreReplacedByIdsFromTheBusIds) {
   auto t = preset("a100-2s", "node-001");
   ASSERT_TRUE(t);
@@ -203,6 +282,18 @@ TEST(TopologyJson, LoadTopologyFileSniffsJson) {
   auto back = load_topology_file(path.string());
   ASSERT_TRUE(back) << back.error().message();
   EXPECT_TRUE(*back == *t);
+
+  TopologyOptions memory;
+  memory.numa_memory_bytes = std::int64_t{1} << 30;  // every NUMA node's memory is known
+  auto same = load_topology_file(path.string(), memory);
+  ASSERT_TRUE(same) << same.error().message();
+  EXPECT_TRUE(*same == *t);
+  TopologyOptions reserved;
+  reserved.reserved_cpus = {0};
+  auto refused = load_topology_file(path.string(), reserved);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("give its NUMA nodes reserved_cpus"), std::string::npos)
+      << refused.error().message();
 
   std::ofstream(path) << "{ \"hostname\": ";
   auto broken = load_topology_json(path.string());

@@ -169,6 +169,86 @@ TEST(TopologyNccl, MalformedFilesNameWhatIsWrong) {
   EXPECT_NE(message("<system><cpu numaid=\"0\"/></system>").find("no affinity"), std::string::npos);
 }
 
+TEST(TopologyNccl, NumaMemoryIsUnknownUnlessGiven) {
+  auto t = load_nccl_xml(kDir + "ndv4-topo.xml");
+  ASSERT_TRUE(t) << t.error().message();
+  for (int j = 0; j < 4; ++j) EXPECT_EQ(t->numa(j).local_memory_bytes, std::nullopt);
+  EXPECT_EQ(t->total_memory_bytes(), std::nullopt);
+  EXPECT_TRUE(t->numa_distances().empty());  // NCCL files carry none
+
+  TopologyOptions o;
+  o.numa_memory_bytes = std::int64_t{220} << 30;
+  auto given = load_nccl_xml(kDir + "ndv4-topo.xml", o);
+  ASSERT_TRUE(given) << given.error().message();
+  for (int j = 0; j < 4; ++j) EXPECT_EQ(given->numa(j).local_memory_bytes, std::int64_t{220} << 30);
+  EXPECT_EQ(given->total_memory_bytes(), std::int64_t{880} << 30);
+
+  o.numa_memory_bytes = 0;
+  auto zero = load_nccl_xml(kDir + "ndv4-topo.xml", o);
+  ASSERT_FALSE(zero);
+  EXPECT_NE(zero.error().message().find("give a positive size"), std::string::npos)
+      << zero.error().message();
+}
+
+TEST(TopologyNccl, GpuModelFromThePciDeviceId) {
+  // NC A100 v4's <pci ... device="0x20b5">: pci.ids' "GA100 [A100 PCIe 80GB]".
+  auto t = load_nccl_xml(kDir + "ncv4-topo.xml");
+  ASSERT_TRUE(t) << t.error().message();
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(t->gpu(k).model, "NVIDIA A100 PCIe 80GB");
+  // ND A100 v4's file gives no device id: the model stays unknown.
+  auto nd = load_nccl_xml(kDir + "ndv4-topo.xml");
+  ASSERT_TRUE(nd) << nd.error().message();
+  EXPECT_EQ(nd->gpu(0).model, "");
+  // An id the table does not know, or one that is not hex, leaves it empty too.
+  auto other = parse_nccl_xml(R"(<system><cpu numaid="0" affinity="f">
+      <pci busid="0000:01:00.0" class="0x030200" vendor="0x10de" device="0x0001"/>
+      <pci busid="0000:02:00.0" class="0x030200" vendor="0x10de" device="H100"/></cpu></system>)",
+                              "other.xml");
+  ASSERT_TRUE(other) << other.error().message();
+  EXPECT_EQ(other->gpu(0).model, "");
+  EXPECT_EQ(other->gpu(1).model, "");
+}
+
+TEST(TopologyNccl, ReservedCpusLeaveTheCoreGroupsAndReservedMemoryIsKept) {
+  TopologyOptions o;
+  o.nccl_numa_per_socket = 2;
+  o.numa_memory_bytes = std::int64_t{220} << 30;
+  o.reserved_cpus = {0, 1, 48};
+  o.reserved_memory_bytes = {{0, std::int64_t{4} << 30}, {2, std::int64_t{1} << 30}};
+  auto t = load_nccl_xml(kDir + "ndv4-topo.xml", o);
+  ASSERT_TRUE(t) << t.error().message();
+  EXPECT_EQ(t->numa(0).reserved_cpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(t->numa(0).reserved_memory_bytes, std::int64_t{4} << 30);
+  EXPECT_EQ(cpus_of_numa(*t, 0), range(2, 23));  // 22 CPUs: 5 groups of 4 and one of 2
+  EXPECT_EQ(t->core_groups_of_numa(0).size(), 6u);
+  EXPECT_EQ(t->numa(1).reserved_cpus, std::vector<int>{});
+  EXPECT_EQ(t->numa(2).reserved_cpus, std::vector<int>{48});
+  EXPECT_EQ(t->numa(2).reserved_memory_bytes, std::int64_t{1} << 30);
+  EXPECT_EQ(t->total_cores(), 93);
+}
+
+TEST(TopologyNccl, ReservationsTheHostCannotHoldAreErrors) {
+  const auto message = [](const TopologyOptions& o) {
+    auto r = load_nccl_xml(kDir + "ndv4-topo.xml", o);
+    return r ? std::string("(loaded)") : r.error().message();
+  };
+  TopologyOptions cpu;
+  cpu.reserved_cpus = {96};
+  EXPECT_NE(message(cpu).find("reserved CPU 96 is not one of this host's 96 CPUs"),
+            std::string::npos)
+      << message(cpu);
+  TopologyOptions numa;
+  numa.reserved_memory_bytes = {{7, 1}};
+  EXPECT_NE(message(numa).find("memory is reserved on NUMA node 7"), std::string::npos)
+      << message(numa);
+  TopologyOptions too_much;
+  too_much.numa_memory_bytes = std::int64_t{1} << 30;
+  too_much.reserved_memory_bytes = {{0, std::int64_t{2} << 30}};
+  EXPECT_NE(message(too_much).find("numa0 has 1073741824 bytes of memory; 2147483648 are reserved"),
+            std::string::npos)
+      << message(too_much);
+}
+
 TEST(TopologyNccl, LoadTopologyFileSniffsNccl) {
   auto t = load_topology_file(kDir + "ndv4-topo.xml");
   ASSERT_TRUE(t) << t.error().message();

@@ -56,7 +56,7 @@ TEST(TopologyPresets, A100EveryPairOnNvswitch) {
   EXPECT_EQ(nearby(*t, "nvswitch"), 28);  // 8 choose 2
   EXPECT_EQ(t->gpu(0).model, "A100-SXM4-80GB");
   EXPECT_EQ(t->gpu(0).memory_bytes, 80 * kGiB);
-  EXPECT_EQ(t->total_memory_bytes(), 1024 * kGiB);
+  EXPECT_EQ(t->total_memory_bytes(), std::optional<std::int64_t>(1024 * kGiB));
   EXPECT_EQ(t->total_cores(), 128);
 }
 

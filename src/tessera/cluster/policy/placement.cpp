@@ -22,13 +22,6 @@ bool covers(const NumaFree& f, const Resources& r) {
   return f.gpus >= r.gpus && f.cores >= r.cpus && f.memory_bytes >= r.memory_bytes;
 }
 
-void add(NumaFree& sum, const NumaFree& f) {
-  sum.gpus += f.gpus;
-  sum.core_groups += f.core_groups;
-  sum.cores += f.cores;
-  sum.memory_bytes += f.memory_bytes;
-}
-
 // What a domain keeps free after the request; compared GPUs first (the scarce resource), then
 // cores, then memory: smaller is a tighter fit.
 using Leftover = std::tuple<int, int, std::int64_t>;
@@ -64,7 +57,7 @@ std::optional<std::vector<int>> smallest_cover(const hw::HostTopology& t,
     NumaFree sum;
     std::vector<int> chosen;
     for (int j : order) {
-      add(sum, free[at(j)]);
+      sum += free[at(j)];
       chosen.push_back(j);
       if (covers(sum, r)) return chosen;
     }
@@ -79,7 +72,7 @@ std::optional<std::vector<int>> smallest_cover(const hw::HostTopology& t,
     for (std::size_t i = 0; i < m; ++i) {
       if ((mask & (1u << i)) == 0) continue;
       const int j = candidates[i];
-      add(sum, free[at(j)]);
+      sum += free[at(j)];
       sockets |= 1u << (static_cast<unsigned>(t.numa(j).socket) % 32u);
     }
     if (!covers(sum, r)) continue;
@@ -123,7 +116,7 @@ std::optional<Plan> choose_plan(const hw::HostTopology& t, std::span<const NumaF
       auto cover = smallest_cover(t, free, r, local, false);
       if (!cover) continue;
       NumaFree sum;
-      for (int j : *cover) add(sum, free[at(j)]);
+      for (int j : *cover) sum += free[at(j)];
       const std::tuple<std::size_t, Leftover> key{cover->size(), leftover(sum, r)};
       if (!best_socket || key < *best_socket) {
         best_socket = key;
@@ -146,7 +139,7 @@ std::optional<Plan> choose_plan(const hw::HostTopology& t, std::span<const NumaF
     return std::tie(free[at(a)].gpus, free[at(a)].cores, free[at(a)].memory_bytes) >
            std::tie(free[at(b)].gpus, free[at(b)].cores, free[at(b)].memory_bytes);
   });
-  for (int j : plan.numa) add(plan.domain, free[at(j)]);
+  for (int j : plan.numa) plan.domain += free[at(j)];
   return plan;
 }
 
@@ -244,6 +237,11 @@ std::string gib(std::int64_t bytes) {
   return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / static_cast<double>(1LL << 30));
 }
 
+// Free memory for a message; a NUMA node of unknown size has no number to show.
+std::string free_memory(std::int64_t bytes) {
+  return bytes == kUnlimitedMemory ? std::string("memory unknown") : gib(bytes);
+}
+
 std::string describe(const Resources& r) {
   std::vector<std::string> parts;
   if (r.gpus > 0) parts.push_back(fmt::format("{} GPU{}", r.gpus, r.gpus == 1 ? "" : "s"));
@@ -265,7 +263,7 @@ std::string free_per_numa_text(std::span<const NumaFree> free) {
   std::vector<std::string> parts;
   for (std::size_t j = 0; j < free.size(); ++j) {
     parts.push_back(fmt::format("numa{} {} GPUs/{} cores/{}", j, free[j].gpus, free[j].cores,
-                                gib(free[j].memory_bytes)));
+                                free_memory(free[j].memory_bytes)));
   }
   return fmt::format("{}", fmt::join(parts, ", "));
 }
@@ -275,7 +273,7 @@ std::string refusal(const NodeState& node, const Pod& pod, std::optional<Affinit
   const auto& free = node.free_per_numa();
   if (!affinity) {
     NumaFree total;
-    for (const NumaFree& f : free) add(total, f);
+    for (const NumaFree& f : free) total += f;
     std::vector<std::string> short_of;
     const Resources& r = pod.request;
     if (total.gpus < r.gpus) {
@@ -306,7 +304,7 @@ std::optional<Affinity> best_affinity(const hw::HostTopology& topology,
   // Most nodes of a full cluster do not hold the request at all: say so before reading the
   // topology (another node's memory, in a search over thousands).
   NumaFree everything;
-  for (const NumaFree& f : free) add(everything, f);
+  for (const NumaFree& f : free) everything += f;
   if (!covers(everything, request)) return std::nullopt;
   const std::size_t n = std::min(free.size(), topology.numa_nodes().size());
   for (std::size_t j = 0; j < n; ++j) {
@@ -316,10 +314,10 @@ std::optional<Affinity> best_affinity(const hw::HostTopology& topology,
   for (std::size_t s = 0; s < topology.sockets().size(); ++s) {
     NumaFree sum;
     for (int j : topology.numa_of_socket(static_cast<int>(s))) {
-      if (at(j) < n) add(sum, free[at(j)]);
+      if (at(j) < n) sum += free[at(j)];
     }
     if (covers(sum, request)) return Affinity::kSameSocket;
-    add(total, sum);
+    total += sum;
   }
   if (covers(total, request)) return Affinity::kCrossSocket;
   return std::nullopt;

@@ -28,13 +28,6 @@ std::size_t at(int i) {
 constexpr std::int64_t kK8sPriorityOffset =
     std::int64_t{std::numeric_limits<std::int32_t>::max()} + 1;
 
-void add(NumaFree& sum, const NumaFree& f) {
-  sum.gpus += f.gpus;
-  sum.core_groups += f.core_groups;
-  sum.cores += f.cores;
-  sum.memory_bytes += f.memory_bytes;
-}
-
 // Calls f(idx) for every k-subset of [0, n) in lexicographic order; idx is reused.
 template <typename F>
 void for_each_combination(int n, int k, std::vector<int>& idx, F&& f) {
@@ -206,7 +199,7 @@ class Search {
     for (int k : set) {
       const Victim& victim = b_.victims[v.first + at(k)];
       for (std::uint32_t h = victim.first; h < victim.last; ++h) {
-        add(b_.scratch[at(hs[h].numa)], hs[h].amount);
+        b_.scratch[at(hs[h].numa)] += hs[h].amount;
       }
     }
     return best_affinity(n.topology(), b_.scratch, pod_.request);

@@ -12,20 +12,28 @@ std::size_t at(int i) {
 
 }  // namespace
 
+std::vector<NumaFree> capacity_per_numa(const hw::HostTopology& t) {
+  std::vector<NumaFree> out(t.numa_nodes().size());
+  for (std::size_t j = 0; j < out.size(); ++j) {
+    const int numa = static_cast<int>(j);
+    out[j].gpus = static_cast<int>(t.gpus_of_numa(numa).size());
+    out[j].core_groups = static_cast<int>(t.core_groups_of_numa(numa).size());
+    for (int g : t.core_groups_of_numa(numa)) out[j].cores += t.core_group(g).cores;
+    const hw::TopoNode& n = t.numa(numa);
+    // The builder keeps the reservation within the memory, so this is never negative.
+    out[j].memory_bytes =
+        n.local_memory_bytes ? *n.local_memory_bytes - n.reserved_memory_bytes : kUnlimitedMemory;
+  }
+  return out;
+}
+
 NodeState::NodeState(std::string name, std::shared_ptr<const hw::HostTopology> topology)
     : name_(std::move(name)), topology_(std::move(topology)) {
   const hw::HostTopology& t = *topology_;
   gpu_owner_.assign(t.gpus().size(), -1);
   core_group_owner_.assign(t.core_groups().size(), -1);
   numa_memory_used_.assign(t.numa_nodes().size(), 0);
-  free_.resize(t.numa_nodes().size());
-  for (std::size_t j = 0; j < free_.size(); ++j) {
-    const int numa = static_cast<int>(j);
-    free_[j].gpus = static_cast<int>(t.gpus_of_numa(numa).size());
-    free_[j].core_groups = static_cast<int>(t.core_groups_of_numa(numa).size());
-    for (int g : t.core_groups_of_numa(numa)) free_[j].cores += t.core_group(g).cores;
-    free_[j].memory_bytes = t.numa(numa).memory_bytes;
-  }
+  free_ = capacity_per_numa(t);
 }
 
 core::Status NodeState::take(int pod, const Assignment& a) {
@@ -69,12 +77,21 @@ core::Status NodeState::take(int pod, const Assignment& a) {
                                 want.size() - 1));
     }
     if (m.bytes < 0) return refuse(fmt::format("{} bytes on NUMA node {}", m.bytes, m.numa));
-    want[at(m.numa)] += m.bytes;
+    if (__builtin_add_overflow(want[at(m.numa)], m.bytes, &want[at(m.numa)])) {
+      return refuse(fmt::format("more than 2^63 bytes on NUMA node {}", m.numa));
+    }
   }
   for (std::size_t j = 0; j < want.size(); ++j) {
     if (want[j] > free_[j].memory_bytes) {
       return refuse(
           fmt::format("{} bytes on NUMA node {}: {} free", want[j], j, free_[j].memory_bytes));
+    }
+    std::int64_t used = 0;
+    if (__builtin_add_overflow(numa_memory_used_[j], want[j], &used)) {
+      return refuse(
+          fmt::format("{} more bytes on NUMA node {}: {} are held already, and the "
+                      "sum passes 2^63",
+                      want[j], j, numa_memory_used_[j]));
     }
   }
 
@@ -96,7 +113,7 @@ core::Status NodeState::take(int pod, const Assignment& a) {
     f.gpus -= held[j].gpus;
     f.core_groups -= held[j].core_groups;
     f.cores -= held[j].cores;
-    f.memory_bytes -= held[j].memory_bytes;
+    if (f.memory_bytes != kUnlimitedMemory) f.memory_bytes -= held[j].memory_bytes;
     if (held[j].gpus + held[j].core_groups > 0 || held[j].memory_bytes > 0) {
       Holding h;
       h.pod = pod;
@@ -144,7 +161,8 @@ void NodeState::release(int pod, const Assignment& a) {
     // Never below zero, so a release that does not match a take cannot invent memory.
     const std::int64_t back = std::min(m.bytes, numa_memory_used_[at(m.numa)]);
     numa_memory_used_[at(m.numa)] -= back;
-    free_[at(m.numa)].memory_bytes += back;
+    // What was taken from a bounded node returns to it (free + used never passes its size).
+    if (free_[at(m.numa)].memory_bytes != kUnlimitedMemory) free_[at(m.numa)].memory_bytes += back;
     if (NumaFree* h = holding(m.numa)) h->memory_bytes -= std::min(back, h->memory_bytes);
   }
   std::erase_if(holdings_, [&](const Holding& h) {

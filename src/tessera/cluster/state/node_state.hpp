@@ -1,9 +1,11 @@
 #pragma once
 // One server's topology with who holds what: FlexTopo's per-component "status" and "used-by"
 // attributes (arXiv 2411.11560, §3.2). GPUs and core groups are held whole by one pod; a NUMA
-// node's memory is shared out in bytes.
+// node's memory is shared out in bytes, up to its allocatable memory (local memory less the
+// kubelet's reservation), or without limit when its size is unknown.
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -28,15 +30,36 @@ struct Assignment {
   Affinity affinity = Affinity::kSameNuma;  // what the three together achieve
 };
 
+// The free memory of a NUMA node whose size is unknown (an NCCL topology names none): no request
+// is refused for memory there. Sums saturate at it (NumaFree::operator+=), so a domain holding
+// such a node stays unlimited, and taking from it leaves it so.
+inline constexpr std::int64_t kUnlimitedMemory = std::numeric_limits<std::int64_t>::max();
+
 // Free resources of one NUMA node: what feasibility checks count with.
 struct NumaFree {
   int gpus = 0;
   int core_groups = 0;
-  std::int64_t memory_bytes = 0;
+  std::int64_t memory_bytes = 0;  // kUnlimitedMemory: the size is unknown
   // Physical cores in the free core groups: what a CPU request is checked against (groups may
   // differ in size, so their count alone does not say whether a request fits).
   int cores = 0;
+
+  // Adds `other` (a domain of several NUMA nodes), memory saturating at kUnlimitedMemory. Inline:
+  // preemption searches add holdings back this way for every victim set they try.
+  NumaFree& operator+=(const NumaFree& other) {
+    gpus += other.gpus;
+    core_groups += other.core_groups;
+    cores += other.cores;
+    if (__builtin_add_overflow(memory_bytes, other.memory_bytes, &memory_bytes)) {
+      memory_bytes = kUnlimitedMemory;
+    }
+    return *this;
+  }
 };
+
+// What each NUMA node of `topology` offers pods when nothing is held: its GPUs, its core groups
+// and their cores, and its allocatable memory (kUnlimitedMemory when its size is unknown).
+std::vector<NumaFree> capacity_per_numa(const hw::HostTopology& topology);
 
 // What one pod holds on one NUMA node of its node, in the units NumaFree counts.
 struct Holding {
@@ -68,7 +91,7 @@ class NodeState {
 
   // Takes the resources of `a` for pod `pod`; fails (kCluster, kFailedPrecondition) without
   // changing anything when any of them is already held, listed twice, out of range, or more memory
-  // than the NUMA node has free.
+  // than the NUMA node has free (or than 2^63 bytes in all, where its size is unknown).
   core::Status take(int pod, const Assignment& a);
   // Returns everything pod `pod` holds here.
   void release(int pod, const Assignment& a);

@@ -35,10 +35,33 @@ int HostTopology::total_cores() const {
   return n;
 }
 
-std::int64_t HostTopology::total_memory_bytes() const {
+std::optional<std::int64_t> HostTopology::total_memory_bytes() const {
   std::int64_t n = 0;
-  for (int id : numa_) n += node(id).memory_bytes;
+  for (int id : numa_) {
+    const auto& memory = node(id).local_memory_bytes;
+    if (!memory || __builtin_add_overflow(n, *memory, &n)) return std::nullopt;
+  }
   return n;
+}
+
+core::Status HostTopology::assume_numa_memory(std::int64_t bytes) {
+  if (bytes <= 0) {
+    return core::failf(core::Domain::kTopology, core::Code::kInvalidArgument,
+                       "{}: NUMA node memory of {} bytes; give a positive size", hostname_, bytes);
+  }
+  for (int id : numa_) {
+    const TopoNode& n = nodes_[static_cast<std::size_t>(id)];
+    if (!n.local_memory_bytes && n.reserved_memory_bytes > bytes) {
+      return core::failf(core::Domain::kTopology, core::Code::kInvalidArgument,
+                         "{}: {} has {} bytes reserved, more than the {} bytes assumed for it",
+                         hostname_, n.name, n.reserved_memory_bytes, bytes);
+    }
+  }
+  for (int id : numa_) {
+    auto& memory = nodes_[static_cast<std::size_t>(id)].local_memory_bytes;
+    if (!memory) memory = bytes;
+  }
+  return {};
 }
 
 namespace {
@@ -93,16 +116,17 @@ int HostTopologyBuilder::add_socket(int os_index) {
   return i;
 }
 
-int HostTopologyBuilder::add_numa(int socket, int os_index, std::int64_t memory_bytes) {
+int HostTopologyBuilder::add_numa(int socket, int os_index,
+                                  std::optional<std::int64_t> memory_bytes) {
   const int j = static_cast<int>(t_.numa_.size());
   const bool ok = socket >= 0 && at(socket) < t_.sockets_.size();
   TESSERA_TOPO_CHECK(ok, "NUMA node {} (os index {}): socket {} does not exist ({} sockets)", j,
                      os_index, socket, t_.sockets_.size());
-  TESSERA_TOPO_CHECK(memory_bytes >= 0, "NUMA node {}: negative memory", j);
+  TESSERA_TOPO_CHECK(memory_bytes.value_or(0) >= 0, "NUMA node {}: negative memory", j);
   const int id = static_cast<int>(t_.nodes_.size());
   t_.nodes_.push_back(
       vertex(TopoKind::kNuma, fmt::format("numa{}", j), os_index, ok ? socket : -1, j));
-  t_.nodes_.back().memory_bytes = memory_bytes;
+  t_.nodes_.back().local_memory_bytes = memory_bytes;
   t_.numa_.push_back(id);
   t_.numa_gpus_.emplace_back();
   t_.numa_core_groups_.emplace_back();
@@ -166,6 +190,24 @@ void HostTopologyBuilder::add_gpu_link(int a, int b, std::string via) {
   t_.edges_.push_back(edge(TopoEdgeKind::kNearby, x, y, std::move(via)));
 }
 
+void HostTopologyBuilder::reserve(int numa, std::vector<int> cpus, std::int64_t memory_bytes) {
+  const bool ok = numa >= 0 && at(numa) < t_.numa_.size();
+  TESSERA_TOPO_CHECK(ok, "reservation on NUMA node {}: it does not exist ({} NUMA nodes)", numa,
+                     t_.numa_.size());
+  TESSERA_TOPO_CHECK(memory_bytes >= 0, "NUMA node {}: negative reserved memory", numa);
+  TESSERA_TOPO_CHECK(std::ranges::all_of(cpus, [](int c) { return c >= 0; }),
+                     "NUMA node {}: a negative reserved CPU number", numa);
+  if (!ok) return;
+  TopoNode& n = t_.nodes_[at(t_.numa_[at(numa)])];
+  std::ranges::sort(cpus);
+  n.reserved_cpus = std::move(cpus);
+  n.reserved_memory_bytes = memory_bytes;
+}
+
+void HostTopologyBuilder::set_numa_distances(std::vector<std::int64_t> distances) {
+  t_.numa_distances_ = std::move(distances);
+}
+
 core::Result<HostTopology> HostTopologyBuilder::build() && {
   if (!error_) return std::unexpected(error_.error());
   const auto fail = [&](std::string what) {
@@ -205,6 +247,38 @@ core::Result<HostTopology> HostTopologyBuilder::build() && {
     if (!g.uuid.empty() && !uuids.insert(g.uuid).second) {
       return fail(fmt::format("two GPUs with UUID {}", g.uuid));
     }
+  }
+  std::map<int, std::string> reserved_by;  // reserved CPU -> its NUMA node's name
+  for (int id : t_.numa_) {
+    const TopoNode& n = t_.nodes_[at(id)];
+    for (int c : n.reserved_cpus) {
+      if (auto [it, added] = reserved_by.emplace(c, n.name); !added) {
+        return fail(it->second == n.name
+                        ? fmt::format("CPU {} is reserved twice on {}", c, n.name)
+                        : fmt::format("CPU {} is reserved on {} and on {}", c, it->second, n.name));
+      }
+    }
+    if (n.local_memory_bytes && n.reserved_memory_bytes > *n.local_memory_bytes) {
+      return fail(fmt::format("{} has {} bytes of memory; {} are reserved", n.name,
+                              *n.local_memory_bytes, n.reserved_memory_bytes));
+    }
+  }
+  for (int id : t_.core_groups_) {
+    const TopoNode& g = t_.nodes_[at(id)];
+    for (int c : g.cpus) {
+      if (auto it = reserved_by.find(c); it != reserved_by.end()) {
+        return fail(fmt::format("CPU {} is reserved on {} but core group {} holds it", c,
+                                it->second, g.name));
+      }
+    }
+  }
+  const std::size_t n_numa = t_.numa_.size();
+  if (!t_.numa_distances_.empty() && t_.numa_distances_.size() != n_numa * n_numa) {
+    return fail(fmt::format("NUMA distances: {} values for {} NUMA nodes; expected {} ({} x {})",
+                            t_.numa_distances_.size(), n_numa, n_numa * n_numa, n_numa, n_numa));
+  }
+  if (std::ranges::any_of(t_.numa_distances_, [](std::int64_t d) { return d < 0; })) {
+    return fail("NUMA distances: a negative distance");
   }
   std::set<std::pair<int, int>> linked;
   for (const TopoEdge& e : t_.edges_) {

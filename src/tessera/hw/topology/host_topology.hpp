@@ -16,6 +16,7 @@
 // generated preset (topology_presets.hpp).
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -41,9 +42,15 @@ struct TopoNode {
   // Core group: its physical cores and their OS PU numbers (all hardware threads).
   int cores = 0;
   std::vector<int> cpus;
-  // NUMA node: local memory. GPU: device memory (0 when the source does not say).
+  // NUMA node only. Its local memory: nullopt when the source does not say (NCCL XML carries no
+  // sizes), which is unknown, not none. The kubelet's reservations (its --reserved-cpus and
+  // --reserved-memory): the reserved CPUs, with every other hardware thread of their cores (no
+  // core group holds any of them, since core groups are allocated whole), and reserved memory.
+  std::optional<std::int64_t> local_memory_bytes;
+  std::vector<int> reserved_cpus;
+  std::int64_t reserved_memory_bytes = 0;
+  // GPU only. Device memory (0 when the source does not say).
   std::int64_t memory_bytes = 0;
-  // GPU only.
   std::string model;       // "NVIDIA GeForce RTX 4090", "Tesla V100-SXM3-32GB-H"; may be empty
   std::string pci_bus_id;  // "0000:34:00.0"; may be empty
   std::string uuid;        // "GPU-…"; may be empty
@@ -98,9 +105,20 @@ class HostTopology {
   }
 
   int total_cores() const;
-  std::int64_t total_memory_bytes() const;
+  // The NUMA nodes' memory together; nullopt when one of them has none known.
+  std::optional<std::int64_t> total_memory_bytes() const;
 
-  // Same host, source, vertices and edges in the same order (what a JSON round trip keeps).
+  // Relative distances between NUMA nodes as the firmware reports them (hwloc's NUMALatency: the
+  // ACPI SLIT, 10 to itself): row i, column j at [i * n + j] for n NUMA nodes, in the order of
+  // numa_nodes(); empty when the source gives none.
+  const std::vector<std::int64_t>& numa_distances() const { return numa_distances_; }
+
+  // Gives each NUMA node whose memory is unknown `bytes` (what an operator states for sources
+  // that carry none). Fails when `bytes` is not positive or below a node's reserved memory.
+  core::Status assume_numa_memory(std::int64_t bytes);
+
+  // Same host, source, vertices, edges in the same order and distances (what a JSON round trip
+  // keeps).
   bool operator==(const HostTopology&) const = default;
 
  private:
@@ -109,6 +127,7 @@ class HostTopology {
   std::string source_;
   std::vector<TopoNode> nodes_;
   std::vector<TopoEdge> edges_;
+  std::vector<std::int64_t> numa_distances_;
   std::vector<int> sockets_, numa_, core_groups_, gpus_;
   std::vector<std::vector<int>> numa_gpus_, numa_core_groups_, socket_numa_;
 };
@@ -122,15 +141,23 @@ class HostTopologyBuilder {
 
   // Each returns the new vertex's index in its typed list (socket i, NUMA j, ...).
   int add_socket(int os_index);
-  int add_numa(int socket, int os_index, std::int64_t memory_bytes);
+  // `memory_bytes`: nullopt when the source does not say.
+  int add_numa(int socket, int os_index, std::optional<std::int64_t> memory_bytes);
   int add_core_group(int numa, std::vector<int> cpus, int cores);
   int add_gpu(int numa, TopoNode gpu);  // kind, socket and numa are filled in
   // A nearby edge between GPUs a and b (indices into gpus()).
   void add_gpu_link(int a, int b, std::string via);
+  // The kubelet's reservation on NUMA node `numa` (see TopoNode).
+  void reserve(int numa, std::vector<int> cpus, std::int64_t memory_bytes);
+  // The firmware's NUMA distances, n x n row-major for the n NUMA nodes added.
+  void set_numa_distances(std::vector<std::int64_t> distances);
 
   // Fails (Domain::kTopology) naming what is wrong: no socket, a NUMA node without a socket, a
-  // parent index out of range, a core group with no cores, duplicate GPU bus ids or UUIDs. NUMA
-  // nodes of one socket get nearby edges ("same-socket").
+  // parent index out of range, a core group with no cores, duplicate GPU bus ids or UUIDs, a
+  // reserved CPU
+  // that a core group holds or that is reserved twice, more memory reserved than a NUMA node has,
+  // a distance matrix that is not n x n or has a negative entry. NUMA nodes of one socket get
+  // nearby edges ("same-socket").
   core::Result<HostTopology> build() &&;
 
  private:

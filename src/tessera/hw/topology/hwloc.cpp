@@ -7,7 +7,10 @@
 //                             e.g. GPU memory or CXL exposed as NUMA nodes, are not CPU NUMA nodes)
 //   Core (or a PU without one: reduced exports such as the DGX-2 file)
 //                          -> a core, grouped in order into core groups of one NUMA node
-//   PCIDev 10de:0300/0302  -> GPU; name, UUID and memory from its CUDA/NVML OS devices
+//   PCIDev 10de:0300/0302  -> GPU; name, UUID and memory from its CUDA/NVML OS devices (without
+//                             one, the model from the PCI device id: pci_ids.hpp)
+// A NUMA node's memory is hwloc's local_memory (0, which hwloc reports when it could not read
+// it, is unknown); the firmware's NUMA distances are hwloc's NUMALatency matrix.
 // Links: GPUs whose nearest common PCI ancestor is a PCI-to-PCI bridge (a switch port, so their
 // traffic stays below the host bridge: nvidia-smi's PIX/PXB) -> "pcie-switch"; a nonzero entry of
 // hwloc's "NVLinkBandwidth" distances between two GPUs -> "nvlink", both to one NVSwitch ->
@@ -23,6 +26,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <pugixml.hpp>
 #include <set>
 #include <sstream>
@@ -30,6 +34,7 @@
 #include <type_traits>
 
 #include "tessera/core/try.hpp"
+#include "tessera/hw/pci_ids.hpp"
 #include "tessera/hw/topology/internal/child_process.hpp"
 #include "tessera/hw/topology/internal/source_util.hpp"
 #include "tessera/hw/topology/json.hpp"
@@ -38,9 +43,8 @@
 namespace tessera::hw {
 namespace {
 
-// hwloc PCI vendor and class ids (PCI SIG: 0x10de NVIDIA; class 0x0300 VGA, 0x0302 3D controller,
-// 0x0680 other bridge, which is how NVSwitches enumerate).
-constexpr unsigned kNvidiaVendor = 0x10de;
+// PCI class ids (PCI SIG: 0x0300 VGA, 0x0302 3D controller, 0x0680 other bridge, which is how
+// NVSwitches enumerate).
 constexpr unsigned kClassVga = 0x0300;
 constexpr unsigned kClass3d = 0x0302;
 constexpr unsigned kClassOtherBridge = 0x0680;
@@ -67,7 +71,7 @@ std::string bus_id(hwloc_obj_t pci) {
 bool is_nvidia_gpu(hwloc_obj_t obj) {
   if (obj == nullptr || obj->type != HWLOC_OBJ_PCI_DEVICE) return false;
   const hwloc_obj_attr_u::hwloc_pcidev_attr_s& a = obj->attr->pcidev;
-  return a.vendor_id == kNvidiaVendor && (a.class_id == kClassVga || a.class_id == kClass3d);
+  return a.vendor_id == kNvidiaPciVendor && (a.class_id == kClassVga || a.class_id == kClass3d);
 }
 
 // "16671616KiB" (hwloc's CUDAGlobalMemorySize) in bytes; 0 when absent or malformed.
@@ -147,7 +151,7 @@ hwloc_obj_t gpu_of(hwloc_obj_t obj) {
 bool is_nvswitch(hwloc_obj_t obj) {
   if (obj != nullptr && obj->type == HWLOC_OBJ_OS_DEVICE) obj = obj->parent;
   return obj != nullptr && obj->type == HWLOC_OBJ_PCI_DEVICE &&
-         obj->attr->pcidev.vendor_id == kNvidiaVendor &&
+         obj->attr->pcidev.vendor_id == kNvidiaPciVendor &&
          obj->attr->pcidev.class_id == kClassOtherBridge;
 }
 
@@ -168,6 +172,51 @@ int sysfs_numa_node(const std::string& bus_id) {
   int node = -1;
   if (!(in >> node)) return -1;
   return node;
+}
+
+// hwloc's NUMA latency matrix over `numa` (tessera's NUMA nodes in order), row-major; nullopt when
+// hwloc has none or it leaves one of them out (a NUMA node tessera added for a package without
+// one), so the caller falls back on distances derived from the sockets.
+std::optional<std::vector<std::int64_t>> numa_latencies(hwloc_topology_t topo,
+                                                        const std::vector<hwloc_obj_t>& numa) {
+  unsigned nr = 0;
+  if (hwloc_distances_get_by_type(topo, HWLOC_OBJ_NUMANODE, &nr, nullptr,
+                                  HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) != 0 ||
+      nr == 0) {
+    return std::nullopt;
+  }
+  std::vector<hwloc_distances_s*> all(nr, nullptr);
+  if (hwloc_distances_get_by_type(topo, HWLOC_OBJ_NUMANODE, &nr, all.data(),
+                                  HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) != 0) {
+    return std::nullopt;
+  }
+  all.resize(std::min<std::size_t>(nr, all.size()));
+  if (all.empty()) return std::nullopt;
+  // The OS's own matrix (hwloc names it NUMALatency) over one a user or a tool added.
+  hwloc_distances_s* d = all.front();
+  for (hwloc_distances_s* candidate : all) {
+    const char* name = hwloc_distances_get_name(topo, candidate);
+    if (name != nullptr && std::string_view(name) == "NUMALatency") d = candidate;
+  }
+  std::optional<std::vector<std::int64_t>> out;
+  std::vector<int> at(numa.size(), -1);
+  for (std::size_t j = 0; j < numa.size(); ++j) {
+    if (numa[j] != nullptr) at[j] = hwloc_distances_obj_index(d, numa[j]);
+  }
+  if (std::ranges::none_of(at, [](int i) { return i < 0; })) {
+    out.emplace();
+    const auto n = static_cast<std::size_t>(d->nbobjs);
+    for (int i : at) {
+      for (int k : at) {
+        const hwloc_uint64_t v =
+            d->values[static_cast<std::size_t>(i) * n + static_cast<std::size_t>(k)];
+        out->push_back(v > static_cast<hwloc_uint64_t>(LLONG_MAX) ? LLONG_MAX
+                                                                  : static_cast<std::int64_t>(v));
+      }
+    }
+  }
+  for (hwloc_distances_s* m : all) hwloc_distances_release(topo, m);
+  return out;
 }
 
 struct Options {
@@ -209,7 +258,8 @@ core::Result<HostTopology> convert(hwloc_topology_t topo, std::string hostname, 
       }
     }
     const auto memory = static_cast<std::int64_t>(n->attr->numanode.local_memory);
-    b.add_numa(socket, os_number(n->os_index), memory);
+    b.add_numa(socket, os_number(n->os_index),
+               memory > 0 ? std::optional(memory) : opt.topology.numa_memory_bytes);
     socket_has_numa[static_cast<std::size_t>(socket)] = true;
     numa_objs.push_back(n);
   }
@@ -219,7 +269,7 @@ core::Result<HostTopology> convert(hwloc_topology_t topo, std::string hostname, 
   for (std::size_t s = 0; s < socket_has_numa.size(); ++s) {
     if (socket_has_numa[s]) continue;
     numa_of_socket[s] = static_cast<int>(numa_objs.size());
-    b.add_numa(static_cast<int>(s), -1, 0);
+    b.add_numa(static_cast<int>(s), -1, opt.topology.numa_memory_bytes);
     numa_objs.push_back(nullptr);
   }
 
@@ -252,9 +302,13 @@ core::Result<HostTopology> convert(hwloc_topology_t topo, std::string hostname, 
     core_slot[core] = {numa, cores[numa].size()};
     cores[numa].push_back({cpu});
   }
+  detail::CoreGroups groups(opt.topology);
   for (std::size_t j = 0; j < cores.size(); ++j) {
-    detail::add_core_groups(b, static_cast<int>(j), cores[j], opt.topology.cores_per_group);
+    const int os = numa_objs[j] != nullptr ? os_number(numa_objs[j]->os_index) : -1;
+    groups.add(b, static_cast<int>(j), os, cores[j]);
   }
+  TESSERA_TRY(groups.check(origin));
+  if (auto distances = numa_latencies(topo, numa_objs)) b.set_numa_distances(std::move(*distances));
 
   // GPUs, in PCI bus order (NVML's order, and CUDA's with CUDA_DEVICE_ORDER=PCI_BUS_ID).
   std::vector<GpuFound> gpus;
@@ -265,6 +319,10 @@ core::Result<HostTopology> convert(hwloc_topology_t topo, std::string hostname, 
     g.pci = pci;
     g.node.pci_bus_id = bus_id(pci);
     read_os_devices(g);
+    if (const auto model = nvidia_gpu_model(pci->attr->pcidev.device_id);
+        model && g.node.model.empty()) {
+      g.node.model = *model;
+    }
     // Locality: the NUMA nodes of the nearest CPU-side ancestor; where that is the whole machine
     // on a live host, Linux's numa_node in sysfs.
     hwloc_obj_t local = hwloc_get_non_io_ancestor_obj(topo, pci);
@@ -365,6 +423,49 @@ core::Result<TopologyPtr> new_topology(const std::string& origin) {
   return topo;
 }
 
+// Whitespace-separated words in the text of `node`'s children named `child`.
+std::size_t words_in(pugi::xml_node node, const char* child) {
+  std::size_t n = 0;
+  for (pugi::xml_node c : node.children(child)) {
+    std::istringstream in(c.text().get());
+    for (std::string word; in >> word;) ++n;
+  }
+  return n;
+}
+
+// What is wrong with `n` when it is a distance matrix (v2's <distances2> and <distances2hetero>,
+// v1's <distances>) not of nbobjs x nbobjs values for nbobjs objects; empty otherwise. hwloc
+// refuses such a file without saying why, so this says it for hwloc.
+std::string distance_matrix_problem(pugi::xml_node n) {
+  const std::string_view tag = n.name();
+  const bool v2 = tag == "distances2" || tag == "distances2hetero";
+  if (!v2 && tag != "distances") return {};
+  const unsigned long long objects = n.attribute("nbobjs").as_ullong();
+  // v2 writes the values as text, v1 one <latency value=.../> element each.
+  const auto latencies = n.children("latency");
+  const std::size_t values =
+      v2 ? words_in(n, "u64values")
+         : static_cast<std::size_t>(std::distance(latencies.begin(), latencies.end()));
+  const std::size_t indexes = v2 ? words_in(n, "indexes") : objects;
+  const std::string name = n.attribute("name").empty()
+                               ? std::string()
+                               : fmt::format(" name=\"{}\"", n.attribute("name").value());
+  if (objects == 0 || objects > (1ULL << 16) || indexes != objects || values != objects * objects) {
+    return fmt::format(
+        "<{}{}> is a distance matrix of {} objects with {} indexes and {} values; it needs {} "
+        "indexes and {} values ({} x {})",
+        tag, name, objects, indexes, values, objects, objects * objects, objects, objects);
+  }
+  return {};
+}
+
+// The XML libhwloc imports, and the first malformed distance matrix in it (empty: none), which
+// explains hwloc's refusal should it refuse.
+struct PreparedXml {
+  std::string text;
+  std::string distance_problem;
+};
+
 // What is handed to libhwloc's XML import, read with pugixml first for two reasons.
 //
 // hwloc 3.0 writes XML version 3.0, which hwloc 2.x (Debian 12 ships 2.9) refuses outright; the
@@ -382,7 +483,8 @@ core::Result<TopologyPtr> new_topology(const std::string& origin) {
 // dereferences NULL (found by tests/fuzz/topology_fuzz.cpp, reproduced in plain C against
 // Debian's libhwloc.so.15). hwloc's exporter always writes the four sets together, so an object
 // with some but not all of them is refused here with a message instead.
-core::Result<std::string> prepare_for_hwloc(std::string_view xml, const std::string& origin) {
+core::Result<PreparedXml> prepare_for_hwloc(std::string_view xml, const std::string& origin) {
+  PreparedXml prepared;
   pugi::xml_document doc;
   const pugi::xml_parse_result parsed = doc.load_buffer(
       xml.data(), xml.size(), pugi::parse_default | pugi::parse_declaration | pugi::parse_doctype);
@@ -405,6 +507,7 @@ core::Result<std::string> prepare_for_hwloc(std::string_view xml, const std::str
     pugi::xml_node n = stack.back();
     stack.pop_back();
     for (pugi::xml_node c : n.children()) stack.push_back(c);
+    if (prepared.distance_problem.empty()) prepared.distance_problem = distance_matrix_problem(n);
     if (std::string_view(n.name()) != "object") continue;
     const auto present = std::count_if(kSets.begin(), kSets.end(),
                                        [&](const char* a) { return !n.attribute(a).empty(); });
@@ -477,7 +580,8 @@ core::Result<std::string> prepare_for_hwloc(std::string_view xml, const std::str
   }
   std::ostringstream out;
   doc.save(out, "", pugi::format_raw | pugi::format_no_declaration);
-  return out.str();
+  prepared.text = out.str();
+  return prepared;
 }
 
 std::string root_info(hwloc_topology_t topo, const char* name) {
@@ -499,7 +603,7 @@ constexpr detail::ChildLimits kImportLimits{.memory_bytes = 2ULL << 30,
 
 // In the child: hwloc's import of `text` and the conversion; the reply is {"topology": <to_json>}
 // or {"error": {"code": N, "message": "..."}}.
-std::string import_in_child(hwloc_topology_t topo, const std::string& text,
+std::string import_in_child(hwloc_topology_t topo, const PreparedXml& xml,
                             const std::string& origin, const TopologyOptions& options) {
   const auto error_reply = [](core::Code code, const std::string& message) {
     const nlohmann::json reply = {
@@ -508,8 +612,14 @@ std::string import_in_child(hwloc_topology_t topo, const std::string& text,
   };
   // hwloc wants the terminating NUL inside `size`. Imported XML never describes this machine
   // (hwloc sets is_thissystem only when HWLOC_THISSYSTEM=1 asks), so nothing is bound.
+  const std::string& text = xml.text;
   if (hwloc_topology_set_xmlbuffer(topo, text.c_str(), static_cast<int>(text.size() + 1)) != 0 ||
       hwloc_topology_load(topo) != 0) {
+    if (!xml.distance_problem.empty()) {
+      return error_reply(core::Code::kParse,
+                         fmt::format("{}: hwloc could not import it as an hwloc XML topology: {}",
+                                     origin, xml.distance_problem));
+    }
     return error_reply(core::Code::kParse,
                        fmt::format("{}: hwloc could not import it as an hwloc XML topology ({}); "
                                    "export one with `lstopo --of xml FILE`",
@@ -564,13 +674,13 @@ core::Result<HostTopology> parse_hwloc_xml(std::string_view xml, const std::stri
                                                   "import",
                                                   origin, xml.size())));
   }
-  TESSERA_ASSIGN_OR_RETURN(const std::string text, prepare_for_hwloc(xml, origin));
+  TESSERA_ASSIGN_OR_RETURN(const PreparedXml prepared, prepare_for_hwloc(xml, origin));
   // The handle is made here: hwloc's setup of its components takes a process-wide lock, which
   // another thread of this process may hold at the moment of the fork, so the child never takes
   // it.
   TESSERA_ASSIGN_OR_RETURN(TopologyPtr topo, new_topology(origin));
   const auto reply = detail::run_in_child(
-      [&] { return import_in_child(topo.get(), text, origin, options); }, kImportLimits);
+      [&] { return import_in_child(topo.get(), prepared, origin, options); }, kImportLimits);
   if (!reply) {
     const detail::ChildFailure& f = reply.error();
     return std::unexpected(topo_error(

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "tessera/core/try.hpp"
 #include "tessera/hw/topology/internal/source_util.hpp"
@@ -20,7 +22,8 @@ const std::map<std::string, std::set<std::string>, std::less<>>& fields_by_kind(
   static const std::map<std::string, std::set<std::string>, std::less<>> fields = {
       {"machine", {"name"}},
       {"socket", {"name", "os_index"}},
-      {"numa", {"name", "os_index", "socket", "memory_bytes"}},
+      {"numa",
+       {"name", "os_index", "socket", "memory_bytes", "reserved_cpus", "reserved_memory_bytes"}},
       {"core-group", {"name", "os_index", "socket", "numa", "cores", "cpus"}},
       {"gpu",
        {"name", "os_index", "socket", "numa", "memory_bytes", "model", "pci_bus_id", "uuid"}},
@@ -38,6 +41,10 @@ json node_json(int id, const TopoNode& n) {
   if (n.kind == TopoKind::kCoreGroup) {
     j["cores"] = n.cores;
     j["cpus"] = n.cpus;
+  } else if (n.kind == TopoKind::kNuma) {
+    if (n.local_memory_bytes) j["memory_bytes"] = *n.local_memory_bytes;
+    if (!n.reserved_cpus.empty()) j["reserved_cpus"] = n.reserved_cpus;
+    if (n.reserved_memory_bytes != 0) j["reserved_memory_bytes"] = n.reserved_memory_bytes;
   } else {
     j["memory_bytes"] = n.memory_bytes;
   }
@@ -67,6 +74,8 @@ class Reader {
         fmt::format("{}: {}{}{}: {}", origin_, path_, field.empty() ? "" : ".", field, what));
   }
   bool has(const char* key) const { return obj_.contains(key); }
+  // Absent and null both say the value is not known.
+  bool known(const char* key) const { return obj_.contains(key) && !obj_.at(key).is_null(); }
 
   core::Result<std::int64_t> integer(const char* key, std::int64_t lo, std::int64_t hi) const {
     if (!obj_.contains(key)) return std::unexpected(error(key, "missing"));
@@ -139,6 +148,38 @@ std::string describe(const EdgeKey& k) {
                      : fmt::format("{} {} -> {} via {}", kind, from, to, via);
 }
 
+// "numa_distances": n rows of n non-negative integers, row i for NUMA node i, flattened.
+core::Result<std::vector<std::int64_t>> numa_distances_from_json(const json& rows, std::size_t n,
+                                                                 const std::string& origin) {
+  const auto fail = [&](std::string path, std::string what) {
+    return core::failf(core::Domain::kTopology, core::Code::kParse, "{}: {}: {}", origin, path,
+                       what);
+  };
+  if (!rows.is_array() || rows.size() != n) {
+    return fail("numa_distances",
+                fmt::format("expected {} rows of {} distances (one per NUMA node), got {}", n, n,
+                            rows.is_array() ? fmt::format("{} rows", rows.size()) : rows.dump()));
+  }
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const json& row = rows[i];
+    if (!row.is_array() || row.size() != n) {
+      return fail(fmt::format("numa_distances[{}]", i),
+                  fmt::format("expected {} distances (one per NUMA node), got {}", n,
+                              row.is_array() ? fmt::format("{}", row.size()) : row.dump()));
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      // An unsigned value past int64's range reads back negative, so it is refused too.
+      if (!row[k].is_number_integer() || row[k].get<std::int64_t>() < 0) {
+        return fail(fmt::format("numa_distances[{}][{}]", i, k),
+                    fmt::format("expected a non-negative integer, got {}", row[k].dump()));
+      }
+      out.push_back(row[k].get<std::int64_t>());
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 json to_json(const HostTopology& t) {
@@ -148,7 +189,18 @@ json to_json(const HostTopology& t) {
   }
   json edges = json::array();
   for (const TopoEdge& e : t.edges()) edges.push_back(edge_json(e));
-  return {{"hostname", t.hostname()}, {"source", t.source()}, {"nodes", nodes}, {"edges", edges}};
+  json out = {
+      {"hostname", t.hostname()}, {"source", t.source()}, {"nodes", nodes}, {"edges", edges}};
+  const std::size_t n = t.numa_nodes().size();
+  if (!t.numa_distances().empty()) {
+    json rows = json::array();
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto row = t.numa_distances().begin() + static_cast<std::ptrdiff_t>(i * n);
+      rows.push_back(std::vector<std::int64_t>(row, row + static_cast<std::ptrdiff_t>(n)));
+    }
+    out["numa_distances"] = std::move(rows);
+  }
+  return out;
 }
 
 core::Result<HostTopology> topology_from_json(const json& j, const std::string& origin) {
@@ -158,8 +210,9 @@ core::Result<HostTopology> topology_from_json(const json& j, const std::string& 
   };
   if (!j.is_object()) return fail("(top level)", "expected an object with hostname, nodes, edges");
   for (const auto& [key, value] : j.items()) {
-    if (key != "hostname" && key != "source" && key != "nodes" && key != "edges") {
-      return fail(key, "unknown field (expected hostname, source, nodes, edges)");
+    if (key != "hostname" && key != "source" && key != "nodes" && key != "edges" &&
+        key != "numa_distances") {
+      return fail(key, "unknown field (expected hostname, source, nodes, edges, numa_distances)");
     }
   }
   const Reader top(origin, "(top level)", j);
@@ -176,6 +229,7 @@ core::Result<HostTopology> topology_from_json(const json& j, const std::string& 
 
   HostTopologyBuilder b(std::move(hostname), std::move(source));
   std::map<int, int> gpu_of_node;  // node id -> GPU index
+  std::size_t numa_count = 0;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const std::string path = fmt::format("nodes[{}]", i);
     const json& n = nodes[i];
@@ -206,10 +260,26 @@ core::Result<HostTopology> topology_from_json(const json& j, const std::string& 
     } else if (kind == "numa") {
       TESSERA_ASSIGN_OR_RETURN(const int socket, r.small("socket", 0));
       TESSERA_ASSIGN_OR_RETURN(const int os, r.small("os_index", -1));
-      TESSERA_ASSIGN_OR_RETURN(
-          const std::int64_t memory,
-          r.integer("memory_bytes", 0, std::numeric_limits<std::int64_t>::max()));
-      b.add_numa(socket, os, memory);
+      std::optional<std::int64_t> memory;
+      if (r.known("memory_bytes")) {
+        TESSERA_ASSIGN_OR_RETURN(
+            memory, r.integer("memory_bytes", 0, std::numeric_limits<std::int64_t>::max()));
+      }
+      const int numa = b.add_numa(socket, os, memory);
+      ++numa_count;
+      std::vector<int> reserved_cpus;
+      if (r.has("reserved_cpus")) {
+        TESSERA_ASSIGN_OR_RETURN(reserved_cpus, r.ints("reserved_cpus"));
+      }
+      std::int64_t reserved_memory = 0;
+      if (r.has("reserved_memory_bytes")) {
+        TESSERA_ASSIGN_OR_RETURN(
+            reserved_memory,
+            r.integer("reserved_memory_bytes", 0, std::numeric_limits<std::int64_t>::max()));
+      }
+      if (!reserved_cpus.empty() || reserved_memory != 0) {
+        b.reserve(numa, std::move(reserved_cpus), reserved_memory);
+      }
     } else if (kind == "core-group") {
       TESSERA_ASSIGN_OR_RETURN(const int numa, r.small("numa", 0));
       TESSERA_ASSIGN_OR_RETURN(const int cores, r.small("cores", 1));
@@ -267,6 +337,12 @@ core::Result<HostTopology> topology_from_json(const json& j, const std::string& 
     const EdgeKey key{kind, from, to, via};
     given.insert(key);
     position.try_emplace(key, k);
+  }
+
+  if (j.contains("numa_distances")) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<std::int64_t> distances,
+                             numa_distances_from_json(j["numa_distances"], numa_count, origin));
+    b.set_numa_distances(std::move(distances));
   }
 
   TESSERA_ASSIGN_OR_RETURN(HostTopology t, core::with_context(std::move(b).build(), origin));

@@ -9,7 +9,11 @@
 //            {"kind": "gpu", "name": "gpu0", "socket": 0, "numa": 0, "memory_bytes": ...,
 //             "model": "...", "pci_bus_id": "...", "uuid": "..."}, ...],
 //  "edges": [{"kind": "host", "from": 0, "to": 1}, {"kind": "nearby", "from": 7, "to": 8,
-//             "via": "nvlink"}, ...]}
+//             "via": "nvlink"}, ...],
+//  "numa_distances": [[10, 21], [21, 10]]}
+// A NUMA vertex's "memory_bytes" is absent (or null) when its memory is unknown; it carries
+// "reserved_cpus" and "reserved_memory_bytes" when the kubelet reserves some; "numa_distances"
+// (one row per NUMA node, in their order) is there when the source gave them.
 
 #include <nlohmann/json.hpp>
 #include <string>

@@ -16,6 +16,8 @@
 // Links: GPUs whose nearest common ancestor is a <pci> element (a switch) -> "pcie-switch";
 // <nvlink target=GPU> -> "nvlink"; GPUs with NVLinks to the same NVSwitch (tclass 0x068000) ->
 // "nvswitch". An NVLink to the GPU itself (NC A100 v4's file has them) is ignored.
+// NCCL files name no GPU model and no memory size: a GPU's model comes from its PCI device id
+// (pci_ids.hpp) and NUMA nodes' memory stays unknown unless TopologyOptions gives it.
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -23,6 +25,7 @@
 #include <set>
 
 #include "tessera/core/try.hpp"
+#include "tessera/hw/pci_ids.hpp"
 #include "tessera/hw/topology/internal/source_util.hpp"
 #include "tessera/hw/topology/sources.hpp"
 
@@ -125,13 +128,18 @@ void collect_gpus(pugi::xml_node parent, int numa, std::vector<GpuFound>& gpus) 
   for (pugi::xml_node pci : parent.children("pci")) {
     const long cls = class_and_subclass(pci.attribute("class").value());
     const pugi::xml_attribute vendor = pci.attribute("vendor");
-    const bool nvidia = !vendor || hex_value(vendor.value()) == 0x10de;
+    const bool nvidia = !vendor || hex_value(vendor.value()) == kNvidiaPciVendor;
     if ((cls == kClass3d || cls == kClassVga) && nvidia) {
       GpuFound g;
       g.pci = pci;
       g.numa = numa;
       g.node.pci_bus_id = lower(pci.attribute("busid").value());
       g.node.os_index = pci.child("gpu").attribute("dev").as_int(-1);
+      const long device = hex_value(pci.attribute("device").value());
+      if (const auto model =
+              device >= 0 ? nvidia_gpu_model(static_cast<unsigned>(device)) : std::nullopt) {
+        g.node.model = *model;
+      }
       gpus.push_back(std::move(g));
     }
     collect_gpus(pci, numa, gpus);
@@ -215,13 +223,15 @@ core::Result<HostTopology> parse_nccl_xml(std::string_view xml, const std::strin
   const std::size_t per_socket =
       options.nccl_numa_per_socket > 0 ? static_cast<std::size_t>(options.nccl_numa_per_socket) : 1;
   int socket = -1;
+  detail::CoreGroups groups(options);
   for (std::size_t j = 0; j < cpus.size(); ++j) {
     if (j % per_socket == 0) socket = b.add_socket(static_cast<int>(j / per_socket));
-    b.add_numa(socket, cpus[j].numaid, 0);  // NCCL files carry no memory sizes
+    b.add_numa(socket, cpus[j].numaid, options.numa_memory_bytes);
     std::vector<std::vector<int>> cores;
     for (int c : cpus[j].cpus) cores.push_back({c});
-    detail::add_core_groups(b, static_cast<int>(j), cores, options.cores_per_group);
+    groups.add(b, static_cast<int>(j), cpus[j].numaid, cores);
   }
+  TESSERA_TRY(groups.check(origin));
 
   // GPUs, in document order within NUMA order.
   std::vector<GpuFound> gpus;

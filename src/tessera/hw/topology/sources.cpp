@@ -30,6 +30,24 @@ core::Status check_options(const TopologyOptions& options, const std::string& or
                        "{}: NUMA nodes per socket is {}; give 0 (one socket per NUMA node) or more",
                        origin, options.nccl_numa_per_socket);
   }
+  if (options.numa_memory_bytes && *options.numa_memory_bytes <= 0) {
+    return core::failf(core::Domain::kTopology, core::Code::kInvalidArgument,
+                       "{}: NUMA node memory of {} bytes; give a positive size", origin,
+                       *options.numa_memory_bytes);
+  }
+  for (int c : options.reserved_cpus) {
+    if (c < 0) {
+      return core::failf(core::Domain::kTopology, core::Code::kInvalidArgument,
+                         "{}: reserved CPU {} is not a CPU number", origin, c);
+    }
+  }
+  for (const auto& [numa, bytes] : options.reserved_memory_bytes) {
+    if (numa < 0 || bytes < 0) {
+      return core::failf(core::Domain::kTopology, core::Code::kInvalidArgument,
+                         "{}: {} bytes reserved on NUMA node {}; both must be >= 0", origin, bytes,
+                         numa);
+    }
+  }
   return {};
 }
 
@@ -38,18 +56,57 @@ std::string hostname_from_origin(const std::string& origin) {
   return stem.empty() ? "host" : stem;
 }
 
-void add_core_groups(HostTopologyBuilder& builder, int numa,
-                     const std::vector<std::vector<int>>& cores, int cores_per_group) {
-  const std::size_t per = static_cast<std::size_t>(cores_per_group);
-  for (std::size_t first = 0; first < cores.size(); first += per) {
-    const std::size_t last = std::min(cores.size(), first + per);
+CoreGroups::CoreGroups(const TopologyOptions& options)
+    : options_(options), reserved_(options.reserved_cpus.begin(), options.reserved_cpus.end()) {}
+
+void CoreGroups::add(HostTopologyBuilder& builder, int numa, int os_numa,
+                     const std::vector<std::vector<int>>& cores) {
+  if (os_numa >= 0) numa_seen_.insert(os_numa);
+  std::vector<std::vector<int>> free;
+  std::vector<int> reserved;
+  for (const std::vector<int>& core : cores) {
+    cpus_seen_.insert(core.begin(), core.end());
+    if (std::ranges::any_of(core, [&](int pu) { return reserved_.contains(pu); })) {
+      reserved.insert(reserved.end(), core.begin(), core.end());
+    } else {
+      free.push_back(core);
+    }
+  }
+  const std::size_t per = static_cast<std::size_t>(options_.cores_per_group);
+  for (std::size_t first = 0; first < free.size(); first += per) {
+    const std::size_t last = std::min(free.size(), first + per);
     std::vector<int> cpus;
     for (std::size_t c = first; c < last; ++c) {
-      cpus.insert(cpus.end(), cores[c].begin(), cores[c].end());
+      cpus.insert(cpus.end(), free[c].begin(), free[c].end());
     }
     std::sort(cpus.begin(), cpus.end());
     builder.add_core_group(numa, std::move(cpus), static_cast<int>(last - first));
   }
+  const auto memory = options_.reserved_memory_bytes.find(os_numa);
+  const std::int64_t reserved_memory =
+      os_numa >= 0 && memory != options_.reserved_memory_bytes.end() ? memory->second : 0;
+  if (!reserved.empty() || reserved_memory != 0) {
+    builder.reserve(numa, std::move(reserved), reserved_memory);
+  }
+}
+
+core::Status CoreGroups::check(const std::string& origin) const {
+  for (int c : reserved_) {
+    if (!cpus_seen_.contains(c)) {
+      return core::failf(core::Domain::kTopology, core::Code::kInvalidArgument,
+                         "{}: reserved CPU {} is not one of this host's {} CPUs", origin, c,
+                         cpus_seen_.size());
+    }
+  }
+  for (const auto& [numa, bytes] : options_.reserved_memory_bytes) {
+    if (!numa_seen_.contains(numa)) {
+      return core::failf(core::Domain::kTopology, core::Code::kInvalidArgument,
+                         "{}: memory is reserved on NUMA node {}, which this host does not have "
+                         "(as a NUMA node with CPUs)",
+                         origin, numa);
+    }
+  }
+  return {};
 }
 
 namespace {
@@ -120,7 +177,20 @@ core::Result<HostTopology> load_topology_file(const std::string& path,
     case FileFormat::kNccl:
     case FileFormat::kNcclGraph:  // parse_nccl_xml says why a graph file is not a topology
       return parse_nccl_xml(text, path, options);
-    case FileFormat::kJson: return load_topology_json(path);
+    case FileFormat::kJson: {
+      if (!options.reserved_cpus.empty() || !options.reserved_memory_bytes.empty()) {
+        return core::failf(core::Domain::kTopology, core::Code::kInvalidArgument,
+                           "{}: reservations apply where tessera cuts the cores into groups (the "
+                           "host, hwloc or NCCL XML); a tessera topology JSON has its groups cut "
+                           "already: give its NUMA nodes reserved_cpus and reserved_memory_bytes",
+                           path);
+      }
+      TESSERA_ASSIGN_OR_RETURN(HostTopology t, load_topology_json(path));
+      if (options.numa_memory_bytes) {
+        TESSERA_TRY(core::with_context(t.assume_numa_memory(*options.numa_memory_bytes), path));
+      }
+      return t;
+    }
     case FileFormat::kUnknown: break;
   }
   return core::failf(core::Domain::kTopology, core::Code::kParse,

@@ -10,6 +10,9 @@
 //   load_topology_file(path) any of the three files, chosen by content (not by extension)
 //   preset(name)             a generated server (topology_presets.hpp)
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +30,15 @@ struct TopologyOptions {
   // (the NCCL files' machines: ND A100 v4 has 4 NUMA nodes on 2 sockets). 0: one socket per NUMA
   // node.
   int nccl_numa_per_socket = 0;
+  // Memory of each NUMA node whose source gives none (NCCL XML; a package hwloc gives no NUMA
+  // node of its own). Unset: it stays unknown, and the cluster level does not count it.
+  std::optional<std::int64_t> numa_memory_bytes;
+  // The kubelet's reservations: CPUs by OS number (its --reserved-cpus) and bytes by OS NUMA node
+  // number (its --reserved-memory). A core with a reserved CPU goes in no core group. Only for
+  // sources whose cores tessera cuts into groups (the host, hwloc or NCCL XML): tessera's JSON
+  // carries its own reservations.
+  std::vector<int> reserved_cpus;
+  std::map<int, std::int64_t> reserved_memory_bytes;
 };
 
 core::Result<HostTopology> discover_host(const TopologyOptions& options = {});
