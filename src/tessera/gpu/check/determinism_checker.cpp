@@ -226,13 +226,14 @@ void DeterminismChecker::check(device::ContextId context, ContextState& s,
   if (!s.covered.empty()) s.covered.clear();
   s.covered_blocks = 0;
   s.yielded = false;
-  s.current = nullptr;
   const auto& g = s.pending.front()->groups[s.group];
   if (++s.kernel == g.kernels.size()) {
     s.kernel = 0;
     ++s.repeat;
   }
   ++s.position;
+  // The next kernel of the same group is the common case; expected() finds any other.
+  s.current = s.repeat < g.repeat ? &g.kernels[s.kernel] : nullptr;
 }
 
 CheckedMode::CheckedMode(std::unique_ptr<SharingMode> inner) : inner_(std::move(inner)) {}

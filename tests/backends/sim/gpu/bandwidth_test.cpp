@@ -54,5 +54,24 @@ TEST(WaterFill, RoundingAboveCapacityStillCountsAsFitting) {
   EXPECT_EQ(fill({1000 * (1 + 1e-15)}, 1000), (std::vector<double>{1}));
 }
 
+// One and two users take a shortcut; a user asking for nothing changes no one's share, so adding
+// idle users sends the same demands down the general loop, which must agree bit for bit.
+TEST(WaterFill, OneAndTwoUsersGetExactlyWhatTheGeneralLoopGives) {
+  const std::vector<double> demands{0, 1, 250, 499.5, 500, 500.5, 750, 999, 1000, 1e6};
+  for (const double capacity : {0.0, 1000.0}) {
+    for (const double a : demands) {
+      const auto one = fill({a}, capacity);
+      const auto general_one = fill({a, 0, 0}, capacity);
+      EXPECT_EQ(one[0], general_one[0]) << a << " of " << capacity;
+      for (const double b : demands) {
+        const auto two = fill({a, b}, capacity);
+        const auto general = fill({a, 0, b}, capacity);
+        EXPECT_EQ(two[0], general[0]) << a << ", " << b << " of " << capacity;
+        EXPECT_EQ(two[1], general[2]) << a << ", " << b << " of " << capacity;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::sim

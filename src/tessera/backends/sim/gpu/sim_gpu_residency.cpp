@@ -71,8 +71,16 @@ void SimGpu::partition(const SmSet& within, std::uint32_t skip, bool in_sm_order
   }
   // Lowest-numbered part first, so SMs are taken in SM order whatever the holders' order.
   if (!in_sm_order) return;
-  std::sort(part_scratch_.begin(), part_scratch_.end(),
-            [](const SmSet& a, const SmSet& b) { return a.first_index() < b.first_index(); });
+  const auto by_first_sm = [](const SmSet& a, const SmSet& b) {
+    return a.first_index() < b.first_index();
+  };
+  // One other holder, the common case, makes at most two parts.
+  if (part_scratch_.size() == 2) {
+    if (by_first_sm(part_scratch_[1], part_scratch_[0]))
+      std::swap(part_scratch_[0], part_scratch_[1]);
+    return;
+  }
+  std::sort(part_scratch_.begin(), part_scratch_.end(), by_first_sm);
 }
 
 SmSet SimGpu::take_room(std::uint32_t s, const SmSet& allowed, int n, int& fit) {
@@ -84,8 +92,28 @@ SmSet SimGpu::take_room(std::uint32_t s, const SmSet& allowed, int n, int& fit) 
   if (taken >= n || !options_.co_residency) return out;
   const SmSet occupied = allowed & ~free_;
   if (occupied.none()) return out;
-  partition(occupied, s, /*in_sm_order=*/true);
   const workload::BlockResources& block = l.kernel->block;
+  // One other kernel holding every occupied SM, the common case, needs no partition.
+  std::uint32_t holder = kNoStream;
+  int holders = 0;
+  for (std::uint32_t t = 0; t < streams_.size(); ++t) {
+    const Launch& other = streams_[t].cur;
+    if (t == s || !holds_sms(other.phase) || !other.held.overlaps(occupied)) continue;
+    holder = t;
+    ++holders;
+  }
+  if (holders == 1 && streams_[holder].cur.held.contains(occupied)) {
+    const Launch& other = streams_[holder].cur;
+    Usage used;
+    used.add(other.kernel->block, other.resident);
+    const int room = fit_on(spec_.sm, used, block);
+    if (room < 1) return out;
+    int got = 0;
+    out |= occupied.lowest(n - taken, got);
+    fit = std::min(fit, room);
+    return out;
+  }
+  partition(occupied, s, /*in_sm_order=*/true);
   for (const SmSet& part : part_scratch_) {
     const int first = part.first_index();
     Usage used;

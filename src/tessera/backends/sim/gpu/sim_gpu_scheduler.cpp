@@ -314,10 +314,6 @@ void SimGpu::grow(std::uint32_t s) {
   flag_reschedule(s);
 }
 
-void SimGpu::sync(Launch& l) {
-  sync_until(l, engine_.now());
-}
-
 void SimGpu::sync_until(Launch& l, core::Nanos now) {
   if (l.since >= now) return;
   const auto dt = static_cast<double>(now - l.since);

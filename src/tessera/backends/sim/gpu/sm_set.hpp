@@ -59,7 +59,7 @@ class SmSet {
     SmSet out;
     taken = 0;
     for (int w = 0; w < kWords && k > 0; ++w) {
-      std::uint64_t word = words_[w];
+      const std::uint64_t word = words_[w];
       const int c = popcount(word);
       if (c <= k) {
         out.words_[w] = word;
@@ -68,20 +68,7 @@ class SmSet {
         continue;
       }
       taken += k;
-      if (k <= c - k) {  // collect the k lowest bits
-        std::uint64_t taken = 0;
-        for (; k > 0; --k) {
-          const std::uint64_t bit = word & (~word + 1);
-          taken |= bit;
-          word ^= bit;
-        }
-        out.words_[w] = taken;
-      } else {  // or drop the c - k highest
-        for (int drop = c - k; drop > 0; --drop) {
-          word &= ~(std::uint64_t{1} << (63 - std::countl_zero(word)));
-        }
-        out.words_[w] = word;
-      }
+      out.words_[w] = word & below(select(word, k));
       k = 0;
     }
     return out;
@@ -106,13 +93,44 @@ class SmSet {
   SmSet& operator&=(const SmSet& o) { return *this = *this & o; }
 
  private:
-  // std::popcount is a library call unless the build targets a CPU with POPCNT; this is the same
-  // bit-slicing count, inlined.
+  // std::popcount compiles to a library call unless the build targets a CPU with POPCNT, and
+  // Debian's baseline does not; the scheduler counts SMs on every kernel start, so the
+  // instruction is used when the CPU has it (every x86-64 since 2008) and bit slicing otherwise.
   static int popcount(std::uint64_t x) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (kHasPopcnt) {
+      std::uint64_t n;
+      asm("popcntq %1, %0" : "=r"(n) : "rm"(x));
+      return static_cast<int>(n);
+    }
+#endif
     x = x - ((x >> 1) & 0x5555555555555555ULL);
     x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
     x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
     return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+  }
+#if defined(__x86_64__) && defined(__GNUC__)
+  static inline const bool kHasPopcnt = (__builtin_cpu_init(), __builtin_cpu_supports("popcnt"));
+#endif
+
+  // Bits [0, n) for n in [0, 64).
+  static std::uint64_t below(int n) {
+    return (std::uint64_t{1} << n) - 1;
+  }
+  // The fewest low bits of `word` that hold `k` of its set bits, for 0 < k < popcount(word):
+  // a binary search on the count below a bit position (six steps, whatever k is).
+  static int select(std::uint64_t word, int k) {
+    int lo = 0;   // popcount(word & below(lo)) < k
+    int hi = 64;  // popcount(word & below(hi)) >= k, taking below(64) as every bit
+    while (hi - lo > 1) {
+      const int mid = (lo + hi) / 2;
+      if (popcount(word & below(mid)) >= k) {
+        hi = mid;
+      } else {
+        lo = mid;
+      }
+    }
+    return hi;
   }
 
   std::array<std::uint64_t, kWords> words_{};
