@@ -88,6 +88,10 @@ class DeterminismChecker final : public device::DeviceObserver {
 
   static const workload::Kernel* expected(ContextState& state);
   void check(device::ContextId context, ContextState& state, const device::KernelEvent& e);
+  void check_in_detail(device::ContextId context, ContextState& state,
+                       const device::KernelEvent& e);
+  // The current kernel has run all its blocks: the cursor moves to the next.
+  void complete(ContextState& state);
   void fail(device::ContextId context, const ContextState& state, std::string what);
 
   std::map<device::ContextId, ContextState> contexts_;
