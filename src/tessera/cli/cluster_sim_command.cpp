@@ -22,6 +22,9 @@ void add_cluster_sim_options(CLI::App& command, ClusterSimFlags& flags) {
   c->add_option("--alpha", flags.alpha, "Weight of the priority term in S(C), in [0, 1]");
   c->add_option("--seed", flags.seed, "Override the scenario's seed");
   add_duration_option(*c, flags.duration, "Override the simulated duration, e.g. 6h");
+  c->add_option("--nodes", flags.nodes,
+                "Scale the scenario to this many nodes: its node pools, services and batch "
+                "arrivals in proportion (not for a trace or a node list)");
   c->add_option("--json", flags.json_path, "Write the results as JSON to this file ('-': stdout)");
   c->add_flag("-q,--quiet", flags.quiet, "No progress line");
 }
@@ -40,6 +43,9 @@ Outcome run_cluster_sim_command(const ClusterSimFlags& flags) {
     sc.preemption.alpha = *flags.alpha;
   }
   if (flags.seed) sc.seed = *flags.seed;
+  if (flags.nodes) {
+    TESSERA_ASSIGN_OR_RETURN(sc, sim::scale_to_nodes(sc, *flags.nodes));
+  }
   TESSERA_ASSIGN_OR_RETURN(const auto duration, parse_duration_flag(flags.duration));
   if (duration) sc.duration = *duration;
   ProgressLine progress(!flags.quiet);

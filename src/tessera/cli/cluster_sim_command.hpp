@@ -1,8 +1,9 @@
 #pragma once
 // `tessera cluster-sim SCENARIO.yaml`: the cluster simulator
 // (src/tessera/backends/sim/cluster/sim_cluster.hpp) on a scenario file, with the preemption
-// method, alpha and seed overridable from the command line. Prints the summary table; --json writes
-// the summary, every preemption and utilisation over time.
+// method, alpha, seed and duration overridable from the command line, and the scenario scalable to
+// another node count (--nodes). Prints the summary table; --json writes the summary, every
+// preemption and utilisation over time.
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -20,7 +21,8 @@ struct ClusterSimFlags {
   std::string method;  // empty: the scenario's
   std::optional<double> alpha;
   std::optional<std::uint64_t> seed;
-  std::string duration;  // empty: the scenario's
+  std::string duration;      // empty: the scenario's
+  std::optional<int> nodes;  // scale the scenario to this many nodes
   std::string json_path;
   bool quiet = false;
 };

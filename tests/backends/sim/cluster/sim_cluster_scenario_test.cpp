@@ -100,7 +100,9 @@ TEST(ClusterSimScenario, ErrorsNameFileLineAndField) {
       "batches: [{arrivals_per_hour: 1, shapes: [{gpus: 0}]}]\n");
   EXPECT_NE(e.find("request something"), std::string::npos) << e;
   e = parse_error("duration: 1h\nnodes: [{count: 1}]\nbatches: []\n");
-  EXPECT_NE(e.find("exactly one of 'preset' and 'topology_file'"), std::string::npos) << e;
+  EXPECT_NE(e.find("exactly one of 'preset', 'topology_file' and 'openb_node_csv'"),
+            std::string::npos)
+      << e;
 }
 
 TEST(ClusterSimRun, InvariantsHold) {

@@ -16,6 +16,13 @@
 // - cpu_milli -> whole cores (rounded up), memory_mib -> bytes.
 // - lifetime: deletion_time - creation_time (trace seconds); rows without a later deletion are
 //   skipped.
+//
+// The openb node list maps to generated servers (hw::generate). ASSUMPTION: the trace gives each
+// node's CPUs, memory, GPU count and model, no topology. Two sockets of one NUMA node each (one
+// socket when the CPU count is odd), the CPUs, memory and GPUs split evenly between them (the odd
+// GPU on the first); cpu_milli counts the CPUs pods ask for, so each is a core of its own group
+// (one thread, allocated singly, as kubelet's static CPU manager hands out CPUs); no links between
+// GPUs; the GPU model as the trace names it, its memory unknown (0).
 
 #include "tessera/backends/sim/cluster/cluster_workload.hpp"
 
@@ -29,6 +36,7 @@
 #include "tessera/cluster/registry.hpp"
 #include "tessera/core/file_read.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/hw/topology/presets.hpp"
 
 namespace tessera::sim {
 
@@ -225,19 +233,35 @@ core::Result<ClusterScenario> parse_cluster_scenario(const core::ConfigNode& roo
   if (pools.empty()) return std::unexpected(nodes.error("needs at least one node pool"));
   for (std::size_t i = 0; i < pools.size(); ++i) {
     const ConfigNode& p = pools[i];
-    TESSERA_TRY(p.check_keys({"name_prefix", "count", "preset", "topology_file"}));
+    TESSERA_TRY(
+        p.check_keys({"name_prefix", "count", "preset", "topology_file", "openb_node_csv"}));
     NodePool pool;
     TESSERA_ASSIGN_OR_RETURN(pool.name_prefix,
                              p.string_or("name_prefix", fmt::format("pool{}", i)));
-    TESSERA_ASSIGN_OR_RETURN(const std::int64_t count, p.get_int("count"));
-    if (count < 1 || count > 100'000)
-      return std::unexpected(p.error("count must be in [1, 100000]"));
-    pool.count = static_cast<int>(count);
     TESSERA_ASSIGN_OR_RETURN(pool.preset, p.string_or("preset", ""));
     TESSERA_ASSIGN_OR_RETURN(const std::string file, p.string_or("topology_file", ""));
     pool.topology_file = resolve(s.base_dir, file);
-    if (pool.preset.empty() == pool.topology_file.empty()) {
-      return std::unexpected(p.error("give exactly one of 'preset' and 'topology_file'"));
+    TESSERA_ASSIGN_OR_RETURN(const std::string node_csv, p.string_or("openb_node_csv", ""));
+    pool.openb_node_csv = resolve(s.base_dir, node_csv);
+    const int sources = static_cast<int>(!pool.preset.empty()) +
+                        static_cast<int>(!pool.topology_file.empty()) +
+                        static_cast<int>(!pool.openb_node_csv.empty());
+    if (sources != 1) {
+      return std::unexpected(
+          p.error("give exactly one of 'preset', 'topology_file' and 'openb_node_csv'"));
+    }
+    if (pool.openb_node_csv.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(const std::int64_t count, p.get_int("count"));
+      if (count < 1 || count > 100'000) {
+        return std::unexpected(p.error("count must be in [1, 100000]"));
+      }
+      pool.count = static_cast<int>(count);
+    } else {
+      TESSERA_ASSIGN_OR_RETURN(const std::int64_t count, p.int_or("count", 0));
+      if (count < 0 || count > 100'000) {
+        return std::unexpected(p.error("count must be in [0, 100000] (0: every row)"));
+      }
+      pool.count = static_cast<int>(count);
     }
     s.nodes.push_back(std::move(pool));
   }
@@ -428,6 +452,82 @@ core::Result<std::vector<TracePod>> load_openb_pods(const TraceSpec& spec) {
     tp.lifetime = core::seconds((deleted - created) * spec.time_scale);
     out.push_back(std::move(tp));
     if (spec.max_pods >= 0 && static_cast<std::int64_t>(out.size()) >= spec.max_pods) break;
+  }
+  return out;
+}
+
+core::Result<std::vector<TraceNode>> load_openb_nodes(const std::string& csv_path) {
+  TESSERA_ASSIGN_OR_RETURN(std::istringstream in, open_csv(csv_path, "the openb node list"));
+  std::string line;
+  if (!std::getline(in, line)) {
+    return core::failf(core::Domain::kWorkload, core::Code::kParse, "{}: empty file", csv_path);
+  }
+  const auto header = split_fields(line);
+  std::map<std::string, std::size_t> col;
+  for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+  for (const char* need : {"sn", "cpu_milli", "memory_mib", "gpu", "model"}) {
+    if (!col.contains(need)) {
+      return core::failf(core::Domain::kWorkload, core::Code::kParse,
+                         "{}: no column '{}' (expected the openb_node_list header)", csv_path,
+                         need);
+    }
+  }
+  // Servers of one shape share one topology: (CPUs, MiB, GPUs, model).
+  std::map<std::tuple<std::int64_t, std::int64_t, int, std::string>,
+           std::shared_ptr<const hw::HostTopology>>
+      shapes;
+  std::vector<TraceNode> out;
+  int lineno = 1;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.empty() || line == "\r") continue;
+    const auto f = split_fields(line);
+    if (f.size() < header.size()) {
+      return core::failf(core::Domain::kWorkload, core::Code::kParse,
+                         "{}:{}: {} fields, the header has {}", csv_path, lineno, f.size(),
+                         header.size());
+    }
+    double cpu_milli = 0, memory_mib = 0, gpus = 0;
+    const bool numbers = to_double(f[col["cpu_milli"]], cpu_milli) &&
+                         to_double(f[col["memory_mib"]], memory_mib) &&
+                         to_double(f[col["gpu"]], gpus);
+    if (!numbers || cpu_milli < 1000 || cpu_milli > 1e8 || memory_mib < 0 || memory_mib > 1e12 ||
+        gpus < 0 || gpus > 1024 || gpus != std::floor(gpus)) {
+      return core::failf(core::Domain::kWorkload, core::Code::kParse,
+                         "{}:{}: expected cpu_milli >= 1000, memory_mib >= 0 and a whole gpu "
+                         "count from 0 to 1024, got '{}'",
+                         csv_path, lineno, line);
+    }
+    const auto cpus = static_cast<std::int64_t>(cpu_milli / 1000);
+    const auto mib = static_cast<std::int64_t>(memory_mib);
+    const int gpu_count = static_cast<int>(gpus);
+    const std::string& model = f[col["model"]];
+    auto& topology = shapes[{cpus, mib, gpu_count, model}];
+    if (!topology) {
+      hw::ServerShape shape;
+      shape.name = fmt::format("openb-{}c-{}mib-{}x{}", cpus, mib, gpu_count,
+                               model.empty() ? "none" : model);
+      shape.sockets = cpus % 2 == 0 ? 2 : 1;
+      shape.numa_per_socket = 1;
+      shape.cores_per_numa = static_cast<int>(cpus / shape.sockets);
+      shape.cores_per_group = 1;
+      shape.threads_per_core = 1;
+      shape.memory_per_numa_bytes = mib * kMiB / shape.sockets;
+      shape.gpus_by_numa = shape.sockets == 2
+                               ? std::vector<int>{gpu_count - gpu_count / 2, gpu_count / 2}
+                               : std::vector<int>{gpu_count};
+      shape.gpu_model = model;
+      auto generated = hw::generate(shape);
+      if (!generated) {
+        return std::unexpected(
+            generated.error().with_context(fmt::format("{}:{}", csv_path, lineno)));
+      }
+      topology = std::make_shared<const hw::HostTopology>(std::move(*generated));
+    }
+    out.push_back(TraceNode{.name = f[col["sn"]], .topology = topology});
+  }
+  if (out.empty()) {
+    return core::failf(core::Domain::kWorkload, core::Code::kParse, "{}: no nodes", csv_path);
   }
   return out;
 }

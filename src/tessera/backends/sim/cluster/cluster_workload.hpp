@@ -7,6 +7,7 @@
 // FILE.yaml`) describes one; parse_cluster_scenario reads it with file:line errors.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "tessera/core/config.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/time.hpp"
+#include "tessera/hw/topology/host_topology.hpp"
 
 namespace tessera::sim {
 
@@ -31,12 +33,15 @@ struct PodClass {
 };
 
 // Nodes of one shape: `count` servers from a hw preset (topology_presets.hpp) or from a topology
-// file (hwloc XML, NCCL XML or tessera JSON; topology_sources.hpp).
+// file (hwloc XML, NCCL XML or tessera JSON; topology_sources.hpp). Or the servers of the openb
+// node list, each as its row says (load_openb_nodes).
 struct NodePool {
   std::string name_prefix = "node";  // nodes are named prefix-0, prefix-1, ...
   int count = 1;
-  std::string preset;         // e.g. "rtx4090-2s2n"; empty when `topology_file` is given
+  std::string preset;         // e.g. "rtx4090-2s2n"; empty when another source is given
   std::string topology_file;  // resolved against the scenario file's folder
+  // Likewise. Its rows name the nodes; `count` takes the first rows (0: all of them).
+  std::string openb_node_csv;
 };
 
 // A service (workloads A and B). Offered load follows
@@ -109,6 +114,12 @@ struct ClusterScenario {
 core::Result<ClusterScenario> parse_cluster_scenario(const core::ConfigNode& root);
 core::Result<ClusterScenario> load_cluster_scenario(const std::string& file);
 
+// The same scenario on `nodes` nodes (scenario_scaling.cpp): the node pools and what runs (each
+// service's replica bounds and load, each batch's arrival rate) scaled by `nodes` over its node
+// count, so the cluster is as full as before. Fails for a trace (its pods are what they are) or
+// a node list, and for `nodes` outside [1, 100000].
+core::Result<ClusterScenario> scale_to_nodes(const ClusterScenario& scenario, int nodes);
+
 // The Philly runtime distribution: job run times in seconds, as listed.
 core::Result<std::vector<double>> load_philly_runtimes(const std::string& csv_path);
 
@@ -119,5 +130,14 @@ struct TracePod {
   core::Nanos lifetime = 0;  // deletion - creation
 };
 core::Result<std::vector<TracePod>> load_openb_pods(const TraceSpec& spec);
+
+// One server of the openb node list (openb_node_list_all_node.csv: sn, cpu_milli, memory_mib,
+// gpu, model), as a generated topology; servers of one shape share it. The mapping is in
+// cluster_workload.cpp and docs/cluster.md.
+struct TraceNode {
+  std::string name;  // the row's `sn`
+  std::shared_ptr<const hw::HostTopology> topology;
+};
+core::Result<std::vector<TraceNode>> load_openb_nodes(const std::string& csv_path);
 
 }  // namespace tessera::sim

@@ -9,6 +9,11 @@
 // podMaxBackoffSeconds = 10, KubeSchedulerConfiguration v1 defaults); placing it without
 // preemption is tried at every pass. Within a pass, a request that failed is not tried again for
 // a pod of the same shape and priority.
+//
+// So that a run scales with the cluster, the pending pods wait in one queue per shape
+// (pending_queue.hpp) and cluster::place's answers come from an index kept current as pods bind
+// and leave (placement_index.hpp): the same decisions as sorting every pending pod and searching
+// every node at each pass, at a logarithmic cost per pod. cluster::preempt still reads every node.
 
 #include "tessera/backends/sim/cluster/sim_cluster.hpp"
 
@@ -16,9 +21,9 @@
 #include <cmath>
 #include <map>
 #include <numbers>
-#include <set>
-#include <tuple>
 
+#include "tessera/backends/sim/cluster/internal/pending_queue.hpp"
+#include "tessera/backends/sim/cluster/internal/placement_index.hpp"
 #include "tessera/backends/sim/cluster/internal/sim_cluster_util.hpp"
 #include "tessera/backends/sim/engine.hpp"
 #include "tessera/core/random.hpp"
@@ -59,7 +64,7 @@ struct Job {
 class Simulation {
  public:
   Simulation(const ClusterScenario& sc, const ClusterSimOptions& opts)
-      : sc_(sc), opts_(opts), streams_(sc.seed) {}
+      : sc_(sc), opts_(opts), streams_(sc.seed), placement_(state_) {}
 
   core::Result<ClusterSimResult> run();
 
@@ -74,9 +79,13 @@ class Simulation {
   void enqueue(int j);
   void request_pass();
   core::Status pass();
+  // Places or preempts for pending job `j` in a pass; false when the rest of its shape is to be
+  // skipped in this pass (it neither fit nor preempted).
+  core::Result<bool> schedule(int j, Nanos now);
   core::Status bind(int j, const cluster::Placement& placement, PreemptionRecord* rec);
   void evict_victim(int pod_index);
-  void finish(int j);  // completion or scale-down of a bound or pending job
+  void unbind(Job& job);  // frees what the job's pod holds
+  void finish(int j);     // completion or scale-down of a bound or pending job
 
   void autoscale(int s);
   void batch_arrival(int b);
@@ -88,12 +97,13 @@ class Simulation {
   Engine engine_;
   cluster::ClusterState state_;
   cluster::PreemptionWorkspace preemption_workspace_;
-  std::vector<std::shared_ptr<const hw::HostTopology>> shapes_;  // one per pool
+  detail::PlacementIndex placement_;  // cluster::place's answers, kept current with state_
+  std::vector<std::shared_ptr<const hw::HostTopology>> shapes_;  // one per node shape
   ClusterSimResult result_;
   core::Status error_;  // first error inside an event; ends the run
 
   std::vector<Job> jobs_;
-  std::vector<int> pending_;                // job ids
+  detail::PendingQueue pending_;
   std::vector<int> job_of_pod_;             // cluster pod index -> job id
   std::map<std::int32_t, int> bound_prio_;  // priority -> bound pods with it
   std::int64_t seq_ = 0;
@@ -108,7 +118,30 @@ class Simulation {
 };
 
 core::Status Simulation::build_nodes() {
+  const auto add = [this](std::string name,
+                          const std::shared_ptr<const hw::HostTopology>& shape) -> core::Status {
+    TESSERA_TRY(state_.add_node(std::move(name), shape));
+    result_.total_gpus += static_cast<int>(shape->gpus().size());
+    total_cores_ += shape->total_cores();
+    return {};
+  };
   for (const auto& pool : sc_.nodes) {
+    if (!pool.openb_node_csv.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(auto nodes, load_openb_nodes(pool.openb_node_csv));
+      if (pool.count > static_cast<int>(nodes.size())) {
+        return core::failf(core::Domain::kSim, core::Code::kInvalidArgument,
+                           "{}: count {} but the list has {} nodes", pool.openb_node_csv,
+                           pool.count, nodes.size());
+      }
+      if (pool.count > 0) nodes.resize(static_cast<std::size_t>(pool.count));
+      for (auto& node : nodes) {
+        if (std::ranges::find(shapes_, node.topology) == shapes_.end()) {
+          shapes_.push_back(node.topology);
+        }
+        TESSERA_TRY(add(std::move(node.name), node.topology));
+      }
+      continue;
+    }
     core::Result<hw::HostTopology> topo = pool.preset.empty()
                                               ? hw::load_topology_file(pool.topology_file)
                                               : hw::preset(pool.preset, pool.name_prefix);
@@ -119,9 +152,7 @@ core::Status Simulation::build_nodes() {
     auto shared = std::make_shared<const hw::HostTopology>(std::move(*topo));
     shapes_.push_back(shared);
     for (int i = 0; i < pool.count; ++i) {
-      TESSERA_TRY(state_.add_node(fmt::format("{}-{}", pool.name_prefix, i), shared));
-      result_.total_gpus += static_cast<int>(shared->gpus().size());
-      total_cores_ += shared->total_cores();
+      TESSERA_TRY(add(fmt::format("{}-{}", pool.name_prefix, i), shared));
     }
   }
   result_.nodes = static_cast<int>(state_.nodes().size());
@@ -170,7 +201,7 @@ void Simulation::enqueue(int j) {
   job.pending_since = engine_.now();
   job.next_preempt = engine_.now();
   job.backoff = kInitialBackoff;
-  pending_.push_back(j);
+  pending_.push(detail::pending_shape(job.pod), job.pending_since, j);
   request_pass();
 }
 
@@ -199,6 +230,7 @@ core::Status Simulation::bind(int j, const cluster::Placement& placement, Preemp
     job_of_pod_.resize(static_cast<std::size_t>(index) + 1, -1);
   }
   job_of_pod_[static_cast<std::size_t>(index)] = j;
+  placement_.node_changed(placement.node);
   ++bound_prio_[job.pod.priority];
   if (job.pod.qos == cluster::Qos::kGuaranteed &&
       !cluster::satisfies(placement.assignment.affinity, job.pod.topology)) {
@@ -224,17 +256,21 @@ core::Status Simulation::bind(int j, const cluster::Placement& placement, Preemp
 // Unbinds job `j`'s pod, if bound, and retires the job.
 void Simulation::finish(int j) {
   Job& job = jobs_[static_cast<std::size_t>(j)];
-  if (job.pod_index >= 0) {
-    state_.evict(job.pod_index);
-    if (--bound_prio_[job.pod.priority] == 0) bound_prio_.erase(job.pod.priority);
-    job.pod_index = -1;
-    if (job.completion) engine_.cancel(job.completion);
-    job.completion = 0;
-  }
-  if (job.pending) std::erase(pending_, j);
+  if (job.pod_index >= 0) unbind(job);
+  if (job.pending) pending_.erase(detail::pending_shape(job.pod), job.pending_since, j);
   job.pending = false;
   job.done = true;
   request_pass();
+}
+
+void Simulation::unbind(Job& job) {
+  const int node = state_.pod(job.pod_index).node;
+  state_.evict(job.pod_index);
+  placement_.node_changed(node);
+  if (--bound_prio_[job.pod.priority] == 0) bound_prio_.erase(job.pod.priority);
+  job.pod_index = -1;
+  if (job.completion) engine_.cancel(job.completion);
+  job.completion = 0;
 }
 
 void Simulation::evict_victim(int pod_index) {
@@ -243,11 +279,7 @@ void Simulation::evict_victim(int pod_index) {
   ++result_.evictions;
   result_.evicted_gpu_hours +=
       job.pod.request.gpus * static_cast<double>(engine_.now() - job.bound_at) / kNanosPerHour;
-  state_.evict(pod_index);
-  if (--bound_prio_[job.pod.priority] == 0) bound_prio_.erase(job.pod.priority);
-  job.pod_index = -1;
-  if (job.completion) engine_.cancel(job.completion);
-  job.completion = 0;
+  unbind(job);
   // A service replica is recreated by its controller; batch and trace pods as configured. A
   // requeued pod starts over: what it had run is lost (counted in evicted GPU-hours).
   if (job.source == Source::kService || job.requeue_evicted) {
@@ -261,76 +293,63 @@ void Simulation::evict_victim(int pod_index) {
 
 core::Status Simulation::pass() {
   ++result_.scheduling_passes;
-  std::vector<int> order = pending_;
-  std::sort(order.begin(), order.end(), [this](int a, int b) {
-    const Job& x = jobs_[static_cast<std::size_t>(a)];
-    const Job& y = jobs_[static_cast<std::size_t>(b)];
-    return std::tie(y.pod.priority, x.pending_since, a) <
-           std::tie(x.pod.priority, y.pending_since, b);
-  });
-  using Shape = std::tuple<std::int32_t, int, int, int, std::int64_t, int>;
-  std::set<Shape> failed;
   const Nanos now = engine_.now();
-  for (int j : order) {
-    Job& job = jobs_[static_cast<std::size_t>(j)];
-    if (!job.pending) continue;
-    const Shape shape{
-        job.pod.priority,     static_cast<int>(job.pod.qos), static_cast<int>(job.pod.topology),
-        job.pod.request.gpus, job.pod.request.memory_bytes,  job.pod.request.cpus};
-    if (failed.contains(shape)) continue;
-    const auto placed = detail::place_for(state_, job.pod, sc_.method);
-    TESSERA_TRY(detail::refuse_invalid(placed.status, job.pod, placed.reason));
-    if (placed.placement) {
-      std::erase(pending_, j);
-      TESSERA_TRY(bind(j, *placed.placement, nullptr));
-      continue;
-    }
-    const bool outranks = !bound_prio_.empty() && bound_prio_.begin()->first < job.pod.priority;
-    if (!outranks || now < job.next_preempt) {
-      failed.insert(shape);
-      continue;
-    }
-    const auto decision =
-        cluster::preempt(state_, job.pod, sc_.method, sc_.preemption, preemption_workspace_);
-    TESSERA_TRY(detail::refuse_invalid(decision.status, job.pod, decision.reason));
-    PreemptionRecord rec = detail::start_record(job.pod, job.pod_class, sc_.method);
-    rec.time = now;
-    rec.sequence = static_cast<int>(result_.preemptions.size());
-    rec.nodes_examined = decision.nodes_examined;
-    rec.sets_evaluated = decision.sets_evaluated;
-    if (!decision.chosen) {
-      rec.reason = decision.reason;
-      result_.preemptions.push_back(std::move(rec));
-      job.next_preempt = now + job.backoff;
-      job.backoff = std::min(kMaxBackoff, 2 * job.backoff);
-      failed.insert(shape);
-      continue;
-    }
-    const auto cand = *decision.chosen;
-    rec.preempted = !cand.victims.empty();
-    for (int v : cand.victims) {
-      const auto& bp = state_.pod(v);
-      rec.victims.push_back(bp.pod.name);
-      rec.victim_priorities.push_back(bp.pod.priority);
-      rec.victim_gpus += bp.pod.request.gpus;
-      evict_victim(v);
-    }
-    auto a = cluster::best_assignment(state_.node(cand.node), job.pod.request);
-    if (!a) {
-      rec.node = cand.node;
-      rec.node_name = state_.node(cand.node).name();
-      rec.reason = "the victims' resources do not hold the preemptor on its node";
-      result_.preemptions.push_back(std::move(rec));
-      continue;
-    }
-    cluster::Placement placement;
-    placement.node = cand.node;
-    placement.assignment = std::move(*a);
-    std::erase(pending_, j);
-    TESSERA_TRY(bind(j, placement, &rec));
-    result_.preemptions.push_back(std::move(rec));
+  return pending_.pass([this, now](int j) { return schedule(j, now); });
+}
+
+core::Result<bool> Simulation::schedule(int j, Nanos now) {
+  Job& job = jobs_[static_cast<std::size_t>(j)];
+  const cluster::Pod placed_as = detail::placement_view(job.pod, sc_.method);
+  if (auto valid = cluster::validate(placed_as); !valid) {
+    TESSERA_TRY(detail::refuse_invalid(cluster::DecisionStatus::kInvalid, job.pod,
+                                       valid.error().message()));
   }
-  return {};
+  if (const auto placement = placement_.place(placed_as)) {
+    pending_.erase(detail::pending_shape(job.pod), job.pending_since, j);
+    TESSERA_TRY(bind(j, *placement, nullptr));
+    return true;
+  }
+  const bool outranks = !bound_prio_.empty() && bound_prio_.begin()->first < job.pod.priority;
+  if (!outranks || now < job.next_preempt) return false;
+  const auto decision =
+      cluster::preempt(state_, job.pod, sc_.method, sc_.preemption, preemption_workspace_);
+  TESSERA_TRY(detail::refuse_invalid(decision.status, job.pod, decision.reason));
+  PreemptionRecord rec = detail::start_record(job.pod, job.pod_class, sc_.method);
+  rec.time = now;
+  rec.sequence = static_cast<int>(result_.preemptions.size());
+  rec.nodes_examined = decision.nodes_examined;
+  rec.sets_evaluated = decision.sets_evaluated;
+  if (!decision.chosen) {
+    rec.reason = decision.reason;
+    result_.preemptions.push_back(std::move(rec));
+    job.next_preempt = now + job.backoff;
+    job.backoff = std::min(kMaxBackoff, 2 * job.backoff);
+    return false;
+  }
+  const auto cand = *decision.chosen;
+  rec.preempted = !cand.victims.empty();
+  for (int v : cand.victims) {
+    const auto& bp = state_.pod(v);
+    rec.victims.push_back(bp.pod.name);
+    rec.victim_priorities.push_back(bp.pod.priority);
+    rec.victim_gpus += bp.pod.request.gpus;
+    evict_victim(v);
+  }
+  auto a = cluster::best_assignment(state_.node(cand.node), job.pod.request);
+  if (!a) {
+    rec.node = cand.node;
+    rec.node_name = state_.node(cand.node).name();
+    rec.reason = "the victims' resources do not hold the preemptor on its node";
+    result_.preemptions.push_back(std::move(rec));
+    return true;
+  }
+  cluster::Placement placement;
+  placement.node = cand.node;
+  placement.assignment = std::move(*a);
+  pending_.erase(detail::pending_shape(job.pod), job.pending_since, j);
+  TESSERA_TRY(bind(j, placement, &rec));
+  result_.preemptions.push_back(std::move(rec));
+  return true;
 }
 
 void Simulation::autoscale(int s) {
@@ -436,7 +455,7 @@ core::Result<ClusterSimResult> Simulation::run() {
   start();
   engine_.run_until(sc_.duration);
   if (!error_) return std::unexpected(error_.error());
-  for (int j : pending_) {
+  for (int j : pending_.jobs_in_push_order()) {
     PendingTime w;
     w.workload = jobs_[static_cast<std::size_t>(j)].workload;
     w.wait = sc_.duration - jobs_[static_cast<std::size_t>(j)].pending_since;

@@ -43,13 +43,17 @@ bool fits_empty(const std::shared_ptr<const hw::HostTopology>& topology, const c
   return a && cluster::acceptable(pod, *a);
 }
 
-cluster::PlacementDecision place_for(const cluster::ClusterState& state, const cluster::Pod& pod,
-                                     cluster::PreemptionMethod method) {
-  if (method != cluster::PreemptionMethod::kDefaultK8s) return cluster::place(state, pod);
+cluster::Pod placement_view(const cluster::Pod& pod, cluster::PreemptionMethod method) {
+  if (method != cluster::PreemptionMethod::kDefaultK8s) return pod;
   cluster::Pod blind = pod;
   blind.qos = cluster::Qos::kBestEffort;
   blind.topology = cluster::TopologyRequirement::kNone;
-  return cluster::place(state, blind);
+  return blind;
+}
+
+cluster::PlacementDecision place_for(const cluster::ClusterState& state, const cluster::Pod& pod,
+                                     cluster::PreemptionMethod method) {
+  return cluster::place(state, placement_view(pod, method));
 }
 
 core::Status refuse_invalid(cluster::DecisionStatus status, const cluster::Pod& pod,

@@ -24,10 +24,13 @@ cluster::Pod make_pod(const PodClass& c, std::string name, std::int64_t start_se
 // Whether `request` fits acceptably for `pod` on an empty node of `topology`.
 bool fits_empty(const std::shared_ptr<const hw::HostTopology>& topology, const cluster::Pod& pod);
 
-// Where the scheduler binds `pod` without preemption. kDefaultK8s filters nodes by plain resource
-// counts, blind to the topology requirement (kube-scheduler's NodeResourcesFit): the node is still
+// The pod as the scheduler's filter sees it when placing without preemption. kDefaultK8s filters
+// nodes by plain resource counts, blind to the topology requirement (kube-scheduler's
+// NodeResourcesFit): the pod is seen as best-effort asking for nothing, so the node is still
 // chosen by cluster::place's order and the pod gets the best assignment there, as kubelet's device
 // and CPU managers would give it, but a guaranteed pod may land below its requirement.
+cluster::Pod placement_view(const cluster::Pod& pod, cluster::PreemptionMethod method);
+// Where the scheduler binds `pod` without preemption: cluster::place of placement_view.
 cluster::PlacementDecision place_for(const cluster::ClusterState& state, const cluster::Pod& pod,
                                      cluster::PreemptionMethod method);
 
