@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -112,6 +113,29 @@ TEST(ClusterSimOpenbInventory, ANodeListScenarioRuns) {
   ASSERT_FALSE(too_many);
   EXPECT_NE(too_many.error().message().find("1523"), std::string::npos)
       << too_many.error().message();
+}
+
+// A malformed node list is refused naming the file, the line and what is wrong.
+TEST(ClusterSimOpenbInventory, AMalformedNodeListIsNamed) {
+  const std::string dir = ::testing::TempDir();
+  const auto refused = [&](const std::string& name, const std::string& text) {
+    const std::string path = dir + name;
+    std::ofstream(path) << text;
+    auto nodes = load_openb_nodes(path);
+    EXPECT_FALSE(nodes) << name;
+    return nodes ? std::string() : nodes.error().message();
+  };
+  EXPECT_NE(refused("no-model.csv", "sn,cpu_milli,memory_mib,gpu\nn0,32000,1024,0\n")
+                .find("no column 'model' (expected the openb_node_list header)"),
+            std::string::npos);
+  EXPECT_NE(
+      refused("short-row.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,1024,0,\nn1,32000\n")
+          .find("short-row.csv:3: 2 fields, the header has 5"),
+      std::string::npos);
+  EXPECT_NE(refused("bad-number.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,lots,1024,0,\n")
+                .find("bad-number.csv:2: expected cpu_milli >= 1000"),
+            std::string::npos);
+  EXPECT_NE(refused("empty.csv", "").find("empty file"), std::string::npos);
 }
 
 }  // namespace

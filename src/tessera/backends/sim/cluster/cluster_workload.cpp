@@ -343,6 +343,64 @@ core::Result<std::istringstream> open_csv(const std::string& path, std::string_v
   return std::istringstream(std::move(*text));
 }
 
+// One of the openb tables (openb_pod_list, openb_node_list), row by row: the header must have
+// the columns asked for, and every row at least the header's fields.
+class OpenbTable {
+ public:
+  static core::Result<OpenbTable> open(const std::string& path, std::string_view what,
+                                       std::string_view table,
+                                       std::initializer_list<const char*> columns) {
+    TESSERA_ASSIGN_OR_RETURN(std::istringstream in, open_csv(path, what));
+    OpenbTable t(path, std::move(in));
+    if (!std::getline(t.in_, t.line_)) {
+      return core::failf(core::Domain::kWorkload, core::Code::kParse, "{}: empty file", path);
+    }
+    const auto header = split_fields(t.line_);
+    t.width_ = header.size();
+    for (std::size_t i = 0; i < header.size(); ++i) t.column_[header[i]] = i;
+    for (const char* need : columns) {
+      if (!t.column_.contains(need)) {
+        return core::failf(core::Domain::kWorkload, core::Code::kParse,
+                           "{}: no column '{}' (expected the {} header)", path, need, table);
+      }
+    }
+    return t;
+  }
+
+  // Moves to the next row with fields; false at the end.
+  core::Result<bool> next() {
+    while (std::getline(in_, line_)) {
+      ++lineno_;
+      if (line_.empty() || line_ == "\r") continue;
+      fields_ = split_fields(line_);
+      if (fields_.size() < width_) {
+        return core::failf(core::Domain::kWorkload, core::Code::kParse,
+                           "{}:{}: {} fields, the header has {}", path_, lineno_, fields_.size(),
+                           width_);
+      }
+      return true;
+    }
+    return false;
+  }
+
+  // A column the table was opened with, in the current row.
+  const std::string& operator[](const char* column) const { return fields_[column_.at(column)]; }
+  int line_number() const { return lineno_; }
+  const std::string& line() const { return line_; }
+
+ private:
+  OpenbTable(std::string path, std::istringstream in)
+      : path_(std::move(path)), in_(std::move(in)) {}
+
+  std::string path_;
+  std::istringstream in_;
+  std::string line_;
+  std::vector<std::string> fields_;
+  std::map<std::string, std::size_t> column_;
+  std::size_t width_ = 0;
+  int lineno_ = 1;
+};
+
 }  // namespace
 
 core::Result<std::vector<double>> load_philly_runtimes(const std::string& csv_path) {
@@ -374,34 +432,17 @@ core::Result<std::vector<double>> load_philly_runtimes(const std::string& csv_pa
 
 core::Result<std::vector<TracePod>> load_openb_pods(const TraceSpec& spec) {
   const std::string& path = spec.openb_pod_csv;
-  TESSERA_ASSIGN_OR_RETURN(std::istringstream in, open_csv(path, "the openb pod list"));
-  std::string line;
-  if (!std::getline(in, line)) {
-    return core::failf(core::Domain::kWorkload, core::Code::kParse, "{}: empty file", path);
-  }
-  const auto header = split_fields(line);
-  std::map<std::string, std::size_t> col;
-  for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
-  for (const char* need : {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "qos",
-                           "creation_time", "deletion_time"}) {
-    if (!col.contains(need)) {
-      return core::failf(core::Domain::kWorkload, core::Code::kParse,
-                         "{}: no column '{}' (expected the openb_pod_list header)", path, need);
-    }
-  }
+  TESSERA_ASSIGN_OR_RETURN(
+      OpenbTable table, OpenbTable::open(path, "the openb pod list", "openb_pod_list",
+                                         {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli",
+                                          "qos", "creation_time", "deletion_time"}));
   std::vector<TracePod> out;
-  int lineno = 1;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (line.empty() || line == "\r") continue;
-    const auto f = split_fields(line);
-    if (f.size() < header.size()) {
-      return core::failf(core::Domain::kWorkload, core::Code::kParse,
-                         "{}:{}: {} fields, the header has {}", path, lineno, f.size(),
-                         header.size());
-    }
+  while (true) {
+    TESSERA_ASSIGN_OR_RETURN(const bool row, table.next());
+    if (!row) break;
+    const int lineno = table.line_number();
     auto num = [&](const char* c, double& v) -> core::Status {
-      const std::string& s = f[col[c]];
+      const std::string& s = table[c];
       if (s.empty()) {
         v = -1;
         return {};
@@ -424,9 +465,9 @@ core::Result<std::vector<TracePod>> load_openb_pods(const TraceSpec& spec) {
     created = std::max(created, spec.start_s);
     TracePod tp;
     cluster::Pod& p = tp.pod;
-    p.name = "trace/" + f[col["name"]];
-    p.uid = f[col["name"]];
-    const std::string& qos = f[col["qos"]];
+    p.name = "trace/" + table["name"];
+    p.uid = table["name"];
+    const std::string& qos = table["qos"];
     const int gpus = static_cast<int>(std::ceil(ngpu));  // gpu_milli < 1000: one whole GPU
     if (qos == "LS" || qos == "Guaranteed") {
       p.priority = kPriorityLatencySensitive;
@@ -457,51 +498,33 @@ core::Result<std::vector<TracePod>> load_openb_pods(const TraceSpec& spec) {
 }
 
 core::Result<std::vector<TraceNode>> load_openb_nodes(const std::string& csv_path) {
-  TESSERA_ASSIGN_OR_RETURN(std::istringstream in, open_csv(csv_path, "the openb node list"));
-  std::string line;
-  if (!std::getline(in, line)) {
-    return core::failf(core::Domain::kWorkload, core::Code::kParse, "{}: empty file", csv_path);
-  }
-  const auto header = split_fields(line);
-  std::map<std::string, std::size_t> col;
-  for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
-  for (const char* need : {"sn", "cpu_milli", "memory_mib", "gpu", "model"}) {
-    if (!col.contains(need)) {
-      return core::failf(core::Domain::kWorkload, core::Code::kParse,
-                         "{}: no column '{}' (expected the openb_node_list header)", csv_path,
-                         need);
-    }
-  }
+  TESSERA_ASSIGN_OR_RETURN(OpenbTable table,
+                           OpenbTable::open(csv_path, "the openb node list", "openb_node_list",
+                                            {"sn", "cpu_milli", "memory_mib", "gpu", "model"}));
   // Servers of one shape share one topology: (CPUs, MiB, GPUs, model).
   std::map<std::tuple<std::int64_t, std::int64_t, int, std::string>,
            std::shared_ptr<const hw::HostTopology>>
       shapes;
   std::vector<TraceNode> out;
-  int lineno = 1;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (line.empty() || line == "\r") continue;
-    const auto f = split_fields(line);
-    if (f.size() < header.size()) {
-      return core::failf(core::Domain::kWorkload, core::Code::kParse,
-                         "{}:{}: {} fields, the header has {}", csv_path, lineno, f.size(),
-                         header.size());
-    }
+  while (true) {
+    TESSERA_ASSIGN_OR_RETURN(const bool row, table.next());
+    if (!row) break;
+    const int lineno = table.line_number();
     double cpu_milli = 0, memory_mib = 0, gpus = 0;
-    const bool numbers = to_double(f[col["cpu_milli"]], cpu_milli) &&
-                         to_double(f[col["memory_mib"]], memory_mib) &&
-                         to_double(f[col["gpu"]], gpus);
+    const bool numbers = to_double(table["cpu_milli"], cpu_milli) &&
+                         to_double(table["memory_mib"], memory_mib) &&
+                         to_double(table["gpu"], gpus);
     if (!numbers || cpu_milli < 1000 || cpu_milli > 1e8 || memory_mib < 0 || memory_mib > 1e12 ||
         gpus < 0 || gpus > 1024 || gpus != std::floor(gpus)) {
       return core::failf(core::Domain::kWorkload, core::Code::kParse,
                          "{}:{}: expected cpu_milli >= 1000, memory_mib >= 0 and a whole gpu "
                          "count from 0 to 1024, got '{}'",
-                         csv_path, lineno, line);
+                         csv_path, lineno, table.line());
     }
     const auto cpus = static_cast<std::int64_t>(cpu_milli / 1000);
     const auto mib = static_cast<std::int64_t>(memory_mib);
     const int gpu_count = static_cast<int>(gpus);
-    const std::string& model = f[col["model"]];
+    const std::string& model = table["model"];
     auto& topology = shapes[{cpus, mib, gpu_count, model}];
     if (!topology) {
       hw::ServerShape shape;
@@ -524,7 +547,7 @@ core::Result<std::vector<TraceNode>> load_openb_nodes(const std::string& csv_pat
       }
       topology = std::make_shared<const hw::HostTopology>(std::move(*generated));
     }
-    out.push_back(TraceNode{.name = f[col["sn"]], .topology = topology});
+    out.push_back(TraceNode{.name = table["sn"], .topology = topology});
   }
   if (out.empty()) {
     return core::failf(core::Domain::kWorkload, core::Code::kParse, "{}: no nodes", csv_path);
