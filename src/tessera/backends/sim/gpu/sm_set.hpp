@@ -118,8 +118,14 @@ class SmSet {
     return (std::uint64_t{1} << n) - 1;
   }
   // The fewest low bits of `word` that hold `k` of its set bits, for 0 < k < popcount(word):
-  // a binary search on the count below a bit position (six steps, whatever k is).
+  // the k-th set bit's position plus one, found bit by bit for small k and by a binary search on
+  // the count below a bit position (six steps) otherwise.
   static int select(std::uint64_t word, int k) {
+    constexpr int kFewBits = 4;
+    if (k <= kFewBits) {
+      for (; k > 1; --k) word &= word - 1;  // clears the lowest set bit
+      return std::countr_zero(word) + 1;
+    }
     int lo = 0;   // popcount(word & below(lo)) < k
     int hi = 64;  // popcount(word & below(hi)) >= k, taking below(64) as every bit
     while (hi - lo > 1) {
