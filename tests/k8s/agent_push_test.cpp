@@ -113,6 +113,35 @@ TEST(AgentPush, PutsTheNodesTopologyInTheExtendersProtocol) {
   EXPECT_EQ(extender.received().size(), 2u);
 }
 
+// Against the real extender with a write token: the pusher's token is accepted, no token is an
+// error naming the status.
+TEST(AgentPush, CarriesTheExtendersWriteToken) {
+  ExtenderConfig config;
+  config.write_token = "agent-token";
+  ExtenderService service(config, std::make_shared<RecordOnlyBinder>());
+  auto server = HttpServer::create(HttpServerOptions{});
+  ASSERT_TRUE(server);
+  service.register_routes(**server);
+  ASSERT_TRUE((*server)->start());
+  const std::string url = "http://127.0.0.1:" + std::to_string((*server)->port());
+
+  auto without = pusher(url);
+  ASSERT_TRUE(without);
+  auto refused = without->push("node-a", small_server("host-a"));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("401"), std::string::npos) << refused.error().message();
+  EXPECT_EQ(service.node_count(), 0u);
+
+  PushOptions o;
+  o.url = url;
+  o.token = "agent-token";
+  auto with = TopologyPusher::create(o);
+  ASSERT_TRUE(with) << with.error().message();
+  auto st = (*with)->push("node-a", small_server("host-a"));
+  ASSERT_TRUE(st) << st.error().message();
+  EXPECT_EQ(service.node_count(), 1u);
+}
+
 TEST(AgentPush, KeepsTheUrlsPathPrefix) {
   FakeExtender extender("/api");
   auto p = pusher(extender.url() + "/api/");

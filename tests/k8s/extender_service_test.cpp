@@ -376,5 +376,48 @@ TEST(ExtenderHttp, MalformedRequestsGet400AndTheServerKeepsServing) {
   EXPECT_EQ(del->status, 404);
 }
 
+// With a write token, a topology PUT or a release without it (or with another) is refused and
+// changes nothing; kube-scheduler's verbs still need none.
+TEST(ExtenderHttp, WritesNeedTheBearerTokenWhenOneIsSet) {
+  ExtenderConfig config;
+  config.write_token = "s3cret-token";
+  ExtenderService service(config, std::make_shared<RecordOnlyBinder>());
+  auto server = HttpServer::create(HttpServerOptions{});
+  ASSERT_TRUE(server);
+  service.register_routes(**server);
+  ASSERT_TRUE((*server)->start());
+  httplib::Client c("127.0.0.1", (*server)->port());
+  test::ServerSpec spec;
+  const std::string push =
+      json{{"node", "n1"}, {"topology", hw::to_json(*test::server(spec))}}.dump();
+
+  for (const char* given : {"", "Bearer wrong-token!", "Bearer s3cret-tokenX", "s3cret-token"}) {
+    httplib::Headers headers;
+    if (*given != '\0') headers.emplace("Authorization", given);
+    auto put = c.Put("/tessera/v1/nodes/n1/topology", headers, push, "application/json");
+    ASSERT_TRUE(put) << given;
+    EXPECT_EQ(put->status, 401) << given;
+    EXPECT_NE(put->body.find("--write-token-file"), std::string::npos) << put->body;
+    auto del = c.Delete("/tessera/v1/pods/ml/p", headers);
+    ASSERT_TRUE(del) << given;
+    EXPECT_EQ(del->status, 401) << given;
+  }
+  EXPECT_EQ(service.node_count(), 0u);
+
+  const httplib::Headers with_token{{"Authorization", "Bearer s3cret-token"}};
+  auto put = c.Put("/tessera/v1/nodes/n1/topology", with_token, push, "application/json");
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->status, 200) << put->body;
+  EXPECT_EQ(service.node_count(), 1u);
+  auto del = c.Delete("/tessera/v1/pods/ml/p", with_token);
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 404);  // past the check: no such pod is bound
+  const std::string filter =
+      json{{"Pod", pod_json("svc", "u1", 100, 2, 4, "numa")}, {"NodeNames", {"n1"}}}.dump();
+  auto verb = c.Post("/filter", filter, "application/json");
+  ASSERT_TRUE(verb);
+  EXPECT_EQ(verb->status, 200) << verb->body;
+}
+
 }  // namespace
 }  // namespace tessera::k8s

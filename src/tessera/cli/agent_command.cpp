@@ -20,6 +20,7 @@
 #include "tessera/hw/topology/sources.hpp"
 #include "tessera/k8s/agent_http.hpp"
 #include "tessera/k8s/agent_push.hpp"
+#include "tessera/k8s/bearer_token.hpp"
 #include "tessera/k8s/node_agent.hpp"
 
 namespace tessera::cli {
@@ -102,6 +103,8 @@ void add_agent_options(CLI::App& command, AgentFlags& f) {
   c->add_option("--push", f.push_url,
                 "Scheduler extender to push the topology to, e.g. http://127.0.0.1:8888");
   c->add_option("--push-ca", f.push_ca, "PEM CA bundle to verify an https --push URL with");
+  c->add_option("--push-token-file", f.push_token_file,
+                "Bearer token for --push (the extender's --write-token-file)");
   c->add_option("--topology", f.topology_file,
                 "Serve this topology file (hwloc XML, NCCL XML or tessera JSON) instead of "
                 "discovering the host; re-read every period");
@@ -179,6 +182,11 @@ Outcome run_agent_command(const AgentFlags& f) {
     k8s::PushOptions push;
     push.url = f.push_url;
     push.ca_file = f.push_ca;
+    if (!f.push_token_file.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(
+          push.token, k8s::read_bearer_token(f.push_token_file, "extender write token file",
+                                             "--push-token-file"));
+    }
     TESSERA_ASSIGN_OR_RETURN(pusher,
                              core::with_context(k8s::TopologyPusher::create(push), "--push"));
   }

@@ -21,6 +21,7 @@ struct AgentFlags {
   std::string refresh = "30s";
   std::string push_url;
   std::string push_ca;
+  std::string push_token_file;
   std::string topology_file;
   std::string cert;
   std::string key;

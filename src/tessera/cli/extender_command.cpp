@@ -15,6 +15,7 @@
 #include "tessera/core/try.hpp"
 #include "tessera/hw/topology/presets.hpp"
 #include "tessera/hw/topology/sources.hpp"
+#include "tessera/k8s/bearer_token.hpp"
 #include "tessera/k8s/binder.hpp"
 #include "tessera/k8s/extender_service.hpp"
 #include "tessera/k8s/http_server.hpp"
@@ -155,6 +156,8 @@ void add_extender_options(CLI::App& command, ExtenderFlags& f) {
   c->add_option("--apiserver", f.apiserver,
                 "API server URL to create Bindings at (else bindings are only recorded)");
   c->add_option("--token-file", f.token_file, "Bearer token file for --apiserver");
+  c->add_option("--write-token-file", f.write_token_file,
+                "Bearer token that topology PUTs and pod releases must carry");
   c->add_option("--ca-file", f.ca_file, "CA bundle that signs --apiserver's certificate");
   c->add_flag("--in-cluster", f.in_cluster,
               "Bind through the API server of the cluster this pod runs in (service account)");
@@ -190,6 +193,11 @@ Outcome run_extender_command(const ExtenderFlags& f) {
   }
   if (f.max_victims > 0) config.preemption.max_victims = f.max_victims;
   config.url_prefix = f.url_prefix;
+  if (!f.write_token_file.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(config.write_token,
+                             k8s::read_bearer_token(f.write_token_file, "extender write token file",
+                                                    "--write-token-file"));
+  }
   if (!f.numa_memory.empty()) {
     TESSERA_ASSIGN_OR_RETURN(config.numa_memory_bytes,
                              k8s::parse_bytes(f.numa_memory, "--numa-memory"));

@@ -25,6 +25,7 @@ struct ExtenderFlags {
   std::string preset;
   int nodes = 0;
   std::string apiserver, token_file, ca_file;
+  std::string write_token_file;
   bool in_cluster = false;
   std::int64_t max_body = 8 << 20;
   double timeout_s = 5;

@@ -68,6 +68,7 @@ core::Result<std::unique_ptr<TopologyPusher>> TopologyPusher::create(PushOptions
   c.set_connection_timeout(s.count(), us.count());
   c.set_read_timeout(s.count(), us.count());
   c.set_write_timeout(s.count(), us.count());
+  if (!options.token.empty()) c.set_bearer_token_auth(options.token);
   c.set_keep_alive(true);
   if (impl->origin.starts_with("https://")) {
     c.enable_server_certificate_verification(true);

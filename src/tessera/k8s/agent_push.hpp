@@ -19,6 +19,8 @@ struct PushOptions {
   std::string url;
   // HTTPS: verify the extender's certificate against this PEM CA bundle (else the system's).
   std::string ca_file;
+  // Sent as "Authorization: Bearer <token>" when set (the extender's --write-token-file).
+  std::string token;
   std::chrono::milliseconds timeout{5000};
 };
 

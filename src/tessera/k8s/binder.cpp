@@ -6,35 +6,17 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "tessera/core/file_read.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/k8s/bearer_token.hpp"
 
 namespace tessera::k8s {
 namespace {
 
 constexpr const char* kServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 
-// A service-account token is a JWT of a few KiB; a file far larger is not one.
-constexpr std::uint64_t kMaxTokenBytes = core::kMiB;
-
 core::Result<std::string> read_token(const std::string& path) {
-  auto text = core::read_file(
-      path,
-      {.what = "API server token file", .domain = core::Domain::kK8s, .max_bytes = kMaxTokenBytes});
-  if (!text) {
-    return core::failf(core::Domain::kK8s, text.error().code(), "{}; give --token-file",
-                       text.error().message());
-  }
-  std::string token = std::move(*text);
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
-    token.pop_back();
-  }
-  if (token.empty()) {
-    return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument,
-                       "the API server token file '{}' is empty", path);
-  }
-  return token;
+  return read_bearer_token(path, "API server token file", "--token-file");
 }
 
 // Path segments are Kubernetes names (DNS labels and subdomains), which need no escaping; a name

@@ -8,6 +8,7 @@
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/hw/topology/json.hpp"
+#include "tessera/k8s/bearer_token.hpp"
 #include "tessera/k8s/pod_translation.hpp"
 
 namespace tessera::k8s {
@@ -422,6 +423,16 @@ cluster::ClusterState ExtenderService::snapshot() const {
   return state_;
 }
 
+bool ExtenderService::authorized(const HttpRequest& request) const {
+  return config_.write_token.empty() || carries_bearer_token(request, config_.write_token);
+}
+
+HttpResponse ExtenderService::unauthorized() {
+  return json_error(401,
+                    "this route needs 'Authorization: Bearer <token>' with the token of the "
+                    "extender's --write-token-file");
+}
+
 void ExtenderService::register_routes(HttpServer& server) {
   const auto& c = config_;
   server.post(route(c.url_prefix, c.filter_verb),
@@ -437,9 +448,12 @@ void ExtenderService::register_routes(HttpServer& server) {
   });
   server.get("/tessera/v1/nodes",
              [this](const HttpRequest&) { return json_response(nodes_json()); });
-  server.put("/tessera/v1/nodes/([^/]+)/topology",
-             [this](const HttpRequest& r) { return handle_put_topology(r.matches.at(1), r.body); });
+  server.put("/tessera/v1/nodes/([^/]+)/topology", [this](const HttpRequest& r) {
+    if (!authorized(r)) return unauthorized();
+    return handle_put_topology(r.matches.at(1), r.body);
+  });
   server.del("/tessera/v1/pods/([^/]+)/([^/]+)", [this](const HttpRequest& r) {
+    if (!authorized(r)) return unauthorized();
     const std::string name = r.matches.at(1) + "/" + r.matches.at(2);
     if (!release(name)) return json_error(404, fmt::format("pod {} is not bound", name));
     return json_response(json{{"pod", name}, {"result", "released"}});

@@ -56,6 +56,11 @@ struct ExtenderConfig {
   // Memory of each NUMA node whose topology does not give it (NCCL XML): put_topology fills it
   // in. Unset: such memory stays unknown and the filter does not count it.
   std::optional<std::int64_t> numa_memory_bytes;
+  // When set, the routes that change state from outside the scheduler (an agent's topology PUT,
+  // a pod's release) answer 401 unless the request carries "Authorization: Bearer <token>".
+  // kube-scheduler's verbs are not covered: its extender client sends no token (its tlsConfig
+  // gives a client certificate instead).
+  std::string write_token;
 };
 
 class ExtenderService {
@@ -96,6 +101,10 @@ class ExtenderService {
   const ExtenderConfig& config() const { return config_; }
 
  private:
+  // config().write_token's check on a state-changing route, and its refusal.
+  bool authorized(const HttpRequest& request) const;
+  static HttpResponse unauthorized();
+
   void remember(const cluster::Pod& pod);
   std::optional<cluster::Pod> recall(const std::string& uid) const;
   core::Result<cluster::Pod> translate_and_remember(const nlohmann::json& pod);
