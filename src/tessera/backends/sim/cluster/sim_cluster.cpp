@@ -328,13 +328,8 @@ core::Result<bool> Simulation::schedule(int j, Nanos now) {
   }
   const auto cand = *decision.chosen;
   rec.preempted = !cand.victims.empty();
-  for (int v : cand.victims) {
-    const auto& bp = state_.pod(v);
-    rec.victims.push_back(bp.pod.name);
-    rec.victim_priorities.push_back(bp.pod.priority);
-    rec.victim_gpus += bp.pod.request.gpus;
-    evict_victim(v);
-  }
+  detail::record_victims(state_, cand.victims, rec);
+  for (int v : cand.victims) evict_victim(v);
   auto a = cluster::best_assignment(state_.node(cand.node), job.pod.request);
   if (!a) {
     rec.node = cand.node;

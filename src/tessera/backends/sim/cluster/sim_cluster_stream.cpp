@@ -63,6 +63,16 @@ core::Status refuse_invalid(cluster::DecisionStatus status, const cluster::Pod& 
                      "pod '{}' cannot be scheduled: {}", pod.name, reason);
 }
 
+void record_victims(const cluster::ClusterState& state, std::span<const int> victims,
+                    PreemptionRecord& rec) {
+  for (int v : victims) {
+    const auto& bp = state.pod(v);
+    rec.victims.push_back(bp.pod.name);
+    rec.victim_priorities.push_back(bp.pod.priority);
+    rec.victim_gpus += bp.pod.request.gpus;
+  }
+}
+
 PreemptionRecord start_record(const cluster::Pod& pod, const std::string& pod_class,
                               cluster::PreemptionMethod method) {
   PreemptionRecord r;
@@ -265,13 +275,8 @@ core::Result<std::vector<PreemptionRecord>> run_preemption_stream(cluster::Clust
     }
     const auto& cand = *decision.chosen;
     rec.preempted = !cand.victims.empty();
-    for (int v : cand.victims) {
-      const auto& bp = state.pod(v);
-      rec.victims.push_back(bp.pod.name);
-      rec.victim_priorities.push_back(bp.pod.priority);
-      rec.victim_gpus += bp.pod.request.gpus;
-      state.evict(v);
-    }
+    detail::record_victims(state, cand.victims, rec);
+    for (int v : cand.victims) state.evict(v);
     auto a = cluster::best_assignment(state.node(cand.node), pod.request);
     if (!a) {
       rec.node = cand.node;

@@ -42,6 +42,9 @@ core::Status refuse_invalid(cluster::DecisionStatus status, const cluster::Pod& 
 // Fills the record's preemptor fields.
 PreemptionRecord start_record(const cluster::Pod& pod, const std::string& pod_class,
                               cluster::PreemptionMethod method);
+// Records the chosen victims (name, priority, GPUs), before they are evicted.
+void record_victims(const cluster::ClusterState& state, std::span<const int> victims,
+                    PreemptionRecord& rec);
 // Binds `pod` at `placement` and fills the record's outcome (node, assignment, affinity, hit).
 core::Result<int> bind_recorded(cluster::ClusterState& state, const cluster::Pod& pod,
                                 const cluster::Placement& placement, PreemptionRecord& rec);
