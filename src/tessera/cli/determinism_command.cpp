@@ -12,6 +12,7 @@
 #include "tessera/cli/backend_choice.hpp"
 #include "tessera/cli/output.hpp"
 #include "tessera/cli/progress.hpp"
+#include "tessera/core/text.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/experiment/determinism_harness.hpp"
 #include "tessera/gpu/registry.hpp"
@@ -51,16 +52,6 @@ core::Result<std::int64_t> parse_int(std::string_view flag, std::string_view tex
   return value;
 }
 
-std::vector<std::string_view> split_commas(std::string_view text) {
-  std::vector<std::string_view> parts;
-  while (true) {
-    const auto comma = text.find(',');
-    parts.push_back(text.substr(0, comma));
-    if (comma == std::string_view::npos) return parts;
-    text.remove_prefix(comma + 1);
-  }
-}
-
 core::Result<experiment::HarnessOptions> parse_options(const DeterminismFlags& f) {
   experiment::HarnessOptions o;
   TESSERA_ASSIGN_OR_RETURN(const auto tokens, parse_int("--tokens", f.tokens, 1, 1'000'000));
@@ -70,7 +61,7 @@ core::Result<experiment::HarnessOptions> parse_options(const DeterminismFlags& f
   o.seed = static_cast<std::uint64_t>(seed);
   if (!f.modes.empty()) {
     o.modes.clear();
-    for (auto m : split_commas(f.modes)) {
+    for (auto m : core::split(f.modes, ',')) {
       if (!gpu::is_sharing_mode(m)) {
         return std::unexpected(usage(fmt::format("--modes: unknown sharing mode '{}'; known: {}", m,
                                                  gpu::sharing_mode_names())));
@@ -79,7 +70,7 @@ core::Result<experiment::HarnessOptions> parse_options(const DeterminismFlags& f
     }
   }
   o.lc_partition_sms.clear();
-  for (auto s : split_commas(f.sizes)) {
+  for (auto s : core::split(f.sizes, ',')) {
     TESSERA_ASSIGN_OR_RETURN(const auto sms, parse_int("--sizes", s, 1, 100'000));
     o.lc_partition_sms.push_back(static_cast<int>(sms));
   }

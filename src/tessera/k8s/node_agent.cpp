@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "tessera/core/text.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/hw/topology/json.hpp"
 
@@ -218,24 +219,14 @@ std::optional<std::int64_t> decimal(std::string_view s, std::int64_t max) {
   return v;
 }
 
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> parts;
-  for (std::size_t start = 0;;) {
-    const std::size_t at = s.find(sep, start);
-    parts.push_back(s.substr(start, at == std::string_view::npos ? at : at - start));
-    if (at == std::string_view::npos) return parts;
-    start = at + 1;
-  }
-}
-
 }  // namespace
 
 core::Result<std::vector<int>> parse_cpu_list(std::string_view text) {
   constexpr std::string_view kFlag = "--reserved-cpus";
   std::set<int> cpus;
   if (text.empty()) return std::vector<int>{};
-  for (std::string_view part : split(text, ',')) {
-    const std::vector<std::string_view> ends = split(part, '-');
+  for (std::string_view part : core::split(text, ',')) {
+    const std::vector<std::string_view> ends = core::split(part, '-');
     const auto first = decimal(ends.front(), kMaxCpus - 1);
     const auto last = ends.size() == 2 ? decimal(ends.back(), kMaxCpus - 1) : first;
     if (ends.size() > 2 || !first || !last) {
@@ -261,8 +252,8 @@ core::Result<std::map<int, std::int64_t>> parse_reserved_memory(
   std::map<int, std::int64_t> bytes;
   for (const std::string& value : values) {
     if (value.empty()) continue;  // as the kubelet reads it: nothing reserved
-    for (std::string_view entry : split(value, ';')) {
-      const std::vector<std::string_view> numa_and_limits = split(entry, ':');
+    for (std::string_view entry : core::split(value, ';')) {
+      const std::vector<std::string_view> numa_and_limits = core::split(entry, ':');
       const auto numa = decimal(numa_and_limits.front(), std::numeric_limits<int>::max());
       if (numa_and_limits.size() != 2 || !numa) {
         return flag_error(kFlag, value,
@@ -275,8 +266,8 @@ core::Result<std::map<int, std::int64_t>> parse_reserved_memory(
                           fmt::format("NUMA node {} is given twice; give each once", *numa));
       }
       std::optional<std::int64_t> memory;
-      for (std::string_view limit : split(numa_and_limits.back(), ',')) {
-        const std::vector<std::string_view> kv = split(limit, '=');
+      for (std::string_view limit : core::split(numa_and_limits.back(), ',')) {
+        const std::vector<std::string_view> kv = core::split(limit, '=');
         if (kv.size() != 2) {
           return flag_error(kFlag, value,
                             fmt::format("'{}' is not TYPE=QUANTITY (e.g. memory=1Gi)", limit));

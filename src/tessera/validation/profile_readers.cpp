@@ -10,6 +10,7 @@
 #include <system_error>
 #include <vector>
 
+#include "tessera/core/text.hpp"
 #include "tessera/validation/profile_formats.hpp"
 
 namespace tessera::validation {
@@ -27,17 +28,6 @@ constexpr std::string_view kKnownLayouts =
     "inference_sim_kernels_h100/mha/decode/h100/NQ-NKV-HD-tpN.csv, "
     "llmservingsim_h100/ORG/MODEL/tpN/{layers,attention}.csv, splitwise_sim/perf_model.csv";
 
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t at = s.find(sep, start);
-    parts.push_back(s.substr(start, at - start));
-    if (at == std::string_view::npos) return parts;
-    start = at + 1;
-  }
-}
-
 std::optional<int> positive(std::string_view s) {
   int v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -54,7 +44,7 @@ struct HeadShape {
   int heads = 0, kv_heads = 0, head_dim = 0, tp = 0;
 };
 std::optional<HeadShape> head_shape(std::string_view stem, bool with_tp) {
-  const auto parts = split(stem, '-');
+  const auto parts = core::split(stem, '-');
   if (parts.size() != (with_tp ? 4u : 3u)) return std::nullopt;
   const auto nq = positive(parts[0]);
   const auto nkv = positive(parts[1]);
@@ -72,7 +62,7 @@ std::optional<HeadShape> head_shape(std::string_view stem, bool with_tp) {
 
 // The reader for F, or nullopt when its path is no known layout.
 std::optional<core::Result<MeasurementSet>> dispatch(const ProfileFile& f) {
-  const auto p = split(f.relative, '/');
+  const auto p = core::split(f.relative, '/');
   const std::string_view top = p[0];
   if (top == "vidur_compute" && p.size() == 5 && p[4] == "mlp.csv") {
     if (p[1] == "a100") return detail::read_vidur_mlp(f, detail::kA100, p[3]);
