@@ -12,15 +12,26 @@
 // The library and the fake are found next to this executable in the build tree
 // (../src/interpose, ../tests/support/fake_cuda/as_libcuda) unless TESSERA_INTERPOSE_LIB /
 // TESSERA_FAKE_CUDA_DIR say otherwise.
+//
+// --daemon: the interposer follows a tesserad (run in this process on a socket of its own, cogpu,
+// the process its only tenant) instead of TESSERA_PARTITION_SMS: each launch also tells the daemon
+// about itself and reads its assignment from the shared page.
 
 #include <benchmark/benchmark.h>
 #include <cuda.h>
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <thread>
+
+#include "tessera/daemon/control_server.hpp"
+#include "tessera/hw/gpu_spec.hpp"
 
 namespace {
 
@@ -167,7 +178,8 @@ void run_launches(benchmark::State& state, bool hooked) {
     }
   }
   s.synchronize(s.stream);
-  state.SetLabel("driver=" + s.driver);
+  state.SetLabel("driver=" + s.driver +
+                 (hooked && std::getenv("TESSERA_DAEMON_SOCKET") != nullptr ? ", daemon" : ""));
   state.SetItemsProcessed(state.iterations());
 }
 
@@ -234,13 +246,54 @@ void reexec_with_fake_if_needed(char** argv) {
   // execv failed: run here; setup() reports the missing driver.
 }
 
+// tesserad in this process for the benchmark's length.
+class Daemon {
+ public:
+  Daemon() {
+    using namespace tessera;
+    path_ = "/tmp/tessera_interpose_bench_" + std::to_string(getpid()) + ".sock";
+    daemon::TenantTable table({*gpu::PartitionGrid::of(*hw::find_gpu("h100"))},
+                              *daemon::make_remap_policy("cogpu"));
+    daemon::ServerOptions options;
+    options.socket_path = path_;
+    auto server = daemon::ControlServer::start(options, std::move(table));
+    if (!server) {
+      std::fprintf(stderr, "interpose_bench: %s\n", server.error().message().c_str());
+      std::exit(1);
+    }
+    server_ = std::move(*server);
+    thread_ = std::thread([this] { (void)server_->run([this] { return stop_.load(); }); });
+    setenv("TESSERA_DAEMON_SOCKET", path_.c_str(), 1);
+  }
+  ~Daemon() {
+    stop_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::string path_;
+  std::unique_ptr<tessera::daemon::ControlServer> server_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--daemon") == 0) {
+      setenv("TESSERA_INTERPOSE_BENCH_DAEMON", "1", 1);  // survives the re-execution
+      for (int j = i; j < argc; ++j) argv[j] = argv[j + 1];
+      --argc;
+      break;
+    }
+  }
   // The interposer reads its configuration once, when first used.
   if (std::getenv("TESSERA_PARTITION_SMS") == nullptr) setenv("TESSERA_PARTITION_SMS", "16", 1);
   if (std::getenv("TESSERA_MEMORY_LIMIT") == nullptr) setenv("TESSERA_MEMORY_LIMIT", "64GiB", 1);
   reexec_with_fake_if_needed(argv);
+  std::unique_ptr<Daemon> daemon;
+  if (std::getenv("TESSERA_INTERPOSE_BENCH_DAEMON") != nullptr) daemon = std::make_unique<Daemon>();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -23,12 +23,13 @@ install(TARGETS ${_tessera_library_targets} EXPORT tesseraTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT tessera_development
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT tessera_development)
 
-# The CLI's headers belong to the program, the interposer's to its own .so.
+# The CLI's and the daemon's headers belong to the program, the interposer's to its own .so.
 install(DIRECTORY ${TESSERA_INCLUDE_DIR}/tessera ${TESSERA_GENERATED_INCLUDE_DIR}/tessera
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT tessera_development
   FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h"
   PATTERN "internal" EXCLUDE
   REGEX "/tessera/cli$" EXCLUDE
+  REGEX "/tessera/daemon$" EXCLUDE
   REGEX "/backends/interpose$" EXCLUDE
   REGEX "/backends/cuda/kernels$" EXCLUDE)
 

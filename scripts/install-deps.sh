@@ -11,6 +11,7 @@ packages=(
   libfmt-dev libspdlog-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   pkgconf libhwloc-dev libpugixml-dev libcpp-httplib-dev libmicrohttpd-dev openssl libfccp-dev libnlopt-cxx-dev
+  prometheus-cpp-dev prometheus
   nodejs npm chromium
 )
 

@@ -44,6 +44,7 @@ targets=(
   "topology 65536 tests/fuzz/corpus/topology $generated/topology"
   "extender 8192 tests/k8s/golden $DATA/k8s/extender/wire_examples"
   "agent_allocations 4096 tests/fuzz/corpus/agent_allocations"
+  "control_protocol 4096 tests/fuzz/corpus/control_protocol"
   "measurement_csv 4096 tests/fuzz/corpus/measurement_csv tests/cli/validate"
 )
 

@@ -2,6 +2,8 @@
 #include "tessera/cli/calibrate_command.hpp"
 #include "tessera/cli/cluster_sim_command.hpp"
 #include "tessera/cli/command.hpp"
+#include "tessera/cli/ctl_command.hpp"
+#include "tessera/cli/daemon_command.hpp"
 #include "tessera/cli/determinism_command.hpp"
 #include "tessera/cli/experiment_command.hpp"
 #include "tessera/cli/extender_command.hpp"
@@ -56,6 +58,17 @@ std::vector<std::unique_ptr<Command>> make_commands() {
       "Serve kube-scheduler's extender verbs (filter, prioritize, preempt, bind) with tessera's "
       "topology-aware placement and preemption; node topologies come from `tessera agent`",
       add_extender_options, run_extender_command));
+  out.push_back(command<DaemonFlags>(
+      "daemon",
+      "tesserad, the node daemon: processes under libtessera_interpose.so register on its Unix "
+      "socket, and a remap policy (cogpu, tpot-first) sets each one's SM partition as its "
+      "activity changes",
+      add_daemon_options, run_daemon_command));
+  out.push_back(command<CtlFlags>(
+      "ctl",
+      "Talk to a running `tessera daemon`: list tenants, set a tenant's class, priority or SLOs, "
+      "switch the policy, drain",
+      add_ctl_options, run_ctl_command));
   out.push_back(command<ClusterSimFlags>(
       "cluster-sim",
       "Simulate a GPU cluster (FlexTopo): services that autoscale, batch jobs and trace pods, "

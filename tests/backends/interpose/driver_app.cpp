@@ -15,13 +15,18 @@
 //                           and _ptsz) and cuMemCreate, then a fifth before and after a free,
 //                           printing each result and what cuMemGetInfo says along the way
 //   driver_app memory-other the other ways to allocate: pitched, managed, from a pool
+//   driver_app phases:P,...  one stream, phase by phase: "onMS" launches kernel "phase<i>" every
+//                           millisecond for MS ms, "offMS" launches nothing for MS ms; then
+//                           synchronises (a serving loop that goes idle and comes back)
 
 #include <cuda.h>
 #include <dlfcn.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -350,12 +355,62 @@ int memory_other() {
 
 }  // namespace
 
+int phases(const char* plan) {
+  CUdevice dev = 0;
+  if (!open_device(&dev)) return 2;
+  auto stream_create = get<CUresult (*)(CUstream*, unsigned)>("cuStreamCreate", 2000);
+  auto stream_sync = get<CUresult (*)(CUstream)>("cuStreamSynchronize", 2000);
+  auto load = get<CUresult (*)(CUlibrary*, const void*, CUjit_option*, void**, unsigned,
+                               CUlibraryOption*, void**, unsigned)>("cuLibraryLoadData", 12000);
+  auto get_kernel =
+      get<CUresult (*)(CUkernel*, CUlibrary, const char*)>("cuLibraryGetKernel", 12000);
+  using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                    unsigned, unsigned, CUstream, void**, void**);
+  auto launch = get<LaunchKernel>("cuLaunchKernel", 4000);
+  if (g_failures > 0) return 2;
+  static const char kImage[] = "phase0 phase1 phase2 phase3 phase4 phase5 phase6 phase7";
+  CUlibrary library = nullptr;
+  CUstream s = nullptr;
+  if (!ok(load(&library, kImage, nullptr, nullptr, 0, nullptr, nullptr, 0), "cuLibraryLoadData") ||
+      !ok(stream_create(&s, 0), "cuStreamCreate")) {
+    return 1;
+  }
+  std::string rest = plan;
+  for (int i = 0; !rest.empty() && i < 8; ++i) {
+    const std::size_t comma = rest.find(',');
+    const std::string step = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    const bool on = step.rfind("on", 0) == 0;
+    const int ms = std::atoi(step.c_str() + (on ? 2 : 3));
+    if ((!on && step.rfind("off", 0) != 0) || ms <= 0) {
+      std::fprintf(stderr, "phase '%s': expected onMS or offMS\n", step.c_str());
+      return 2;
+    }
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    CUkernel k = nullptr;
+    const std::string name = "phase" + std::to_string(i);
+    if (!ok(get_kernel(&k, library, name.c_str()), "cuLibraryGetKernel")) return 1;
+    while (std::chrono::steady_clock::now() < end) {
+      if (on)
+        ok(launch(reinterpret_cast<CUfunction>(k), 1, 1, 1, 32, 1, 1, 0, s, nullptr, nullptr),
+           "cuLaunchKernel");
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  ok(stream_sync(s), "cuStreamSynchronize");
+  if (g_failures > 0) return 1;
+  std::printf("ok\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "dlsym-next") == 0) return dlsym_next();
   if (argc == 2 && std::strcmp(argv[1], "launches") == 0) return launches();
   if (argc == 2 && std::strcmp(argv[1], "threads") == 0) return threads();
   if (argc == 2 && std::strcmp(argv[1], "memory") == 0) return memory();
   if (argc == 2 && std::strcmp(argv[1], "memory-other") == 0) return memory_other();
-  std::fprintf(stderr, "usage: %s launches|threads|dlsym-next|memory|memory-other\n", argv[0]);
+  if (argc == 2 && std::strncmp(argv[1], "phases:", 7) == 0) return phases(argv[1] + 7);
+  std::fprintf(stderr, "usage: %s launches|threads|dlsym-next|memory|memory-other|phases:PLAN\n",
+               argv[0]);
   return 2;
 }

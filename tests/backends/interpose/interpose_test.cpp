@@ -7,18 +7,26 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "support/cuda_test_env.hpp"
+#include "tessera/daemon/control_client.hpp"
+#include "tessera/daemon/control_server.hpp"
+#include "tessera/hw/gpu_spec.hpp"
 
 extern char** environ;
 
@@ -45,21 +53,28 @@ json read_json(const std::string& path) {
   return text.empty() ? json() : json::parse(text, nullptr, false);
 }
 
-// Runs `program arg` with the environment plus `env` (a value of "" removes the variable).
-Outcome run(const std::string& program, const std::string& arg,
-            std::map<std::string, std::string> env) {
+// A program started with start() and not yet waited for.
+struct Running {
+  pid_t pid = -1;
+  std::string fake_log;
+  std::string summary;
+  std::string output;
+};
+
+// Starts `program args...` with the environment plus `env` (a value of "" removes the variable).
+Running start(const std::string& program, std::vector<std::string> args,
+              std::map<std::string, std::string> env) {
   static int counter = 0;
   const std::string dir = ::testing::TempDir() + "interpose_" + std::to_string(getpid()) + "_" +
                           std::to_string(++counter);
-  const std::string fake_log = dir + "_fake.json";
-  const std::string summary = dir + "_summary.json";
-  const std::string output = dir + "_output.txt";
+  Running r{-1, dir + "_fake.json", dir + "_summary.json", dir + "_output.txt"};
   // A file left by an earlier process that had the same pid would read as this run's.
-  for (const std::string* path : {&fake_log, &summary, &output}) std::remove(path->c_str());
-  env.emplace("FAKE_CUDA_LOG", fake_log);
-  env.emplace("TESSERA_INTERPOSE_LOG", summary);
+  for (const std::string* path : {&r.fake_log, &r.summary, &r.output}) std::remove(path->c_str());
+  env.emplace("FAKE_CUDA_LOG", r.fake_log);
+  env.emplace("TESSERA_INTERPOSE_LOG", r.summary);
   for (const char* key : {"TESSERA_PARTITION_SMS", "TESSERA_TENANT", "LD_PRELOAD",
-                          "FAKE_CUDA_SCRIPT", "TESSERA_INTERPOSE_VERBOSE"}) {
+                          "FAKE_CUDA_SCRIPT", "TESSERA_INTERPOSE_VERBOSE", "TESSERA_DAEMON_SOCKET",
+                          "TESSERA_CLASS", "TESSERA_PRIORITY"}) {
     env.emplace(key, "");
   }
   std::vector<std::string> entries;
@@ -74,24 +89,43 @@ Outcome run(const std::string& program, const std::string& arg,
   for (auto& entry : entries) envp.push_back(entry.data());
   envp.push_back(nullptr);
   std::string program_copy = program;
-  std::string arg_copy = arg;
-  char* argv[] = {program_copy.data(), arg_copy.data(), nullptr};
+  std::vector<char*> argv{program_copy.data()};
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, r.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  Outcome r;
-  if (posix_spawn(&pid, program.c_str(), &actions, nullptr, argv, envp.data()) == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (posix_spawn(&r.pid, program.c_str(), &actions, nullptr, argv.data(), envp.data()) != 0) {
+    r.pid = -1;
   }
   posix_spawn_file_actions_destroy(&actions);
-  r.output = read_file(output);
-  r.fake_log = read_json(fake_log);
-  r.summary = read_json(summary);
   return r;
+}
+
+// Waits for it and reads what it left.
+Outcome finish(const Running& running) {
+  Outcome r;
+  if (running.pid > 0) {
+    int status = 0;
+    waitpid(running.pid, &status, 0);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  r.output = read_file(running.output);
+  r.fake_log = read_json(running.fake_log);
+  r.summary = read_json(running.summary);
+  return r;
+}
+
+Running start(const std::string& program, const std::string& arg,
+              std::map<std::string, std::string> env) {
+  return start(program, std::vector<std::string>{arg}, std::move(env));
+}
+
+Outcome run(const std::string& program, const std::string& arg,
+            std::map<std::string, std::string> env) {
+  return finish(start(program, arg, std::move(env)));
 }
 
 // In a sanitizer build the interposer is instrumented too, and it hooks dlsym, which the
@@ -514,6 +548,205 @@ TEST_F(Interpose, CudaRuntimeLookupsAreHookedBeforeItStopsOnTheFake) {
     export_table = export_table || call.at("call") == "cuGetExportTable";
   }
   EXPECT_TRUE(export_table);
+}
+
+// tesserad in this process, on a fresh socket, for the length of a test.
+class InProcessDaemon {
+ public:
+  InProcessDaemon() {
+    path_ = ::testing::TempDir() + "interpose_daemon_" + std::to_string(getpid()) + ".sock";
+    tessera::daemon::TenantTable table(
+        {*tessera::gpu::PartitionGrid::of(*tessera::hw::find_gpu("h100"))},
+        *tessera::daemon::make_remap_policy("cogpu"));
+    tessera::daemon::ServerOptions options;
+    options.socket_path = path_;
+    auto server = tessera::daemon::ControlServer::start(options, std::move(table));
+    EXPECT_TRUE(server.has_value()) << server.error().message();
+    server_ = std::move(*server);
+    thread_ = std::thread([this] { (void)server_->run([this] { return stop_.load(); }); });
+  }
+  ~InProcessDaemon() {
+    stop_ = true;
+    thread_.join();
+  }
+  const std::string& path() const { return path_; }
+  json tenants() const {
+    auto r = tessera::daemon::send_request(path_, {{"op", "list"}});
+    return r ? (*r)["tenants"] : json();
+  }
+
+ private:
+  std::string path_;
+  std::unique_ptr<tessera::daemon::ControlServer> server_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// A process under the interposer registers with the daemon at its first launch, waits for the
+// daemon's first round to give it SMs, and runs every launch in the green context of the range
+// the daemon assigned: alone on an H100-like device, a best-effort tenant gets the 128 usable SMs
+// as 16 groups of 8 from one split. When it exits, the daemon forgets it.
+TEST_F(Interpose, UnderTheDaemonLaunchesRunInTheAssignedRange) {
+  InProcessDaemon daemon;
+  const Outcome r = run_driver_app({{"TESSERA_DAEMON_SOCKET", daemon.path()},
+                                    {"TESSERA_TENANT", "train"},
+                                    {"TESSERA_CLASS", "best-effort"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  const json& d = r.summary.at("daemon");
+  EXPECT_EQ(d.at("registered"), true) << r.summary.dump();
+  EXPECT_EQ(d.at("launches"), kOrder.size());
+  EXPECT_LE(d.at("held_launches").get<int>(), 1) << "only the first launch waits for a round";
+  EXPECT_EQ(d.at("hold_timeouts"), 0);
+  ASSERT_EQ(r.fake_log.at("green_contexts").size(), 1u) << r.fake_log.at("green_contexts").dump();
+  const json& green = r.fake_log.at("green_contexts").at(0);
+  EXPECT_EQ(green.at("sm_ids").size(), 128u);
+  EXPECT_EQ(green.at("sm_ids").at(0), 0);
+  for (const json& l : launches(r.fake_log)) {
+    SCOPED_TRACE(name_of(l));
+    // The cooperative grid is sized for the whole device: it does not fit 128 SMs.
+    EXPECT_EQ(l.at("green_ctx"), name_of(l) == "app_coop_big" ? json(0) : green.at("id"));
+  }
+  EXPECT_EQ(entry(r, "cuLaunchCooperativeKernel").at("why").at("cooperative_too_large"), 1);
+  EXPECT_EQ(r.summary.at("partitions").at(0).at("first_sm"), 0);
+  for (int i = 0; i < 200 && !daemon.tenants().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(daemon.tenants().empty()) << "the tenant left with its process";
+}
+
+// A daemon that is not there, or that refuses the registration: the process runs as without one
+// and the summary says why.
+TEST_F(Interpose, WithoutAReachableDaemonLaunchesGoOnAsBefore) {
+  const Outcome r =
+      run_driver_app({{"TESSERA_DAEMON_SOCKET", ::testing::TempDir() + "nobody-listens.sock"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.summary.at("daemon").at("registered"), false);
+  EXPECT_NE(r.summary.at("daemon").at("error").get<std::string>().find("cannot connect"),
+            std::string::npos);
+  EXPECT_EQ(entry(r, "cuLaunchKernel").at("why").at("not_configured"), 1);
+
+  InProcessDaemon daemon;
+  const Outcome refused =
+      run_driver_app({{"TESSERA_DAEMON_SOCKET", daemon.path()}, {"TESSERA_TENANT", "bad/name"}});
+  ASSERT_EQ(refused.status, 0) << refused.output;
+  EXPECT_NE(refused.summary.at("daemon").at("error").get<std::string>().find("TESSERA_TENANT"),
+            std::string::npos);
+}
+
+// The SM ids of each green context in a fake's log, by id.
+std::map<std::uint64_t, std::vector<int>> green_sms(const json& log) {
+  std::map<std::uint64_t, std::vector<int>> out;
+  for (const json& g : log.at("green_contexts")) {
+    out[g.at("id").get<std::uint64_t>()] = g.at("sm_ids").get<std::vector<int>>();
+  }
+  return out;
+}
+
+// The SMs of the median launch of kernel `phase` (0 for a launch on the application's stream).
+std::size_t median_sms(const json& log, const std::string& phase) {
+  const auto greens = green_sms(log);
+  std::vector<std::size_t> sizes;
+  for (const json& l : launches(log)) {
+    if (l.at("kernel") != phase) continue;
+    const auto g = l.at("green_ctx").get<std::uint64_t>();
+    sizes.push_back(g == 0 ? 0 : greens.at(g).size());
+  }
+  if (sizes.empty()) return 0;
+  std::sort(sizes.begin(), sizes.end());
+  return sizes[sizes.size() / 2];
+}
+
+std::map<std::string, std::string> daemon_env(const std::string& socket, const char* tenant,
+                                              const char* tenant_class) {
+  auto env = fake_env(json{{"schedule", "fifo"}});
+  env["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
+  env["TESSERA_DAEMON_SOCKET"] = socket;
+  env["TESSERA_TENANT"] = tenant;
+  env["TESSERA_CLASS"] = tenant_class;
+  return env;
+}
+
+// An inference and a trainer in two processes under one daemon (cogpu). While the inference
+// launches, it runs on SMs 0-119 and the trainer on 120-127 (disjoint, and each process made its
+// green context from its own split of the device); when the inference goes idle for 400 ms the
+// trainer's launches move to all 128 usable SMs; when it comes back they move back. Timing on a
+// loaded machine shifts the edges by some milliseconds, so each phase is judged by its median
+// launch.
+TEST_F(Interpose, TwoProcessesTradeSmsAsTheInferenceGoesIdleAndComesBack) {
+  InProcessDaemon daemon;
+  const Running inference = start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on400,off400,on400",
+                                  daemon_env(daemon.path(), "chat", "latency-critical"));
+  const Running trainer = start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on400,on400,on400",
+                                daemon_env(daemon.path(), "train", "best-effort"));
+  const Outcome hp = finish(inference);
+  const Outcome be = finish(trainer);
+  ASSERT_EQ(hp.status, 0) << hp.output;
+  ASSERT_EQ(be.status, 0) << be.output;
+  EXPECT_EQ(hp.summary.at("daemon").at("registered"), true) << hp.output;
+  EXPECT_EQ(be.summary.at("daemon").at("registered"), true) << be.output;
+
+  EXPECT_EQ(median_sms(hp.fake_log, "phase0"), 120u);
+  EXPECT_EQ(median_sms(be.fake_log, "phase0"), 8u);
+  EXPECT_EQ(median_sms(be.fake_log, "phase1"), 128u) << "the inference is idle";
+  EXPECT_EQ(median_sms(hp.fake_log, "phase2"), 120u);
+  EXPECT_EQ(median_sms(be.fake_log, "phase2"), 8u) << "the inference is back";
+
+  // The two processes' partitions while both run are disjoint.
+  std::set<int> inference_sms;
+  for (const auto& [id, sms] : green_sms(hp.fake_log)) {
+    if (sms.size() == 120) inference_sms.insert(sms.begin(), sms.end());
+  }
+  ASSERT_EQ(inference_sms.size(), 120u);
+  bool trainer_small = false;
+  for (const auto& [id, sms] : green_sms(be.fake_log)) {
+    if (sms.size() != 8) continue;
+    trainer_small = true;
+    for (int sm : sms) EXPECT_EQ(inference_sms.count(sm), 0u) << "SM " << sm << " in both";
+  }
+  EXPECT_TRUE(trainer_small);
+}
+
+// tesserad killed mid-run (SIGKILL) and started again: the application never stops launching (on
+// its last assignment meanwhile), registers again with the new daemon and is in its table.
+TEST_F(Interpose, AfterTheDaemonIsKilledTheApplicationGoesOnAndRegistersAgain) {
+  const std::string socket =
+      ::testing::TempDir() + "interpose_restart_" + std::to_string(getpid()) + ".sock";
+  auto start_daemon = [&] {
+    return start(TESSERA_BIN,
+                 std::vector<std::string>{"daemon", "--gpu", "h100", "--socket", socket}, {});
+  };
+  auto listening = [&] {
+    for (int i = 0; i < 500; ++i) {
+      if (tessera::daemon::send_request(socket, {{"op", "list"}})) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  Running first = start_daemon();
+  ASSERT_TRUE(listening()) << read_file(first.output);
+  const Running app = start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on1500",
+                            daemon_env(socket, "train", "best-effort"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(first.pid, SIGKILL);
+  finish(first);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Running second = start_daemon();
+  ASSERT_TRUE(listening()) << read_file(second.output);
+  bool back = false;
+  for (int i = 0; i < 300 && !back; ++i) {
+    auto r = tessera::daemon::send_request(socket, {{"op", "list"}});
+    back = r && (*r)["tenants"].size() == 1 && (*r)["tenants"][0]["tenant"] == "train";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(back) << "the application registered with the new daemon";
+  const Outcome r = finish(app);
+  kill(second.pid, SIGTERM);
+  const Outcome stopped = finish(second);
+  EXPECT_EQ(stopped.status, 0) << stopped.output;
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.summary.at("daemon").at("registrations"), 2) << r.output;
+  EXPECT_NE(r.output.find("went away"), std::string::npos) << r.output;
+  EXPECT_EQ(median_sms(r.fake_log, "phase0"), 128u);
 }
 
 TEST_F(RealGpuInterpose, CudaRuntimeProgramRunsInItsPartitionWithCorrectResults) {

@@ -3,6 +3,8 @@
 
 #include <cuda.h>
 
+#include <ctime>
+
 #include "real_driver.hpp"
 #include "route.hpp"
 
@@ -19,6 +21,29 @@ bool cooperative_fits(const RealDriver& d, const Partition& p, CUfunction f, uns
     return false;
   }
   return 1ULL * gx * gy * gz <= 1ULL * static_cast<unsigned>(per_sm) * p.sms;
+}
+
+daemon_abi::Assignment follow_daemon(daemon_abi::AssignmentPage& page, long long hold_limit_ns) {
+  const unsigned long long now = monotonic_ns();
+  page.launches.fetch_add(1, std::memory_order_relaxed);
+  page.last_launch_ns.store(now, std::memory_order_relaxed);
+  daemon_abi::Assignment a = daemon_abi::unpack(page.assignment.load(std::memory_order_acquire));
+  if (a.sms != daemon_abi::kHoldSms) return a;
+  page.held_launches.fetch_add(1, std::memory_order_relaxed);
+  const unsigned long long until = now + static_cast<unsigned long long>(hold_limit_ns);
+  unsigned long long t = now;
+  // ASSUMPTION: polling every 20 us costs a held best-effort thread little CPU and adds at most
+  // that to the wait; the daemon's round is 1 ms by default.
+  const timespec pause{0, 20'000};
+  while (a.sms == daemon_abi::kHoldSms && t < until) {
+    nanosleep(&pause, nullptr);
+    t = monotonic_ns();
+    page.last_launch_ns.store(t, std::memory_order_relaxed);  // still waiting: still has work
+    a = daemon_abi::unpack(page.assignment.load(std::memory_order_acquire));
+  }
+  page.held_ns.fetch_add(t - now, std::memory_order_relaxed);
+  if (a.sms == daemon_abi::kHoldSms) page.hold_timeouts.fetch_add(1, std::memory_order_relaxed);
+  return a;
 }
 
 namespace {

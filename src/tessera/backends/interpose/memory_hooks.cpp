@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "config.hpp"
+#include "daemon_link.hpp"
 #include "real_driver.hpp"
 
 namespace tessera::interpose {
@@ -49,6 +50,7 @@ CUresult held(Entry e, Named kind, std::uint64_t bytes, Allocate&& allocate) {
           static_cast<unsigned long long>(t.used), static_cast<unsigned long long>(ledger.limit()),
           config().verbose ? "" : "; later refusals are counted in the summary");
     }
+    publish_memory();
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   std::uint64_t name = 0;
@@ -59,6 +61,7 @@ CUresult held(Entry e, Named kind, std::uint64_t bytes, Allocate&& allocate) {
   } else {
     ledger.cancel(bytes);
   }
+  publish_memory();
   return r;
 }
 
@@ -81,7 +84,10 @@ CUresult mem_alloc(CUdeviceptr* out, size_t bytes) {
 
 CUresult mem_free(CUdeviceptr ptr) {
   const CUresult r = real<MemFreeFn>(Entry::kMemFree)(ptr);
-  if (r == CUDA_SUCCESS && ptr != 0) memory_ledger().release(Named::kAddress, ptr);
+  if (r == CUDA_SUCCESS && ptr != 0) {
+    memory_ledger().release(Named::kAddress, ptr);
+    publish_memory();
+  }
   return r;
 }
 
@@ -128,7 +134,10 @@ CUresult mem_alloc_managed(CUdeviceptr* out, size_t bytes, unsigned flags) {
 template <Entry E>
 CUresult mem_free_async(CUdeviceptr ptr, CUstream stream) {
   const CUresult r = real<MemFreeAsyncFn>(E)(ptr, stream);
-  if (r == CUDA_SUCCESS && ptr != 0) memory_ledger().release(Named::kAddress, ptr);
+  if (r == CUDA_SUCCESS && ptr != 0) {
+    memory_ledger().release(Named::kAddress, ptr);
+    publish_memory();
+  }
   return r;
 }
 
@@ -146,7 +155,10 @@ CUresult mem_create(CUmemGenericAllocationHandle* handle, size_t bytes,
 
 CUresult mem_release(CUmemGenericAllocationHandle handle) {
   const CUresult r = real<MemReleaseFn>(Entry::kMemRelease)(handle);
-  if (r == CUDA_SUCCESS) memory_ledger().release(Named::kHandle, handle);
+  if (r == CUDA_SUCCESS) {
+    memory_ledger().release(Named::kHandle, handle);
+    publish_memory();
+  }
   return r;
 }
 
@@ -166,6 +178,16 @@ MemoryLedger& memory_ledger() {
   // library's static objects are gone, and late frees may still arrive from other threads.
   static MemoryLedger* const ledger = new MemoryLedger(config().memory_limit);
   return *ledger;
+}
+
+void publish_memory() {
+  daemon_abi::AssignmentPage* page = daemon_page_if_attempted();
+  if (page == nullptr) return;
+  const MemoryLedger& ledger = memory_ledger();
+  const MemoryLedger::Totals t = ledger.totals();
+  page->memory_used.store(t.used, std::memory_order_relaxed);
+  page->memory_limit.store(ledger.limit(), std::memory_order_relaxed);
+  page->memory_refused.store(t.refused, std::memory_order_relaxed);
 }
 
 void* memory_wrapper_of(Entry e) {

@@ -7,5 +7,8 @@
 namespace tessera::interpose {
 
 MemoryLedger& memory_ledger();
+// Writes the ledger's totals to the daemon's page, if this process registered with a daemon (its
+// metrics report them); after every allocation and free, and at registration.
+void publish_memory();
 
 }  // namespace tessera::interpose

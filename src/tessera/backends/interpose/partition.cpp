@@ -8,9 +8,10 @@
 namespace tessera::interpose {
 namespace {
 
-// ASSUMPTION: 64 contexts per process is enough (one primary context per device, plus a few
-// created ones); beyond that launches pass through as partition_failed.
-constexpr int kMaxPartitions = 64;
+// ASSUMPTION: 256 partitions per process is enough (one primary context per device, a few
+// created ones, and under a daemon the few ranges its policy moves a tenant between); beyond that
+// launches pass through as partition_failed.
+constexpr int kMaxPartitions = 256;
 Partition g_partitions[kMaxPartitions];
 std::atomic<int> g_count{0};  // slots [0, g_count) are complete and never change
 std::mutex g_create_mutex;
@@ -21,32 +22,9 @@ bool check(CUresult r, const char* call, Partition& p) {
   return false;
 }
 
-// cuDevSmResourceSplitByCount with one group of at least `want` SMs (cuda.h:25040), a green
-// context from it, its real SM count read back (the driver may give fewer: notes section 1), a
-// non-blocking stream (required, cuda.h:25252) and the two ordering events.
-void make(const RealDriver& d, unsigned want, Partition& p) {
-  if (!check(d.ctx_get_device(&p.device), "cuCtxGetDevice", p)) return;
-  CUdevResource all{};
-  if (!check(d.device_get_dev_resource(p.device, &all, CU_DEV_RESOURCE_TYPE_SM),
-             "cuDeviceGetDevResource", p)) {
-    return;
-  }
-  CUdevResource group{};
-  CUdevResource remaining{};
-  unsigned groups = 1;
-  const CUresult split =
-      d.dev_sm_resource_split_by_count(&group, &groups, &all, &remaining, 0, want);
-  if (split != CUDA_SUCCESS || groups < 1) {
-    std::snprintf(p.error, sizeof p.error,
-                  "cuDevSmResourceSplitByCount(minCount=%u) on device %d (%u SMs, minimum "
-                  "partition %u) returned %d with %u groups: lower TESSERA_PARTITION_SMS",
-                  want, p.device, all.sm.smCount, all.sm.minSmPartitionSize,
-                  static_cast<int>(split), groups);
-    return;
-  }
-  CUdevResourceDesc desc = nullptr;
-  if (!check(d.dev_resource_generate_desc(&desc, &group, 1), "cuDevResourceGenerateDesc", p))
-    return;
+// A green context from `desc`, its real SM count read back (the driver may give fewer: notes
+// section 1), a non-blocking stream (required, cuda.h:25252) and the two ordering events.
+void finish(const RealDriver& d, CUdevResourceDesc desc, Partition& p) {
   if (!check(d.green_ctx_create(&p.green, desc, p.device, CU_GREEN_CTX_DEFAULT_STREAM),
              "cuGreenCtxCreate", p)) {
     return;
@@ -74,6 +52,75 @@ void make(const RealDriver& d, unsigned want, Partition& p) {
   p.ok = true;
 }
 
+// cuDevSmResourceSplitByCount with one group of at least `want` SMs (cuda.h:25040).
+void make(const RealDriver& d, unsigned want, Partition& p) {
+  if (!check(d.ctx_get_device(&p.device), "cuCtxGetDevice", p)) return;
+  CUdevResource all{};
+  if (!check(d.device_get_dev_resource(p.device, &all, CU_DEV_RESOURCE_TYPE_SM),
+             "cuDeviceGetDevResource", p)) {
+    return;
+  }
+  CUdevResource group{};
+  CUdevResource remaining{};
+  unsigned groups = 1;
+  const CUresult split =
+      d.dev_sm_resource_split_by_count(&group, &groups, &all, &remaining, 0, want);
+  if (split != CUDA_SUCCESS || groups < 1) {
+    std::snprintf(p.error, sizeof p.error,
+                  "cuDevSmResourceSplitByCount(minCount=%u) on device %d (%u SMs, minimum "
+                  "partition %u) returned %d with %u groups: lower TESSERA_PARTITION_SMS",
+                  want, p.device, all.sm.smCount, all.sm.minSmPartitionSize,
+                  static_cast<int>(split), groups);
+    return;
+  }
+  CUdevResourceDesc desc = nullptr;
+  if (!check(d.dev_resource_generate_desc(&desc, &group, 1), "cuDevResourceGenerateDesc", p))
+    return;
+  finish(d, desc, p);
+}
+
+// The device split into groups of `granule` SMs in one call, and the groups inside
+// [first, first + want) combined into one descriptor (allowed for groups of one split call,
+// cuda.h:25050).
+void make_range(const RealDriver& d, unsigned first, unsigned want, unsigned granule,
+                Partition& p) {
+  if (!check(d.ctx_get_device(&p.device), "cuCtxGetDevice", p)) return;
+  CUdevResource all{};
+  if (!check(d.device_get_dev_resource(p.device, &all, CU_DEV_RESOURCE_TYPE_SM),
+             "cuDeviceGetDevResource", p)) {
+    return;
+  }
+  // ASSUMPTION: no device has more than 256 groups (an H200 has 16 of 8 SMs).
+  CUdevResource groups[256] = {};
+  unsigned count = 256;
+  CUdevResource remaining{};
+  const CUresult split = d.dev_sm_resource_split_by_count(groups, &count, &all, &remaining, 0,
+                                                          granule == 0 ? 1 : granule);
+  if (split != CUDA_SUCCESS || count < 1) {
+    std::snprintf(p.error, sizeof p.error,
+                  "cuDevSmResourceSplitByCount(minCount=%u) on device %d (%u SMs) returned %d "
+                  "with %u groups",
+                  granule, p.device, all.sm.smCount, static_cast<int>(split), count);
+    return;
+  }
+  const unsigned size = groups[0].sm.smCount;
+  unsigned begin = (first + size - 1) / size;
+  unsigned end = (first + want) / size;
+  if (end > count) end = count;
+  if (size == 0 || begin >= end) {
+    std::snprintf(p.error, sizeof p.error,
+                  "SMs %u-%u hold no whole group of the %u SMs device %d splits into", first,
+                  first + want - 1, size, p.device);
+    return;
+  }
+  CUdevResourceDesc desc = nullptr;
+  if (!check(d.dev_resource_generate_desc(&desc, groups + begin, end - begin),
+             "cuDevResourceGenerateDesc", p)) {
+    return;
+  }
+  finish(d, desc, p);
+}
+
 // A partition that failed half-way gives back what it made (streams before their green context:
 // cuGreenCtxDestroy does not destroy them, notes section 1).
 void undo(const RealDriver& d, Partition& p) {
@@ -86,9 +133,10 @@ void undo(const RealDriver& d, Partition& p) {
   p.green = nullptr;
 }
 
-}  // namespace
-
-Partition* partition_for_current_context(const RealDriver& d, unsigned sms, Why* why) {
+// The partition of the current context made for (first_sm, want), made with `build` on first use.
+template <class Build>
+Partition* partition_for(const RealDriver& d, int first_sm, unsigned want, Why* why,
+                         Build&& build) {
   CUcontext current = nullptr;
   if (d.ctx_get_current(&current) != CUDA_SUCCESS || current == nullptr) {
     *why = Why::kNoContext;
@@ -96,7 +144,10 @@ Partition* partition_for_current_context(const RealDriver& d, unsigned sms, Why*
   }
   auto find = [&](int n) -> Partition* {
     for (int i = 0; i < n; ++i) {
-      if (g_partitions[i].app_context == current) return &g_partitions[i];
+      const Partition& p = g_partitions[i];
+      if (p.app_context == current && p.first_sm == first_sm && p.want == want) {
+        return &g_partitions[i];
+      }
     }
     return nullptr;
   };
@@ -112,12 +163,22 @@ Partition* partition_for_current_context(const RealDriver& d, unsigned sms, Why*
       }
       p = &g_partitions[n];
       p->app_context = current;
-      make(d, sms, *p);
+      p->first_sm = first_sm;
+      p->want = want;
+      build(*p);
       if (!p->ok) undo(d, *p);
       if (p->ok) {
-        verbose_log("context %p, device %d: green context of %u SMs (asked %u), stream %p",
-                    static_cast<void*>(current), p->device, p->sms, sms,
-                    static_cast<void*>(p->stream));
+        if (first_sm < 0) {
+          verbose_log("context %p, device %d: green context of %u SMs (asked %u), stream %p",
+                      static_cast<void*>(current), p->device, p->sms, want,
+                      static_cast<void*>(p->stream));
+        } else {
+          verbose_log(
+              "context %p, device %d: green context of %u SMs (asked SMs %d-%u), "
+              "stream %p",
+              static_cast<void*>(current), p->device, p->sms, first_sm,
+              static_cast<unsigned>(first_sm) + want - 1, static_cast<void*>(p->stream));
+        }
       } else {
         verbose_log("context %p: no partition: %s", static_cast<void*>(current), p->error);
       }
@@ -131,13 +192,25 @@ Partition* partition_for_current_context(const RealDriver& d, unsigned sms, Why*
   return p;
 }
 
+}  // namespace
+
+Partition* partition_for_current_context(const RealDriver& d, unsigned sms, Why* why) {
+  return partition_for(d, -1, sms, why, [&](Partition& p) { make(d, sms, p); });
+}
+
+Partition* partition_for_range(const RealDriver& d, unsigned first_sm, unsigned sms,
+                               unsigned granule, Why* why) {
+  return partition_for(d, static_cast<int>(first_sm), sms, why,
+                       [&](Partition& p) { make_range(d, first_sm, sms, granule, p); });
+}
+
 int partition_count() {
   return g_count.load(std::memory_order_acquire);
 }
 
 PartitionInfo partition_info(int i) {
   const Partition& p = g_partitions[i];
-  return {static_cast<int>(p.device), p.sms, p.ok, p.error};
+  return {static_cast<int>(p.device), p.first_sm, p.sms, p.ok, p.error};
 }
 
 }  // namespace tessera::interpose

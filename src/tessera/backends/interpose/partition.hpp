@@ -1,8 +1,10 @@
 #pragma once
-// The tenant's partition in one CUDA context: a green context of TESSERA_PARTITION_SMS SMs on the
-// context's device, one non-blocking stream in it, and the two events that order that stream
-// with the application's. Made at the first routed launch in that context, kept until exit
-// (destroying green contexts while the driver is shutting down is not safe to order).
+// The tenant's partitions in one CUDA context: a green context on the context's device, one
+// non-blocking stream in it, and the two events that order that stream with the application's.
+// Without a daemon there is one per context, of TESSERA_PARTITION_SMS SMs; under tesserad one per
+// SM range the daemon has assigned (the daemon lays ranges out disjoint across its tenants). Each
+// is made at the first launch that needs it and kept until exit (destroying green contexts while
+// the driver is shutting down is not safe to order), so a range assigned again costs nothing.
 
 #include <cuda.h>
 
@@ -15,6 +17,10 @@ namespace tessera::interpose {
 
 struct Partition {
   CUcontext app_context = nullptr;
+  // The request it was made for: `want` SMs (TESSERA_PARTITION_SMS), or, when first_sm >= 0,
+  // the daemon's range [first_sm, first_sm + want).
+  int first_sm = -1;
+  unsigned want = 0;
   CUdevice device = 0;
   CUgreenCtx green = nullptr;
   CUstream stream = nullptr;      // the partition stream P
@@ -30,9 +36,15 @@ struct Partition {
 // The partition of the current context, made on first use; nullptr with `why` set when there is
 // no current context or the partition could not be made (then it is not retried).
 Partition* partition_for_current_context(const RealDriver& d, unsigned sms, Why* why);
+// The partition of the current context for the daemon's range [first_sm, first_sm + sms), made
+// from the device's SMs split (one call) into groups of `granule` SMs: the groups inside the range.
+// The driver may round a group up, so the partition can hold fewer SMs than the range.
+Partition* partition_for_range(const RealDriver& d, unsigned first_sm, unsigned sms,
+                               unsigned granule, Why* why);
 
 struct PartitionInfo {
   int device;
+  int first_sm;  // -1: not a daemon range
   unsigned sms;
   bool ok;
   const char* error;

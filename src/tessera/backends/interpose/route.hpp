@@ -14,11 +14,18 @@
 #include <mutex>
 
 #include "config.hpp"
+#include "daemon_link.hpp"
 #include "partition.hpp"
 #include "real_driver.hpp"
 #include "stats.hpp"
 
 namespace tessera::interpose {
+
+// Under tesserad: tells the daemon about this launch (it counts as work, so a tenant the daemon
+// gave no SMs gets some at its next round) and returns the assignment to launch under. While the
+// assignment is kHoldSms it waits, polling the page, up to `hold_limit_ns`; if still held then, it
+// returns kHoldSms and the launch goes ahead on the application's stream (fail-open).
+daemon_abi::Assignment follow_daemon(daemon_abi::AssignmentPage& page, long long hold_limit_ns);
 
 // `fits(partition)`: false when a cooperative grid would not be co-resident on the partition.
 // `launch(stream)`: the real call with the stream replaced (and only the stream).
@@ -33,8 +40,16 @@ CUresult route(Entry e, CUstream app_stream, Fits&& fits, Launch&& launch) {
   };
   try {
     const Config& c = config();
-    if (!c.configured) return pass(Why::kNotConfigured);
-    if (!c.valid) return pass(Why::kBadConfig);
+    daemon_abi::AssignmentPage* page = c.daemon_socket[0] != '\0' ? daemon_page() : nullptr;
+    daemon_abi::Assignment assigned;
+    if (page != nullptr) {
+      assigned = follow_daemon(*page, c.hold_limit_ns);
+      if (assigned.sms == daemon_abi::kWholeGpuSms) return pass(Why::kAssignedWholeGpu);
+      if (assigned.sms == daemon_abi::kHoldSms) return pass(Why::kHoldTimedOut);
+    } else {
+      if (!c.configured) return pass(Why::kNotConfigured);
+      if (!c.valid) return pass(Why::kBadConfig);
+    }
     if (!d->can_route) return pass(Why::kDriverLacksRouting);
     // The stream the application's work is ordered on: a null stream in a _ptsz call is the
     // calling thread's default stream (cuda.h:450), in a plain call the legacy stream.
@@ -46,8 +61,12 @@ CUresult route(Entry e, CUstream app_stream, Fits&& fits, Launch&& launch) {
       return pass(Why::kStreamCapturing);
     }
     Why why = Why::kPartitionFailed;
-    Partition* p = partition_for_current_context(*d, c.partition_sms, &why);
+    Partition* p = page != nullptr ? partition_for_range(
+                                         *d, assigned.first_sm, assigned.sms,
+                                         page->granule_sms.load(std::memory_order_relaxed), &why)
+                                   : partition_for_current_context(*d, c.partition_sms, &why);
     if (p == nullptr) return pass(why);
+    if (page != nullptr) page->routed_sms.store(p->sms, std::memory_order_relaxed);
     if (!fits(*d, *p)) return pass(Why::kCooperativeTooLarge);
 
     std::lock_guard lock(p->sequence);

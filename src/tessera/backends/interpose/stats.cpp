@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "config.hpp"
+#include "daemon_link.hpp"
 #include "memory_hooks.hpp"
 #include "partition.hpp"
 
@@ -26,7 +27,8 @@ Counters g_counters[kEntryCount];
 constexpr const char* kWhyNames[kWhyCount] = {
     "not_configured",          "bad_config",       "driver_lacks_routing",  "no_context",
     "partition_failed",        "stream_capturing", "cooperative_too_large", "event_failed",
-    "partition_launch_failed", "internal_error",   "invalid_arguments",
+    "partition_launch_failed", "internal_error",   "invalid_arguments",     "assigned_whole_gpu",
+    "hold_timed_out",
 };
 
 Counters& at(Entry e) {
@@ -122,12 +124,26 @@ void summary_json(char* text, unsigned long size) {
   Out o{text, size};
   o.add("{\"tenant\": ");
   o.str(c.tenant);
+  o.add(", \"daemon\": {\"socket\": ");
+  o.str(c.daemon_socket);
+  const daemon_abi::AssignmentPage* page = daemon_page_if_attempted();
+  o.add(", \"registered\": %s, \"error\": ", page != nullptr ? "true" : "false");
+  o.str(daemon_link_error());
+  if (page != nullptr) {
+    o.add(
+        ", \"registrations\": %u, \"launches\": %llu, \"held_launches\": %llu, "
+        "\"hold_timeouts\": %llu",
+        daemon_registrations(), static_cast<unsigned long long>(page->launches.load()),
+        static_cast<unsigned long long>(page->held_launches.load()),
+        static_cast<unsigned long long>(page->hold_timeouts.load()));
+  }
+  o.add("}");
   o.add(", \"partition_sms_requested\": %u, \"config_error\": ", c.partition_sms);
   o.str(c.error);
   o.add(", \"partitions\": [");
   for_each_partition([&](const PartitionInfo& p, bool first) {
-    o.add("%s{\"device\": %d, \"sms\": %u, \"ok\": %s, \"error\": ", first ? "" : ", ", p.device,
-          p.sms, p.ok ? "true" : "false");
+    o.add("%s{\"device\": %d, \"first_sm\": %d, \"sms\": %u, \"ok\": %s, \"error\": ",
+          first ? "" : ", ", p.device, p.first_sm, p.sms, p.ok ? "true" : "false");
     o.str(p.error);
     o.add("}");
   });

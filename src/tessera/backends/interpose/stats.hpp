@@ -19,8 +19,10 @@ enum class Why : int {
   kPartitionLaunchFailed,  // the launch on the partition stream failed; retried on the app's
   kInternalError,          // an exception inside the interposer
   kInvalidArguments,       // e.g. a null CUlaunchConfig: the driver rejects it, untouched
+  kAssignedWholeGpu,       // the daemon assigned no partition (the whole GPU)
+  kHoldTimedOut,           // the daemon assigned no SMs for longer than the hold limit
 };
-inline constexpr int kWhyCount = 11;
+inline constexpr int kWhyCount = 13;
 const char* why_name(Why w);
 
 // How a wrapper was handed out.

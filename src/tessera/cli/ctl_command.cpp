@@ -1,0 +1,121 @@
+#include "tessera/cli/ctl_command.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "tessera/cli/daemon_command.hpp"
+#include "tessera/core/config.hpp"
+#include "tessera/core/try.hpp"
+#include "tessera/daemon/control_client.hpp"
+
+namespace tessera::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string assignment_text(const json& a) {
+  if (a.is_string()) return a.get<std::string>();
+  const int first = a.value("first_sm", 0);
+  const int sms = a.value("sms", 0);
+  return fmt::format("SMs {}-{} ({})", first, first + sms - 1, sms);
+}
+
+void print_list(const json& reply) {
+  fmt::print("policy {}{}\n", reply.value("policy", "?"),
+             reply.value("draining", false) ? " (draining: no new tenants)" : "");
+  for (const json& d : reply.value("devices", json::array())) {
+    fmt::print("device {}: {} SMs, partitions in steps of {}\n", d.value("device", 0),
+               d.value("sms", 0), d.value("granularity", 0));
+  }
+  const json tenants = reply.value("tenants", json::array());
+  if (tenants.empty()) {
+    fmt::print("no tenants\n");
+    return;
+  }
+  fmt::print("{:<20} {:>8} {:>3} {:<16} {:>5} {:<18} {:>5} {:>10} {:>6}\n", "TENANT", "PID", "DEV",
+             "CLASS", "PRIO", "ASSIGNED", "WORK", "LAUNCHES", "HELD");
+  for (const json& t : tenants) {
+    fmt::print(
+        "{:<20} {:>8} {:>3} {:<16} {:>5} {:<18} {:>5} {:>10} {:>6}\n", t.value("tenant", "?"),
+        t.value("pid", 0), t.value("device", 0), t.value("class", "?"), t.value("priority", 0),
+        assignment_text(t.value("assignment", json())), t.value("has_work", false) ? "yes" : "no",
+        t.value("launches", 0ULL), t.value("held_launches", 0ULL));
+  }
+}
+
+core::Result<json> set_request(const CtlFlags& f) {
+  json request{{"op", "set"}, {"tenant", f.tenant}};
+  if (!f.tenant_class.empty()) request["class"] = f.tenant_class;
+  if (!f.priority.empty()) {
+    int p = 0;
+    const char* end = f.priority.data() + f.priority.size();
+    const auto [at, ec] = std::from_chars(f.priority.data(), end, p);
+    if (ec != std::errc() || at != end) {
+      return core::failf(core::Domain::kConfig, core::Code::kInvalidArgument,
+                         "--priority '{}': expected an integer", f.priority);
+    }
+    request["priority"] = p;
+  }
+  if (!f.tpot_slo.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(const core::Nanos t,
+                             core::with_context(core::parse_duration(f.tpot_slo), "--tpot-slo"));
+    request["tpot_slo_ms"] = core::to_millis(t);
+  }
+  if (!f.ttft_slo.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(const core::Nanos t,
+                             core::with_context(core::parse_duration(f.ttft_slo), "--ttft-slo"));
+    request["ttft_slo_ms"] = core::to_millis(t);
+  }
+  return request;
+}
+
+}  // namespace
+
+void add_ctl_options(CLI::App& command, CtlFlags& f) {
+  command.require_subcommand(1);
+  f.list = command.add_subcommand("list", "Tenants, their assignments and activity, the policy");
+  f.list->add_flag("--json", f.json, "Print the daemon's reply as JSON");
+  f.set = command.add_subcommand("set", "Change a registered tenant's class, priority or SLOs");
+  f.set->add_option("tenant", f.tenant, "Tenant name")->required();
+  f.set->add_option("--class", f.tenant_class, "latency-critical or best-effort")
+      ->check(CLI::IsMember({"latency-critical", "best-effort"}));
+  f.set->add_option("--priority", f.priority, "Priority, -1000..1000 (higher first)");
+  f.set->add_option("--tpot-slo", f.tpot_slo, "Time per output token target, e.g. 50ms (0: none)");
+  f.set->add_option("--ttft-slo", f.ttft_slo, "Time to first token target, e.g. 500ms (0: none)");
+  f.policy = command.add_subcommand("policy", "Switch the remap policy");
+  f.policy->add_option("name", f.policy_name, "Policy name")->required();
+  f.drain = command.add_subcommand("drain", "Refuse new tenants (the registered ones stay)");
+  f.undrain = command.add_subcommand("undrain", "Accept new tenants again");
+  for (CLI::App* sub : {f.list, f.set, f.policy, f.drain, f.undrain}) {
+    sub->add_option("--socket", f.socket,
+                    "The daemon's Unix socket (default: $TESSERA_DAEMON_SOCKET, else "
+                    "/run/tessera/tesserad.sock)");
+  }
+}
+
+Outcome run_ctl_command(const CtlFlags& f) {
+  const std::string socket = f.socket.empty() ? default_daemon_socket() : f.socket;
+  json request;
+  if (*f.list) {
+    request = {{"op", "list"}};
+  } else if (*f.set) {
+    TESSERA_ASSIGN_OR_RETURN(request, set_request(f));
+  } else if (*f.policy) {
+    request = {{"op", "policy"}, {"name", f.policy_name}};
+  } else {
+    request = {{"op", *f.drain ? "drain" : "undrain"}};
+  }
+  TESSERA_ASSIGN_OR_RETURN(const json reply, daemon::send_request(socket, request));
+  if (*f.list && !f.json) {
+    print_list(reply);
+  } else if (*f.list) {
+    fmt::print("{}\n", reply.dump(2));
+  } else {
+    fmt::print("ok\n");
+  }
+  return core::Status{};
+}
+
+}  // namespace tessera::cli

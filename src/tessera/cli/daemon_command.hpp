@@ -1,0 +1,34 @@
+#pragma once
+// `tessera daemon`: tesserad, the node daemon. It listens on a Unix socket (--socket), where
+// processes under libtessera_interpose.so register (TESSERA_DAEMON_SOCKET) and `tessera ctl`
+// sends its requests, and runs a remap policy over the registered tenants of each GPU every
+// --tick, writing each tenant's SM partition to the page it shares with the tenant's interposer.
+// --metrics serves Prometheus metrics. Stops cleanly on SIGINT or SIGTERM.
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "tessera/cli/command.hpp"
+
+namespace tessera::cli {
+
+// Where the daemon listens and ctl connects: $TESSERA_DAEMON_SOCKET, else this.
+inline constexpr const char* kDefaultDaemonSocket = "/run/tessera/tesserad.sock";
+std::string default_daemon_socket();
+
+struct DaemonFlags {
+  CLI::App* command = nullptr;
+  std::string socket = default_daemon_socket();
+  std::string gpu;
+  int devices = 1;
+  std::string policy = "cogpu";
+  std::string tick = "1ms";
+  std::string idle_after = "20ms";
+  std::string min_residency = "2ms";
+  std::string metrics;  // HOST:PORT of the Prometheus endpoint; "": none
+};
+
+void add_daemon_options(CLI::App& command, DaemonFlags& flags);
+Outcome run_daemon_command(const DaemonFlags& flags);
+
+}  // namespace tessera::cli

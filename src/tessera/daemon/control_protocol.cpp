@@ -1,0 +1,196 @@
+#include "tessera/daemon/control_protocol.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+
+#include "tessera/core/try.hpp"
+
+namespace tessera::daemon {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxPriority = 1000;
+// ASSUMPTION: no serving SLO is longer than an hour; a larger value is a unit mistake.
+constexpr double kMaxSloMs = 3600.0 * 1000.0;
+// ASSUMPTION: no node has more than 64 GPUs.
+constexpr int kMaxDevice = 63;
+
+core::Error invalid(std::string message) {
+  return core::Error(core::Domain::kConfig, core::Code::kInvalidArgument, std::move(message));
+}
+
+core::Status only_keys(const json& j, std::string_view op,
+                       std::initializer_list<std::string_view> keys) {
+  for (const auto& [key, value] : j.items()) {
+    if (key == "op") continue;
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      std::string known;
+      for (std::string_view k : keys) known += fmt::format("{}{}", known.empty() ? "" : ", ", k);
+      return std::unexpected(invalid(fmt::format("'{}' request: unknown key '{}' (known: {})", op,
+                                                 key, known.empty() ? "none" : known)));
+    }
+  }
+  return {};
+}
+
+core::Result<std::string> tenant_name(const json& j, std::string_view op) {
+  const auto it = j.find("tenant");
+  if (it == j.end())
+    return std::unexpected(invalid(fmt::format("'{}' request: 'tenant' is missing", op)));
+  if (!it->is_string()) {
+    return std::unexpected(invalid(fmt::format("'{}' request: 'tenant' must be a string", op)));
+  }
+  const std::string name = it->get<std::string>();
+  if (!valid_tenant_name(name)) {
+    return std::unexpected(invalid(fmt::format(
+        "'{}' request: tenant name '{}' must be 1-63 characters of letters, digits, '.', '_' or "
+        "'-'",
+        op, name.substr(0, 80))));
+  }
+  return name;
+}
+
+core::Result<std::optional<int>> integer(const json& j, std::string_view op, const char* key,
+                                         int low, int high) {
+  const auto it = j.find(key);
+  if (it == j.end()) return std::optional<int>{};
+  if (!it->is_number_integer()) {
+    return std::unexpected(invalid(fmt::format("'{}' request: '{}' must be an integer", op, key)));
+  }
+  const auto v = it->get<std::int64_t>();
+  if (v < low || v > high) {
+    return std::unexpected(
+        invalid(fmt::format("'{}' request: '{}' is {}, outside [{}, {}]", op, key, v, low, high)));
+  }
+  return std::optional<int>(static_cast<int>(v));
+}
+
+core::Result<std::optional<core::Nanos>> slo(const json& j, std::string_view op, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end()) return std::optional<core::Nanos>{};
+  if (!it->is_number()) {
+    return std::unexpected(
+        invalid(fmt::format("'{}' request: '{}' must be a number of milliseconds", op, key)));
+  }
+  const double ms = it->get<double>();
+  if (!std::isfinite(ms) || ms < 0 || ms > kMaxSloMs) {
+    return std::unexpected(invalid(fmt::format(
+        "'{}' request: '{}' is {}, outside [0, {}] ms (0: no target)", op, key, ms, kMaxSloMs)));
+  }
+  return std::optional<core::Nanos>(core::millis(ms));
+}
+
+core::Result<std::optional<TenantClass>> tenant_class(const json& j, std::string_view op) {
+  const auto it = j.find("class");
+  if (it == j.end()) return std::optional<TenantClass>{};
+  if (it->is_string()) {
+    const std::string v = it->get<std::string>();
+    if (v == "latency-critical") return std::optional(TenantClass::kLatencyCritical);
+    if (v == "best-effort") return std::optional(TenantClass::kBestEffort);
+  }
+  return std::unexpected(invalid(
+      fmt::format("'{}' request: 'class' must be \"latency-critical\" or \"best-effort\"", op)));
+}
+
+// The tenant and the settings a register or set request may carry, each only when given.
+core::Result<SetRequest> tenant_fields(const json& j, std::string_view op) {
+  SetRequest r;
+  TESSERA_ASSIGN_OR_RETURN(r.tenant, tenant_name(j, op));
+  TESSERA_ASSIGN_OR_RETURN(r.tenant_class, tenant_class(j, op));
+  TESSERA_ASSIGN_OR_RETURN(r.priority, integer(j, op, "priority", -kMaxPriority, kMaxPriority));
+  TESSERA_ASSIGN_OR_RETURN(r.tpot_slo, slo(j, op, "tpot_slo_ms"));
+  TESSERA_ASSIGN_OR_RETURN(r.ttft_slo, slo(j, op, "ttft_slo_ms"));
+  return r;
+}
+
+core::Result<Request> parse_register(const json& j) {
+  constexpr std::string_view op = "register";
+  TESSERA_TRY(
+      only_keys(j, op, {"tenant", "class", "priority", "tpot_slo_ms", "ttft_slo_ms", "device"}));
+  TESSERA_ASSIGN_OR_RETURN(const SetRequest fields, tenant_fields(j, op));
+  RegisterRequest r;
+  r.tenant = fields.tenant;
+  r.settings.tenant_class = fields.tenant_class.value_or(TenantClass::kBestEffort);
+  r.settings.priority = fields.priority.value_or(0);
+  r.settings.tpot_slo = fields.tpot_slo.value_or(0);
+  r.settings.ttft_slo = fields.ttft_slo.value_or(0);
+  TESSERA_ASSIGN_OR_RETURN(const std::optional<int> device,
+                           integer(j, op, "device", 0, kMaxDevice));
+  r.device = device.value_or(0);
+  return Request(std::move(r));
+}
+
+core::Result<Request> parse_set(const json& j) {
+  constexpr std::string_view op = "set";
+  TESSERA_TRY(only_keys(j, op, {"tenant", "class", "priority", "tpot_slo_ms", "ttft_slo_ms"}));
+  TESSERA_ASSIGN_OR_RETURN(SetRequest r, tenant_fields(j, op));
+  if (!r.tenant_class && !r.priority && !r.tpot_slo && !r.ttft_slo) {
+    return std::unexpected(invalid(
+        "'set' request: nothing to set (give class, priority, tpot_slo_ms or ttft_slo_ms)"));
+  }
+  return Request(std::move(r));
+}
+
+core::Result<Request> parse_policy(const json& j) {
+  TESSERA_TRY(only_keys(j, "policy", {"name"}));
+  const auto it = j.find("name");
+  if (it == j.end() || !it->is_string() || it->get<std::string>().empty()) {
+    return std::unexpected(invalid("'policy' request: 'name' must be a policy name"));
+  }
+  return Request(PolicyRequest{it->get<std::string>()});
+}
+
+}  // namespace
+
+std::string_view tenant_class_name(TenantClass c) {
+  return c == TenantClass::kLatencyCritical ? "latency-critical" : "best-effort";
+}
+
+bool valid_tenant_name(std::string_view name) {
+  if (name.empty() || name.size() > 63) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+  });
+}
+
+core::Result<Request> parse_request(std::string_view line) {
+  const json j = json::parse(line, nullptr, false);
+  if (j.is_discarded()) {
+    return core::fail(core::Domain::kConfig, core::Code::kParse,
+                      "request is not JSON (one JSON object per line)");
+  }
+  if (!j.is_object()) {
+    return core::fail(core::Domain::kConfig, core::Code::kParse, "request is not a JSON object");
+  }
+  const auto op = j.find("op");
+  if (op == j.end() || !op->is_string()) {
+    return std::unexpected(
+        invalid("request has no 'op' string (register, list, set, policy, "
+                "drain, undrain)"));
+  }
+  const std::string name = op->get<std::string>();
+  if (name == "register") return parse_register(j);
+  if (name == "set") return parse_set(j);
+  if (name == "policy") return parse_policy(j);
+  if (name == "list" || name == "drain" || name == "undrain") {
+    TESSERA_TRY(only_keys(j, name, {}));
+    if (name == "list") return Request(ListRequest{});
+    return Request(DrainRequest{name == "drain"});
+  }
+  return std::unexpected(invalid(fmt::format(
+      "unknown op '{}' (register, list, set, policy, drain, undrain)", name.substr(0, 80))));
+}
+
+std::string error_reply(std::string_view message) {
+  return json{{"ok", false}, {"error", message}}.dump(-1, ' ', false,
+                                                      json::error_handler_t::replace) +
+         "\n";
+}
+
+}  // namespace tessera::daemon

@@ -1,0 +1,78 @@
+#pragma once
+// tesserad's control protocol: one JSON object per line over its Unix socket, each answered by one
+// JSON line, {"ok": true, ...} or {"ok": false, "error": "..."}. The requests:
+//
+//   {"op": "register", "tenant": "chat", "class": "latency-critical", "priority": 10,
+//    "tpot_slo_ms": 50, "ttft_slo_ms": 500, "device": 0}
+//       A process announces itself (the interposer does this at start); the daemon takes its pid
+//       from the socket's peer credentials, as seen from the daemon's pid namespace. The reply
+//       carries the tenant's slot and, as SCM_RIGHTS ancillary data, the fd of its assignment page
+//       (assignment_page.hpp). The tenant stays registered while this connection stays open.
+//   {"op": "list"}                         the tenants, their assignments and activity, the policy
+//   {"op": "set", "tenant": "chat", "priority": 5, "class": "best-effort", "tpot_slo_ms": 40,
+//    "ttft_slo_ms": 400}                   change any of these for a registered tenant
+//   {"op": "policy", "name": "tpot-first"} switch the policy
+//   {"op": "drain"} / {"op": "undrain"}    refuse / accept new registrations
+//
+// Parsing is strict: an unknown key, a value of the wrong type or out of range is an error that
+// names it; the daemon answers it and keeps the connection.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/time.hpp"
+
+namespace tessera::daemon {
+
+// Longest request line the daemon reads; a longer one is answered with an error and the
+// connection closed (a client that sends no newline cannot make the daemon buffer without end).
+inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
+
+enum class TenantClass { kLatencyCritical, kBestEffort };
+std::string_view tenant_class_name(TenantClass c);
+
+struct TenantSettings {
+  TenantClass tenant_class = TenantClass::kBestEffort;
+  int priority = 0;
+  core::Nanos tpot_slo = 0;  // 0: none
+  core::Nanos ttft_slo = 0;
+};
+
+struct RegisterRequest {
+  std::string tenant;
+  TenantSettings settings;
+  int pid = 0;  // set by the server from SO_PEERCRED, never by the request
+  int device = 0;
+};
+struct ListRequest {};
+struct SetRequest {
+  std::string tenant;
+  std::optional<TenantClass> tenant_class;
+  std::optional<int> priority;
+  std::optional<core::Nanos> tpot_slo;
+  std::optional<core::Nanos> ttft_slo;
+};
+struct PolicyRequest {
+  std::string name;
+};
+struct DrainRequest {
+  bool drain = true;
+};
+using Request = std::variant<RegisterRequest, ListRequest, SetRequest, PolicyRequest, DrainRequest>;
+
+// One request line (without its newline). Errors are kParse (not JSON, not an object) or
+// kInvalidArgument (a missing, unknown or bad field), each naming what is wrong.
+core::Result<Request> parse_request(std::string_view line);
+
+// Valid tenant names: 1-63 characters of [A-Za-z0-9._-], so a name is safe in logs, metric labels
+// and file names.
+bool valid_tenant_name(std::string_view name);
+
+// {"ok":false,"error":MESSAGE} with its newline.
+std::string error_reply(std::string_view message);
+
+}  // namespace tessera::daemon

@@ -1,0 +1,359 @@
+#include "tessera/daemon/control_server.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "tessera/core/log.hpp"
+#include "tessera/daemon/tenant_page.hpp"
+
+namespace tessera::daemon {
+namespace {
+
+core::Nanos monotonic_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<core::Nanos>(ts.tv_sec) * core::kNanosPerSecond + ts.tv_nsec;
+}
+
+core::Result<sockaddr_un> address_of(const std::string& path) {
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof a.sun_path) {
+    return core::failf(core::Domain::kConfig, core::Code::kInvalidArgument,
+                       "socket path '{}' must be 1-{} characters", path, sizeof a.sun_path - 1);
+  }
+  std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+  return a;
+}
+
+// True when a daemon answers on `path`.
+bool live(const sockaddr_un& a) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const bool up = connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
+  close(fd);
+  return up;
+}
+
+// A reply, and the fd that travels with its first byte (SCM_RIGHTS), if any.
+struct Outgoing {
+  std::string bytes;
+  int fd = -1;
+  std::size_t sent = 0;
+};
+
+struct Client {
+  int fd = -1;
+  int pid = 0;
+  uid_t uid = static_cast<uid_t>(-1);  // unknown: never root
+  std::string in;
+  std::deque<Outgoing> out;
+  int tenant = 0;  // TenantTable id once registered
+  std::string tenant_name;
+  std::unique_ptr<TenantPage> page;
+  bool closing = false;  // close once `out` is flushed
+
+  std::size_t pending() const {
+    std::size_t bytes = 0;
+    for (const Outgoing& o : out) bytes += o.bytes.size() - o.sent;
+    return bytes;
+  }
+};
+
+// A client that sends requests without reading the replies is not read from while this much
+// waits for it, so it cannot make the daemon buffer without end.
+constexpr std::size_t kMaxPendingReply = 1 << 20;
+
+std::string ok_reply(nlohmann::json body = nlohmann::json::object()) {
+  body["ok"] = true;
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
+
+bool may_control(uid_t client, uid_t daemon) {
+  return client == 0 || client == daemon;
+}
+
+struct ControlServer::State {
+  ServerOptions options;
+  TenantTable table;
+  int listen_fd = -1;
+  std::vector<std::unique_ptr<Client>> clients;
+  bool draining = false;
+
+  State(ServerOptions o, TenantTable t) : options(std::move(o)), table(std::move(t)) {}
+
+  void handle_line(Client& c, std::string_view line, core::Nanos now);
+  std::string handle(Client& c, const Request& request, core::Nanos now, int& fd_out);
+  void read_from(Client& c, core::Nanos now);
+  void write_to(Client& c);
+  void drop(Client& c);
+  void accept_clients();
+};
+
+void ControlServer::State::handle_line(Client& c, std::string_view line, core::Nanos now) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.empty()) return;
+  auto request = parse_request(line);
+  if (!request) {
+    c.out.push_back({error_reply(request.error().message())});
+    return;
+  }
+  int fd = -1;
+  std::string reply = handle(c, *request, now, fd);
+  c.out.push_back({std::move(reply), fd});
+}
+
+std::string ControlServer::State::handle(Client& c, const Request& request, core::Nanos now,
+                                         int& fd_out) {
+  if (const auto* r = std::get_if<RegisterRequest>(&request)) {
+    if (c.tenant != 0) {
+      return error_reply("this connection already registered tenant '" + c.tenant_name +
+                         "' (one tenant per connection)");
+    }
+    if (draining) return error_reply("the daemon is draining: it accepts no new tenants");
+    auto page = TenantPage::create(r->tenant);
+    if (!page) return error_reply(page.error().message());
+    RegisterRequest with_pid = *r;
+    with_pid.pid = c.pid;
+    auto id = table.add(with_pid, (*page)->page(), now);
+    if (!id) return error_reply(id.error().message());
+    c.tenant = *id;
+    c.tenant_name = r->tenant;
+    c.page = std::move(*page);
+    table.tick(now);  // the newcomer gets its assignment before its first launch
+    fd_out = c.page->fd();
+    core::logger().info("tenant '{}' (pid {}, {}, priority {}) registered on device {}", r->tenant,
+                        c.pid, tenant_class_name(r->settings.tenant_class), r->settings.priority,
+                        r->device);
+    return ok_reply({{"tenant", r->tenant}, {"page_version", daemon_abi::kPageVersion}});
+  }
+  if (std::holds_alternative<ListRequest>(request)) {
+    nlohmann::json body = table.to_json();
+    body["draining"] = draining;
+    return ok_reply(std::move(body));
+  }
+  const bool changes_others = std::holds_alternative<SetRequest>(request) ||
+                              std::holds_alternative<PolicyRequest>(request) ||
+                              std::holds_alternative<DrainRequest>(request);
+  if (changes_others && !may_control(c.uid, geteuid())) {
+    return error_reply(fmt::format(
+        "set, policy, drain and undrain need root or the daemon's user (uid {}); this client is "
+        "uid {}",
+        geteuid(), c.uid));
+  }
+  if (const auto* r = std::get_if<SetRequest>(&request)) {
+    if (auto s = table.set(*r); !s) return error_reply(s.error().message());
+    table.tick(now);
+    return ok_reply();
+  }
+  if (const auto* r = std::get_if<PolicyRequest>(&request)) {
+    if (auto s = table.set_policy(r->name); !s) return error_reply(s.error().message());
+    core::logger().info("policy is now '{}'", r->name);
+    table.tick(now);
+    return ok_reply({{"policy", r->name}});
+  }
+  const auto& d = std::get<DrainRequest>(request);
+  draining = d.drain;
+  return ok_reply({{"draining", draining}, {"tenants", table.size()}});
+}
+
+// One recv per poll round, so a client that floods requests takes turns with the others.
+void ControlServer::State::read_from(Client& c, core::Nanos now) {
+  char buffer[8192];
+  const ssize_t n = recv(c.fd, buffer, sizeof buffer, MSG_DONTWAIT);
+  if (n < 0) {
+    if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
+      c.closing = true;
+      c.out.clear();
+    }
+    return;
+  }
+  if (n == 0) {  // the client closed: what it sent last without a newline is not a request
+    c.closing = true;
+    c.out.clear();
+    return;
+  }
+  c.in.append(buffer, static_cast<std::size_t>(n));
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = c.in.find('\n', start)) != std::string::npos; start = nl + 1) {
+    handle_line(c, std::string_view(c.in).substr(start, nl - start), now);
+  }
+  c.in.erase(0, start);
+  if (c.in.size() > kMaxRequestBytes) {
+    c.out.push_back({error_reply("request line longer than " + std::to_string(kMaxRequestBytes) +
+                                 " bytes: closing the connection")});
+    c.in.clear();
+    c.closing = true;
+  }
+}
+
+void ControlServer::State::write_to(Client& c) {
+  while (!c.out.empty()) {
+    Outgoing& o = c.out.front();
+    iovec iov{o.bytes.data() + o.sent, o.bytes.size() - o.sent};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    if (o.fd >= 0 && o.sent == 0) {
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+      cm->cmsg_level = SOL_SOCKET;
+      cm->cmsg_type = SCM_RIGHTS;
+      cm->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(cm), &o.fd, sizeof(int));
+    }
+    const ssize_t n = sendmsg(c.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        c.closing = true;
+        c.out.clear();
+      }
+      return;
+    }
+    o.sent += static_cast<std::size_t>(n);
+    if (o.sent == o.bytes.size()) c.out.pop_front();
+  }
+}
+
+void ControlServer::State::drop(Client& c) {
+  if (c.tenant != 0) {
+    table.remove(c.tenant);
+    core::logger().info("tenant '{}' (pid {}) left", c.tenant_name, c.pid);
+    c.tenant = 0;
+  }
+  c.page.reset();
+  close(c.fd);
+  c.fd = -1;
+}
+
+void ControlServer::State::accept_clients() {
+  for (;;) {
+    const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;  // EAGAIN: none left; anything else: try again next round
+    if (clients.size() >= options.max_clients) {
+      const std::string reply = error_reply("the daemon has too many connections");
+      (void)send(fd, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      close(fd);
+      continue;
+    }
+    auto c = std::make_unique<Client>();
+    c->fd = fd;
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+      c->pid = cred.pid;
+      c->uid = cred.uid;
+    }
+    clients.push_back(std::move(c));
+  }
+}
+
+core::Result<std::unique_ptr<ControlServer>> ControlServer::start(ServerOptions options,
+                                                                  TenantTable table) {
+  auto address = address_of(options.socket_path);
+  if (!address) return std::unexpected(address.error());
+  if (live(*address)) {
+    return core::failf(core::Domain::kIo, core::Code::kFailedPrecondition,
+                       "a daemon already listens on {}", options.socket_path);
+  }
+  unlink(options.socket_path.c_str());  // a stale socket from a daemon that died
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return core::failf(core::Domain::kIo, core::Code::kInternal, "socket: {}",
+                       std::strerror(errno));
+  }
+  // Anyone on the node may connect (tenants run as any user); what changes other tenants is
+  // checked per request (may_control).
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&*address), sizeof *address) != 0 ||
+      chmod(options.socket_path.c_str(), 0666) != 0 || listen(fd, 64) != 0) {
+    const int saved = errno;
+    close(fd);
+    return core::failf(core::Domain::kIo, core::Code::kFailedPrecondition, "listening on {}: {}",
+                       options.socket_path, std::strerror(saved));
+  }
+  auto state = std::make_unique<State>(std::move(options), std::move(table));
+  state->listen_fd = fd;
+  return std::unique_ptr<ControlServer>(new ControlServer(std::move(state)));
+}
+
+ControlServer::ControlServer(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+ControlServer::~ControlServer() {
+  for (auto& c : state_->clients) {
+    if (c->fd >= 0) state_->drop(*c);
+  }
+  if (state_->listen_fd >= 0) {
+    close(state_->listen_fd);
+    unlink(state_->options.socket_path.c_str());
+  }
+}
+
+const std::string& ControlServer::socket_path() const {
+  return state_->options.socket_path;
+}
+
+core::Status ControlServer::run(const std::function<bool()>& stop) {
+  State& s = *state_;
+  core::Nanos next_tick = monotonic_now();
+  std::vector<pollfd> fds;
+  while (!stop()) {
+    fds.clear();
+    fds.push_back({s.listen_fd, POLLIN, 0});
+    for (const auto& c : s.clients) {
+      const bool reading = !c->closing && c->pending() < kMaxPendingReply;
+      const short events =
+          static_cast<short>((reading ? POLLIN : 0) | (c->out.empty() ? 0 : POLLOUT));
+      fds.push_back({c->fd, events, 0});
+    }
+    const core::Nanos now = monotonic_now();
+    const core::Nanos wait = std::max<core::Nanos>(0, next_tick - now);
+    const int timeout_ms =
+        static_cast<int>((wait + core::kNanosPerMilli - 1) / core::kNanosPerMilli);
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR) {
+      return core::failf(core::Domain::kIo, core::Code::kInternal, "poll: {}",
+                         std::strerror(errno));
+    }
+    const core::Nanos after = monotonic_now();
+    for (std::size_t i = 1; i < fds.size(); ++i) {
+      Client& c = *s.clients[i - 1];
+      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0 && !c.closing &&
+          c.pending() < kMaxPendingReply) {
+        s.read_from(c, after);
+      }
+      if (!c.out.empty()) s.write_to(c);
+    }
+    std::erase_if(s.clients, [&](const std::unique_ptr<Client>& c) {
+      if (!c->closing || !c->out.empty()) return false;
+      s.drop(*c);
+      return true;
+    });
+    if ((fds[0].revents & POLLIN) != 0) s.accept_clients();
+    if (after >= next_tick) {
+      s.table.tick(after);
+      if (s.options.after_round) s.options.after_round(s.table, after);
+      next_tick = after + s.options.tick;
+    }
+  }
+  return {};
+}
+
+}  // namespace tessera::daemon

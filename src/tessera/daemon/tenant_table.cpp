@@ -1,0 +1,254 @@
+#include "tessera/daemon/tenant_table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "tessera/gpu/policy/cogpu_policy.hpp"
+#include "tessera/gpu/policy/tpot_first_policy.hpp"
+
+namespace tessera::daemon {
+namespace {
+
+using daemon_abi::Assignment;
+
+core::Error invalid(std::string message) {
+  return core::Error(core::Domain::kConfig, core::Code::kInvalidArgument, std::move(message));
+}
+
+struct PolicyEntry {
+  std::string_view name;
+  std::unique_ptr<gpu::RemapPolicy> (*make)();
+};
+template <class P>
+std::unique_ptr<gpu::RemapPolicy> make() {
+  return std::make_unique<P>();
+}
+constexpr PolicyEntry kPolicies[] = {
+    {"cogpu", &make<gpu::CoGpuPolicy>},
+    {"tpot-first", &make<gpu::TpotFirstPolicy>},
+};
+
+Assignment assignment_of(const device::SmMask& mask, std::uint32_t sequence) {
+  const int count = mask.count();
+  if (count == 0) return {0, daemon_abi::kHoldSms, sequence};
+  int first = 0;
+  while (!mask.test(first)) ++first;
+  return {static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count), sequence};
+}
+
+nlohmann::json assignment_json(Assignment a) {
+  if (a.sms == daemon_abi::kHoldSms) return "hold";
+  if (a.sms == daemon_abi::kWholeGpuSms) return "whole-gpu";
+  return {{"first_sm", a.first_sm}, {"sms", a.sms}};
+}
+
+}  // namespace
+
+core::Result<std::unique_ptr<gpu::RemapPolicy>> make_remap_policy(std::string_view name) {
+  for (const PolicyEntry& p : kPolicies) {
+    if (p.name == name) return p.make();
+  }
+  return std::unexpected(invalid(
+      fmt::format("unknown policy '{}' (known: {})", name.substr(0, 80), remap_policy_names())));
+}
+
+std::string remap_policy_names() {
+  std::string names;
+  for (const PolicyEntry& p : kPolicies)
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", p.name);
+  return names;
+}
+
+TenantTable::TenantTable(std::vector<gpu::PartitionGrid> devices,
+                         std::unique_ptr<gpu::RemapPolicy> policy, TableOptions options)
+    : devices_(std::move(devices)), policy_(std::move(policy)), options_(options) {}
+
+TenantTable::Tenant* TenantTable::find(std::string_view name) {
+  for (Tenant& t : tenants_) {
+    if (t.registration.tenant == name) return &t;
+  }
+  return nullptr;
+}
+
+core::Result<int> TenantTable::add(const RegisterRequest& request, daemon_abi::AssignmentPage* page,
+                                   core::Nanos now) {
+  if (find(request.tenant) != nullptr) {
+    return std::unexpected(invalid(fmt::format(
+        "tenant '{}' is already registered (each process registers under a name of its own)",
+        request.tenant)));
+  }
+  if (request.device < 0 || request.device >= static_cast<int>(devices_.size())) {
+    return std::unexpected(invalid(fmt::format("device {} is not one of this daemon's {} GPU(s)",
+                                               request.device, devices_.size())));
+  }
+  if (static_cast<int>(tenants_.size()) >= options_.max_tenants) {
+    return std::unexpected(
+        core::Error(core::Domain::kConfig, core::Code::kResourceExhausted,
+                    fmt::format("the daemon already holds {} tenants", tenants_.size())));
+  }
+  Tenant t;
+  t.id = next_id_++;
+  t.registration = request;
+  t.page = page;
+  t.launches_seen = page->launches.load(std::memory_order_relaxed);
+  t.last_change = now;
+  page->granule_sms.store(
+      static_cast<std::uint32_t>(devices_[static_cast<std::size_t>(request.device)].granularity),
+      std::memory_order_relaxed);
+  page->assignment.store(daemon_abi::pack({0, daemon_abi::kHoldSms, 0}), std::memory_order_release);
+  tenants_.push_back(std::move(t));
+  return tenants_.back().id;
+}
+
+void TenantTable::remove(int id) {
+  std::erase_if(tenants_, [id](const Tenant& t) { return t.id == id; });
+}
+
+core::Status TenantTable::set(const SetRequest& request) {
+  Tenant* t = find(request.tenant);
+  if (t == nullptr) {
+    return core::failf(core::Domain::kConfig, core::Code::kNotFound,
+                       "no tenant named '{}' is registered", request.tenant);
+  }
+  TenantSettings& s = t->registration.settings;
+  if (request.tenant_class) s.tenant_class = *request.tenant_class;
+  if (request.priority) s.priority = *request.priority;
+  if (request.tpot_slo) s.tpot_slo = *request.tpot_slo;
+  if (request.ttft_slo) s.ttft_slo = *request.ttft_slo;
+  return {};
+}
+
+core::Status TenantTable::set_policy(std::string_view name) {
+  auto policy = make_remap_policy(name);
+  if (!policy) return std::unexpected(policy.error());
+  policy_ = std::move(*policy);
+  return {};
+}
+
+int TenantTable::tick(core::Nanos now) {
+  ++rounds_;
+  for (Tenant& t : tenants_) {
+    const std::uint64_t launches = t.page->launches.load(std::memory_order_relaxed);
+    const auto last =
+        static_cast<core::Nanos>(t.page->last_launch_ns.load(std::memory_order_relaxed));
+    t.has_work = launches != t.launches_seen || (last != 0 && now - last < options_.idle_after);
+    t.launches_seen = launches;
+  }
+  int changes = 0;
+  for (int d = 0; d < static_cast<int>(devices_.size()); ++d) decide(d, now, changes);
+  return changes;
+}
+
+void TenantTable::decide(int device, core::Nanos now, int& changes) {
+  std::vector<Tenant*> on;
+  for (Tenant& t : tenants_) {
+    if (t.registration.device == device) on.push_back(&t);
+  }
+  if (on.empty()) return;
+  gpu::RemapSnapshot snapshot;
+  snapshot.now = now;
+  snapshot.grid = devices_[static_cast<std::size_t>(device)];
+  snapshot.min_residency = options_.min_residency;
+  std::vector<std::string> names;
+  for (const Tenant* t : on) {
+    const TenantSettings& s = t->registration.settings;
+    gpu::TenantSnapshot ts;
+    ts.id = static_cast<gpu::TenantId>(t->id);
+    ts.priority = s.priority;
+    ts.latency_critical = s.tenant_class == TenantClass::kLatencyCritical;
+    ts.ttft_slo = s.ttft_slo;
+    ts.tpot_slo = s.tpot_slo;
+    ts.has_work = t->has_work;
+    ts.sms = t->sms;
+    ts.last_change = t->last_change;
+    snapshot.tenants.push_back(ts);
+    names.push_back(t->registration.tenant);
+  }
+  const gpu::RemapTargets targets = policy_->decide(snapshot);
+  auto layout = gpu::plan_physical_contexts(snapshot.grid, targets.sms, names);
+  // A policy's targets always fit the grid (RemapTargets' contract); if one did not, the tenants
+  // keep their assignments rather than get overlapping SMs.
+  if (!layout) return;
+  for (std::size_t i = 0; i < on.size(); ++i) {
+    Tenant& t = *on[i];
+    const Assignment current =
+        daemon_abi::unpack(t.page->assignment.load(std::memory_order_relaxed));
+    Assignment next = assignment_of(layout->partitions[i], t.sequence);
+    if (next.first_sm == current.first_sm && next.sms == current.sms) continue;
+    next.sequence = ++t.sequence;
+    t.page->assignment.store(daemon_abi::pack(next), std::memory_order_release);
+    const int sms = next.sms == daemon_abi::kHoldSms ? 0 : static_cast<int>(next.sms);
+    if (sms != t.sms) t.last_change = now;
+    t.sms = sms;
+    ++t.changes;
+    ++changes;
+  }
+}
+
+std::vector<TenantView> TenantTable::tenants() const {
+  std::vector<TenantView> out;
+  for (const Tenant& t : tenants_) {
+    const daemon_abi::AssignmentPage& p = *t.page;
+    constexpr auto relaxed = std::memory_order_relaxed;
+    TenantView v;
+    v.name = t.registration.tenant;
+    v.pid = t.registration.pid;
+    v.device = t.registration.device;
+    v.settings = t.registration.settings;
+    v.assignment = daemon_abi::unpack(p.assignment.load(std::memory_order_acquire));
+    v.has_work = t.has_work;
+    v.assignment_changes = t.changes;
+    v.launches = p.launches.load(relaxed);
+    v.routed_sms = p.routed_sms.load(relaxed);
+    v.held_launches = p.held_launches.load(relaxed);
+    v.held = static_cast<core::Nanos>(p.held_ns.load(relaxed));
+    v.hold_timeouts = p.hold_timeouts.load(relaxed);
+    v.memory_used = p.memory_used.load(relaxed);
+    v.memory_limit = p.memory_limit.load(relaxed);
+    v.memory_refused = p.memory_refused.load(relaxed);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+nlohmann::json TenantTable::to_json() const {
+  nlohmann::json devices = nlohmann::json::array();
+  for (std::size_t d = 0; d < devices_.size(); ++d) {
+    devices.push_back({{"device", d},
+                       {"sms", devices_[d].device_sms},
+                       {"usable_sms", devices_[d].usable_sms},
+                       {"granularity", devices_[d].granularity}});
+  }
+  nlohmann::json tenants = nlohmann::json::array();
+  for (const TenantView& t : this->tenants()) {
+    tenants.push_back({{"tenant", t.name},
+                       {"pid", t.pid},
+                       {"device", t.device},
+                       {"class", tenant_class_name(t.settings.tenant_class)},
+                       {"priority", t.settings.priority},
+                       {"tpot_slo_ms", core::to_millis(t.settings.tpot_slo)},
+                       {"ttft_slo_ms", core::to_millis(t.settings.ttft_slo)},
+                       {"assignment", assignment_json(t.assignment)},
+                       {"assignment_changes", t.assignment_changes},
+                       {"has_work", t.has_work},
+                       {"launches", t.launches},
+                       {"routed_sms", t.routed_sms},
+                       {"held_launches", t.held_launches},
+                       {"held_ms", core::to_millis(t.held)},
+                       {"hold_timeouts", t.hold_timeouts},
+                       {"memory_used", t.memory_used},
+                       {"memory_limit", t.memory_limit},
+                       {"memory_refused", t.memory_refused}});
+  }
+  return {
+      {"policy", policy_->name()}, {"rounds", rounds_}, {"devices", devices}, {"tenants", tenants}};
+}
+
+std::size_t TenantTable::size() const {
+  return tenants_.size();
+}
+
+}  // namespace tessera::daemon

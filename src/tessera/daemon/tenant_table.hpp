@@ -1,0 +1,113 @@
+#pragma once
+// tesserad's tenants and its policy round, without sockets or clocks: the server adds and removes
+// tenants as their connections come and go and calls tick(now) on its timer. A round reads each
+// tenant's activity from its assignment page, builds one gpu::RemapSnapshot per device, asks the
+// remap policy (the same objects the simulator's cogpu runtime runs) for partition sizes, lays
+// them out from SM 0 upwards (gpu::plan_physical_contexts, so every tenant's SMs are disjoint) and
+// writes each changed assignment to its page.
+//
+// What the daemon cannot see yet, the snapshot leaves out: a tenant "has work" when it launched
+// within `idle_after` (the interposer does not track kernel completion), the phase of its next
+// kernel is unknown and no step latency is observed, so a latency-critical tenant with work asks
+// for every usable SM (slo_demand without an observation).
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/time.hpp"
+#include "tessera/daemon/assignment_page.hpp"
+#include "tessera/daemon/control_protocol.hpp"
+#include "tessera/gpu/policy/physical_contexts.hpp"
+#include "tessera/gpu/policy/remap_policy.hpp"
+
+namespace tessera::daemon {
+
+// The remap policies tesserad runs, by name ("cogpu", "tpot-first"); unknown names get an error
+// listing them.
+core::Result<std::unique_ptr<gpu::RemapPolicy>> make_remap_policy(std::string_view name);
+std::string remap_policy_names();
+
+struct TableOptions {
+  // A tenant that launched within this long has work. ASSUMPTION: 20 ms spans the gaps between a
+  // serving engine's steps (a few ms of host time each) without keeping an idle tenant's SMs long.
+  core::Nanos idle_after = core::millis(20);
+  // A latency-critical tenant's partition is not shrunk sooner than this after it last changed
+  // (the cogpu runtime's remap_min_residency default).
+  core::Nanos min_residency = core::millis(2);
+  int max_tenants = 64;
+};
+
+// A tenant as the table and its page last said: for `ctl list` and the metrics.
+struct TenantView {
+  std::string name;
+  int pid = 0;
+  int device = 0;
+  TenantSettings settings;
+  daemon_abi::Assignment assignment;
+  bool has_work = false;
+  std::uint64_t assignment_changes = 0;
+  // From the page, as the tenant's interposer wrote it.
+  std::uint64_t launches = 0;
+  std::uint64_t routed_sms = 0;  // SMs of the partition its last routed launch ran in
+  std::uint64_t held_launches = 0;
+  core::Nanos held = 0;
+  std::uint64_t hold_timeouts = 0;
+  std::uint64_t memory_used = 0;
+  std::uint64_t memory_limit = 0;  // 0: none
+  std::uint64_t memory_refused = 0;
+};
+
+class TenantTable {
+ public:
+  // One grid per device the daemon owns, indexed by the device ordinal tenants register with.
+  TenantTable(std::vector<gpu::PartitionGrid> devices, std::unique_ptr<gpu::RemapPolicy> policy,
+              TableOptions options = {});
+
+  // Registers a tenant whose page the caller owns and keeps mapped until remove(). Fails
+  // (kInvalidArgument) on a name already registered, a device the daemon does not own, or a full
+  // table. Returns the tenant's id. Its page starts with kHoldSms; the next tick assigns it.
+  core::Result<int> add(const RegisterRequest& request, daemon_abi::AssignmentPage* page,
+                        core::Nanos now);
+  void remove(int id);
+  core::Status set(const SetRequest& request);
+  core::Status set_policy(std::string_view name);
+  std::string_view policy_name() const { return policy_->name(); }
+
+  // One policy round; returns how many assignments changed.
+  int tick(core::Nanos now);
+
+  std::vector<TenantView> tenants() const;
+  nlohmann::json to_json() const;
+  std::size_t size() const;
+  const std::vector<gpu::PartitionGrid>& devices() const { return devices_; }
+  std::uint64_t rounds() const { return rounds_; }
+
+ private:
+  struct Tenant {
+    int id = 0;
+    RegisterRequest registration;
+    daemon_abi::AssignmentPage* page = nullptr;
+    std::uint64_t launches_seen = 0;
+    bool has_work = false;
+    int sms = 0;  // the size last assigned
+    core::Nanos last_change = 0;
+    std::uint32_t sequence = 0;
+    std::uint64_t changes = 0;
+  };
+  Tenant* find(std::string_view name);
+  void decide(int device, core::Nanos now, int& changes);
+
+  std::vector<gpu::PartitionGrid> devices_;
+  std::unique_ptr<gpu::RemapPolicy> policy_;
+  TableOptions options_;
+  std::vector<Tenant> tenants_;  // in registration order: the policy's attach order
+  int next_id_ = 1;
+  std::uint64_t rounds_ = 0;
+};
+
+}  // namespace tessera::daemon

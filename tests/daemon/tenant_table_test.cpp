@@ -1,0 +1,176 @@
+#include "tessera/daemon/tenant_table.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "tessera/hw/gpu_spec.hpp"
+
+namespace tessera::daemon {
+namespace {
+
+using daemon_abi::Assignment;
+using daemon_abi::AssignmentPage;
+
+gpu::PartitionGrid h100() {
+  return *gpu::PartitionGrid::of(*hw::find_gpu("h100"));  // 132 SMs, steps of 8
+}
+
+TenantTable table(int devices = 1) {
+  return TenantTable(std::vector<gpu::PartitionGrid>(static_cast<std::size_t>(devices), h100()),
+                     *make_remap_policy("cogpu"));
+}
+
+RegisterRequest tenant(std::string name, TenantClass c, int device = 0) {
+  RegisterRequest r;
+  r.tenant = std::move(name);
+  r.settings.tenant_class = c;
+  r.device = device;
+  return r;
+}
+
+void launch(AssignmentPage& page, core::Nanos now) {
+  page.launches.fetch_add(1);
+  page.last_launch_ns.store(static_cast<std::uint64_t>(now));
+}
+
+Assignment of(const AssignmentPage& page) {
+  return daemon_abi::unpack(page.assignment.load());
+}
+
+const core::Nanos t0 = core::seconds(1);
+
+TEST(TenantTable, ABusyInferenceGetsMostSmsAndTheTrainerTheRestDisjoint) {
+  TenantTable t = table();
+  AssignmentPage chat{}, train{};
+  ASSERT_TRUE(t.add(tenant("chat", TenantClass::kLatencyCritical), &chat, t0));
+  ASSERT_TRUE(t.add(tenant("train", TenantClass::kBestEffort), &train, t0));
+  EXPECT_EQ(of(chat).sms, daemon_abi::kHoldSms);  // nothing assigned before the first round
+  EXPECT_EQ(chat.granule_sms.load(), 8u);
+  launch(chat, t0);
+  launch(train, t0);
+  EXPECT_EQ(t.tick(t0), 2);
+  const Assignment c = of(chat);
+  const Assignment b = of(train);
+  // cogpu: an inference with work and no observed step asks for every usable SM; a best-effort
+  // tenant with work keeps the minimum partition (8 on an H100). 128 usable SMs in all.
+  EXPECT_EQ(c.first_sm, 0u);
+  EXPECT_EQ(c.sms, 120u);
+  EXPECT_EQ(b.first_sm, 120u);
+  EXPECT_EQ(b.sms, 8u);
+  EXPECT_EQ(t.tick(t0 + core::millis(1)), 0) << "nothing changed, nothing is rewritten";
+  EXPECT_EQ(of(chat).sequence, c.sequence);
+}
+
+TEST(TenantTable, WhenTheInferenceGoesIdleTheTrainerGetsTheGpuAndGivesItBack) {
+  TableOptions options;
+  options.idle_after = core::millis(20);
+  options.min_residency = core::millis(2);
+  TenantTable t({h100()}, *make_remap_policy("cogpu"), options);
+  AssignmentPage chat{}, train{};
+  ASSERT_TRUE(t.add(tenant("chat", TenantClass::kLatencyCritical), &chat, t0));
+  ASSERT_TRUE(t.add(tenant("train", TenantClass::kBestEffort), &train, t0));
+  launch(chat, t0);
+  launch(train, t0);
+  t.tick(t0);
+  ASSERT_EQ(of(train).sms, 8u);
+
+  // The inference stops launching; the trainer goes on. Past idle_after it has no work.
+  core::Nanos now = t0;
+  for (int i = 1; i <= 30; ++i) {
+    now = t0 + core::millis(i);
+    launch(train, now);
+    t.tick(now);
+  }
+  EXPECT_EQ(of(train).first_sm, 0u);
+  EXPECT_EQ(of(train).sms, 128u);
+  EXPECT_EQ(of(chat).sms, daemon_abi::kHoldSms);
+
+  // It comes back: at the next round it has most of the GPU again.
+  now += core::millis(1);
+  launch(chat, now);
+  launch(train, now);
+  t.tick(now);
+  EXPECT_EQ(of(chat).sms, 120u);
+  EXPECT_EQ(of(train).sms, 8u);
+  EXPECT_EQ(of(train).first_sm, 120u);
+}
+
+TEST(TenantTable, ARemovedTenantsSmsGoToTheOthers) {
+  TenantTable t = table();
+  AssignmentPage chat{}, train{};
+  const int chat_id = *t.add(tenant("chat", TenantClass::kLatencyCritical), &chat, t0);
+  ASSERT_TRUE(t.add(tenant("train", TenantClass::kBestEffort), &train, t0));
+  launch(chat, t0);
+  launch(train, t0);
+  t.tick(t0);
+  t.remove(chat_id);
+  EXPECT_EQ(t.size(), 1u);
+  launch(train, t0 + core::millis(1));
+  t.tick(t0 + core::millis(1));
+  EXPECT_EQ(of(train).sms, 128u);
+}
+
+TEST(TenantTable, TenantsOnDifferentDevicesDoNotShareAPlan) {
+  TenantTable t = table(2);
+  AssignmentPage a{}, b{};
+  ASSERT_TRUE(t.add(tenant("a", TenantClass::kBestEffort, 0), &a, t0));
+  ASSERT_TRUE(t.add(tenant("b", TenantClass::kBestEffort, 1), &b, t0));
+  launch(a, t0);
+  launch(b, t0);
+  t.tick(t0);
+  EXPECT_EQ(of(a).sms, 128u);
+  EXPECT_EQ(of(b).sms, 128u);
+}
+
+TEST(TenantTable, RefusesDuplicatesUnknownDevicesAndTenantsAndPolicies) {
+  TenantTable t = table();
+  AssignmentPage a{}, b{};
+  ASSERT_TRUE(t.add(tenant("a", TenantClass::kBestEffort), &a, t0));
+  auto dup = t.add(tenant("a", TenantClass::kBestEffort), &b, t0);
+  ASSERT_FALSE(dup);
+  EXPECT_NE(dup.error().message().find("already registered"), std::string::npos);
+  auto dev = t.add(tenant("b", TenantClass::kBestEffort, 3), &b, t0);
+  ASSERT_FALSE(dev);
+  EXPECT_NE(dev.error().message().find("device 3 is not one of this daemon's 1"),
+            std::string::npos);
+  SetRequest set;
+  set.tenant = "nobody";
+  set.priority = 1;
+  EXPECT_FALSE(t.set(set));
+  auto policy = t.set_policy("fifo");
+  ASSERT_FALSE(policy);
+  EXPECT_NE(policy.error().message().find("known: cogpu, tpot-first"), std::string::npos);
+  EXPECT_EQ(t.policy_name(), "cogpu");
+  ASSERT_TRUE(t.set_policy("tpot-first"));
+  EXPECT_EQ(t.policy_name(), "tpot-first");
+}
+
+TEST(TenantTable, SetChangesWhatThePolicySees) {
+  TenantTable t = table();
+  AssignmentPage a{}, b{};
+  ASSERT_TRUE(t.add(tenant("a", TenantClass::kBestEffort), &a, t0));
+  ASSERT_TRUE(t.add(tenant("b", TenantClass::kBestEffort), &b, t0));
+  launch(a, t0);
+  launch(b, t0);
+  t.tick(t0);
+  EXPECT_EQ(of(a).sms, 64u);  // two best-effort tenants split the GPU
+  EXPECT_EQ(of(b).sms, 64u);
+  SetRequest set;
+  set.tenant = "a";
+  set.tenant_class = TenantClass::kLatencyCritical;
+  ASSERT_TRUE(t.set(set));
+  launch(a, t0 + core::millis(1));
+  launch(b, t0 + core::millis(1));
+  t.tick(t0 + core::millis(1));
+  EXPECT_EQ(of(a).sms, 120u);
+  EXPECT_EQ(of(b).sms, 8u);
+  const nlohmann::json j = t.to_json();
+  EXPECT_EQ(j["tenants"][0]["class"], "latency-critical");
+  EXPECT_EQ(j["tenants"][0]["assignment"]["sms"], 120);
+  EXPECT_EQ(j["devices"][0]["usable_sms"], 128);
+}
+
+}  // namespace
+}  // namespace tessera::daemon
