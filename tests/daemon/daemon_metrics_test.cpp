@@ -63,7 +63,7 @@ TEST(DaemonMetrics, TheExpositionSaysWhatEachTenantHasAndPassesPromtool) {
   const std::string text = exposition_text(snapshot_of(t.table));
   for (
       const char* line : {
-          R"(tessera_daemon_info{policy="cogpu"} 1)",
+          R"(tessera_daemon_info{mechanism="green-contexts",policy="cogpu"} 1)",
           R"(tessera_daemon_tenants 2)",
           R"(tessera_daemon_device_usable_sms{device="0"} 128)",
           R"(tessera_tenant_assigned_sms{class="latency-critical",device="0",tenant="chat"} 120)",

@@ -97,6 +97,31 @@ TEST(TenantTable, WhenTheInferenceGoesIdleTheTrainerGetsTheGpuAndGivesItBack) {
   EXPECT_EQ(of(train).first_sm, 120u);
 }
 
+// The gate: no partitions; the trainer's launches are held while the inference has work.
+TEST(TenantTable, TheGateHoldsTheTrainerWhileTheInferenceHasWork) {
+  TableOptions options;
+  options.mechanism = Mechanism::kGate;
+  TenantTable t({h100()}, *make_remap_policy("cogpu"), options);
+  AssignmentPage chat{}, train{};
+  ASSERT_TRUE(t.add(tenant("chat", TenantClass::kLatencyCritical), &chat, t0));
+  ASSERT_TRUE(t.add(tenant("train", TenantClass::kBestEffort), &train, t0));
+  launch(train, t0);
+  t.tick(t0);
+  EXPECT_EQ(of(train).sms, daemon_abi::kWholeGpuSms) << "alone with work: the whole GPU";
+  EXPECT_EQ(of(chat).sms, daemon_abi::kWholeGpuSms);
+  launch(chat, t0 + core::millis(1));
+  launch(train, t0 + core::millis(1));
+  t.tick(t0 + core::millis(1));
+  EXPECT_EQ(of(train).sms, daemon_abi::kHoldSms);
+  EXPECT_EQ(of(chat).sms, daemon_abi::kWholeGpuSms);
+  const core::Nanos later = t0 + core::millis(50);  // the inference idle past idle_after
+  launch(train, later);
+  t.tick(later);
+  EXPECT_EQ(of(train).sms, daemon_abi::kWholeGpuSms);
+  EXPECT_EQ(t.to_json()["mechanism"], "gate");
+  EXPECT_FALSE(mechanism_named("mps"));
+}
+
 TEST(TenantTable, ARemovedTenantsSmsGoToTheOthers) {
   TenantTable t = table();
   AssignmentPage chat{}, train{};

@@ -23,7 +23,8 @@ std::string assignment_text(const json& a) {
 }
 
 void print_list(const json& reply) {
-  fmt::print("policy {}{}\n", reply.value("policy", "?"),
+  fmt::print("policy {}, mechanism {}{}\n", reply.value("policy", "?"),
+             reply.value("mechanism", "?"),
              reply.value("draining", false) ? " (draining: no new tenants)" : "");
   for (const json& d : reply.value("devices", json::array())) {
     fmt::print("device {}: {} SMs, partitions in steps of {}\n", d.value("device", 0),

@@ -37,6 +37,11 @@ void add_daemon_options(CLI::App& command, DaemonFlags& f) {
                     " (`tessera ctl policy` "
                     "switches it while running)")
       ->capture_default_str();
+  c->add_option("--mechanism", f.mechanism,
+                "green-contexts (each process in an SM range the policy sizes; needs MPS for two "
+                "processes at once) or gate (best-effort launches held while a latency-critical "
+                "process has work; works on every driver)")
+      ->capture_default_str();
   c->add_option("--tick", f.tick, "Time between policy rounds")->capture_default_str();
   c->add_option("--idle-after", f.idle_after,
                 "A tenant that has not launched for this long has no work")
@@ -61,6 +66,8 @@ Outcome run_daemon_command(const DaemonFlags& f) {
                        "--devices {}: must be 1-64", f.devices);
   }
   daemon::TableOptions table;
+  TESSERA_ASSIGN_OR_RETURN(table.mechanism,
+                           core::with_context(daemon::mechanism_named(f.mechanism), "--mechanism"));
   TESSERA_ASSIGN_OR_RETURN(table.idle_after,
                            core::with_context(core::parse_duration(f.idle_after), "--idle-after"));
   TESSERA_ASSIGN_OR_RETURN(
@@ -92,8 +99,8 @@ Outcome run_daemon_command(const DaemonFlags& f) {
                        server, daemon::TenantTable(std::vector<gpu::PartitionGrid>(
                                                        static_cast<std::size_t>(f.devices), grid),
                                                    std::move(policy), table)));
-  fmt::print(stderr, "tessera daemon: listening on {}; {} x {} ({} SMs), policy {}\n", f.socket,
-             f.devices, spec.name, grid.device_sms, f.policy);
+  fmt::print(stderr, "tessera daemon: listening on {}; {} x {} ({} SMs), {}, policy {}\n", f.socket,
+             f.devices, spec.name, grid.device_sms, f.mechanism, f.policy);
   int signal = 0;
   TESSERA_TRY(daemon->run([&] {
     signal = signals.take_pending();

@@ -22,6 +22,7 @@ struct DaemonFlags {
   std::string gpu;
   int devices = 1;
   std::string policy = "cogpu";
+  std::string mechanism = "green-contexts";
   std::string tick = "1ms";
   std::string idle_after = "20ms";
   std::string min_residency = "2ms";

@@ -46,7 +46,8 @@ class Collector final : public prometheus::Collectable {
 }  // namespace
 
 MetricsSnapshot snapshot_of(const TenantTable& table) {
-  return {std::string(table.policy_name()), table.rounds(), table.devices(), table.tenants()};
+  return {std::string(table.policy_name()), std::string(mechanism_name(table.mechanism())),
+          table.rounds(), table.devices(), table.tenants()};
 }
 
 std::vector<MetricFamily> metric_families(const MetricsSnapshot& s) {
@@ -55,8 +56,9 @@ std::vector<MetricFamily> metric_families(const MetricsSnapshot& s) {
     out.push_back({name, help, type, {}});
     return out.back();
   };
-  family("tessera_daemon_info", "The daemon's policy", MetricType::Gauge)
-      .metric.push_back(sample({{"policy", s.policy}}, MetricType::Gauge, 1));
+  family("tessera_daemon_info", "The daemon's policy and mechanism", MetricType::Gauge)
+      .metric.push_back(
+          sample({{"mechanism", s.mechanism}, {"policy", s.policy}}, MetricType::Gauge, 1));
   family("tessera_daemon_policy_rounds_total", "Policy rounds run", MetricType::Counter)
       .metric.push_back(sample({}, MetricType::Counter, static_cast<double>(s.rounds)));
   family("tessera_daemon_tenants", "Registered tenants", MetricType::Gauge)

@@ -4,7 +4,7 @@
 // every `period`, and whenever the tenants change), so a scrape never touches the table.
 //
 // Families (labels tenant, device, class on the per-tenant ones):
-//   tessera_daemon_info{policy}                 1
+//   tessera_daemon_info{policy,mechanism}       1
 //   tessera_daemon_policy_rounds_total          policy rounds run
 //   tessera_daemon_tenants                      registered tenants
 //   tessera_daemon_device_usable_sms{device}    SMs a policy may assign on each GPU
@@ -38,6 +38,7 @@ namespace tessera::daemon {
 // What a scrape reports.
 struct MetricsSnapshot {
   std::string policy;
+  std::string mechanism;
   std::uint64_t rounds = 0;
   std::vector<gpu::PartitionGrid> devices;
   std::vector<TenantView> tenants;

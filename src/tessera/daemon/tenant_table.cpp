@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 
 #include "tessera/gpu/policy/cogpu_policy.hpp"
@@ -31,12 +32,12 @@ constexpr PolicyEntry kPolicies[] = {
     {"tpot-first", &make<gpu::TpotFirstPolicy>},
 };
 
-Assignment assignment_of(const device::SmMask& mask, std::uint32_t sequence) {
+Assignment assignment_of(const device::SmMask& mask) {
   const int count = mask.count();
-  if (count == 0) return {0, daemon_abi::kHoldSms, sequence};
+  if (count == 0) return {0, daemon_abi::kHoldSms, 0};
   int first = 0;
   while (!mask.test(first)) ++first;
-  return {static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count), sequence};
+  return {static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count), 0};
 }
 
 nlohmann::json assignment_json(Assignment a) {
@@ -46,6 +47,17 @@ nlohmann::json assignment_json(Assignment a) {
 }
 
 }  // namespace
+
+std::string_view mechanism_name(Mechanism m) {
+  return m == Mechanism::kGate ? "gate" : "green-contexts";
+}
+
+core::Result<Mechanism> mechanism_named(std::string_view name) {
+  if (name == "green-contexts") return Mechanism::kGreenContexts;
+  if (name == "gate") return Mechanism::kGate;
+  return std::unexpected(invalid(
+      fmt::format("unknown mechanism '{}' (known: green-contexts, gate)", name.substr(0, 80))));
+}
 
 core::Result<std::unique_ptr<gpu::RemapPolicy>> make_remap_policy(std::string_view name) {
   for (const PolicyEntry& p : kPolicies) {
@@ -148,9 +160,34 @@ void TenantTable::decide(int device, core::Nanos now, int& changes) {
     if (t.registration.device == device) on.push_back(&t);
   }
   if (on.empty()) return;
+  const gpu::PartitionGrid& grid = devices_[static_cast<std::size_t>(device)];
+  std::optional<std::vector<Assignment>> next =
+      options_.mechanism == Mechanism::kGate ? gate(on) : green_contexts(on, grid, now);
+  if (!next) return;
+  for (std::size_t i = 0; i < on.size(); ++i) {
+    Tenant& t = *on[i];
+    Assignment a = (*next)[i];
+    const Assignment current =
+        daemon_abi::unpack(t.page->assignment.load(std::memory_order_relaxed));
+    if (a.first_sm == current.first_sm && a.sms == current.sms) continue;
+    a.sequence = ++t.sequence;
+    t.page->assignment.store(daemon_abi::pack(a), std::memory_order_release);
+    const int sms = a.sms == daemon_abi::kHoldSms       ? 0
+                    : a.sms == daemon_abi::kWholeGpuSms ? grid.usable_sms
+                                                        : static_cast<int>(a.sms);
+    if (sms != t.sms) t.last_change = now;
+    t.sms = sms;
+    ++t.changes;
+    ++changes;
+  }
+}
+
+std::optional<std::vector<Assignment>> TenantTable::green_contexts(const std::vector<Tenant*>& on,
+                                                                   const gpu::PartitionGrid& grid,
+                                                                   core::Nanos now) const {
   gpu::RemapSnapshot snapshot;
   snapshot.now = now;
-  snapshot.grid = devices_[static_cast<std::size_t>(device)];
+  snapshot.grid = grid;
   snapshot.min_residency = options_.min_residency;
   std::vector<std::string> names;
   for (const Tenant* t : on) {
@@ -168,24 +205,28 @@ void TenantTable::decide(int device, core::Nanos now, int& changes) {
     names.push_back(t->registration.tenant);
   }
   const gpu::RemapTargets targets = policy_->decide(snapshot);
-  auto layout = gpu::plan_physical_contexts(snapshot.grid, targets.sms, names);
+  auto layout = gpu::plan_physical_contexts(grid, targets.sms, names);
   // A policy's targets always fit the grid (RemapTargets' contract); if one did not, the tenants
   // keep their assignments rather than get overlapping SMs.
-  if (!layout) return;
-  for (std::size_t i = 0; i < on.size(); ++i) {
-    Tenant& t = *on[i];
-    const Assignment current =
-        daemon_abi::unpack(t.page->assignment.load(std::memory_order_relaxed));
-    Assignment next = assignment_of(layout->partitions[i], t.sequence);
-    if (next.first_sm == current.first_sm && next.sms == current.sms) continue;
-    next.sequence = ++t.sequence;
-    t.page->assignment.store(daemon_abi::pack(next), std::memory_order_release);
-    const int sms = next.sms == daemon_abi::kHoldSms ? 0 : static_cast<int>(next.sms);
-    if (sms != t.sms) t.last_change = now;
-    t.sms = sms;
-    ++t.changes;
-    ++changes;
+  if (!layout) return std::nullopt;
+  std::vector<Assignment> out;
+  for (const device::SmMask& mask : layout->partitions) out.push_back(assignment_of(mask));
+  return out;
+}
+
+std::vector<Assignment> TenantTable::gate(const std::vector<Tenant*>& on) {
+  bool inference_busy = false;
+  for (const Tenant* t : on) {
+    inference_busy = inference_busy || (t->has_work && t->registration.settings.tenant_class ==
+                                                           TenantClass::kLatencyCritical);
   }
+  std::vector<Assignment> out;
+  for (const Tenant* t : on) {
+    const bool held =
+        inference_busy && t->registration.settings.tenant_class == TenantClass::kBestEffort;
+    out.push_back({0, held ? daemon_abi::kHoldSms : daemon_abi::kWholeGpuSms, 0});
+  }
+  return out;
 }
 
 std::vector<TenantView> TenantTable::tenants() const {
@@ -243,8 +284,11 @@ nlohmann::json TenantTable::to_json() const {
                        {"memory_limit", t.memory_limit},
                        {"memory_refused", t.memory_refused}});
   }
-  return {
-      {"policy", policy_->name()}, {"rounds", rounds_}, {"devices", devices}, {"tenants", tenants}};
+  return {{"policy", policy_->name()},
+          {"mechanism", mechanism_name(options_.mechanism)},
+          {"rounds", rounds_},
+          {"devices", devices},
+          {"tenants", tenants}};
 }
 
 std::size_t TenantTable::size() const {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,19 @@ namespace tessera::daemon {
 core::Result<std::unique_ptr<gpu::RemapPolicy>> make_remap_policy(std::string_view name);
 std::string remap_policy_names();
 
+// How assignments reach the GPU.
+//   green-contexts: the remap policy's sizes, laid out as disjoint SM ranges; each process
+//                   launches into a green context of its range (needs a driver with green
+//                   contexts, and MPS for two processes to run at once).
+//   gate:           no partitions: a best-effort process's launches are held while a
+//                   latency-critical process on the GPU has work (each for at most the
+//                   interposer's hold limit), and go to the whole GPU otherwise; latency-critical
+//                   processes always launch on the whole GPU. Works on every driver; the remap
+//                   policy is not asked.
+enum class Mechanism { kGreenContexts, kGate };
+std::string_view mechanism_name(Mechanism m);
+core::Result<Mechanism> mechanism_named(std::string_view name);
+
 struct TableOptions {
   // A tenant that launched within this long has work. ASSUMPTION: 20 ms spans the gaps between a
   // serving engine's steps (a few ms of host time each) without keeping an idle tenant's SMs long.
@@ -40,6 +54,7 @@ struct TableOptions {
   // (the cogpu runtime's remap_min_residency default).
   core::Nanos min_residency = core::millis(2);
   int max_tenants = 64;
+  Mechanism mechanism = Mechanism::kGreenContexts;
 };
 
 // A tenant as the table and its page last said: for `ctl list` and the metrics.
@@ -77,6 +92,7 @@ class TenantTable {
   core::Status set(const SetRequest& request);
   core::Status set_policy(std::string_view name);
   std::string_view policy_name() const { return policy_->name(); }
+  Mechanism mechanism() const { return options_.mechanism; }
 
   // One policy round; returns how many assignments changed.
   int tick(core::Nanos now);
@@ -101,6 +117,12 @@ class TenantTable {
   };
   Tenant* find(std::string_view name);
   void decide(int device, core::Nanos now, int& changes);
+  // Each tenant's next assignment under the mechanism (sequence numbers left 0); nullopt when the
+  // policy's sizes do not fit the grid.
+  std::optional<std::vector<daemon_abi::Assignment>> green_contexts(const std::vector<Tenant*>& on,
+                                                                    const gpu::PartitionGrid& grid,
+                                                                    core::Nanos now) const;
+  static std::vector<daemon_abi::Assignment> gate(const std::vector<Tenant*>& on);
 
   std::vector<gpu::PartitionGrid> devices_;
   std::unique_ptr<gpu::RemapPolicy> policy_;

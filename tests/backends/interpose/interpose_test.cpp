@@ -553,11 +553,11 @@ TEST_F(Interpose, CudaRuntimeLookupsAreHookedBeforeItStopsOnTheFake) {
 // tesserad in this process, on a fresh socket, for the length of a test.
 class InProcessDaemon {
  public:
-  InProcessDaemon() {
+  explicit InProcessDaemon(tessera::daemon::TableOptions table_options = {}) {
     path_ = ::testing::TempDir() + "interpose_daemon_" + std::to_string(getpid()) + ".sock";
     tessera::daemon::TenantTable table(
         {*tessera::gpu::PartitionGrid::of(*tessera::hw::find_gpu("h100"))},
-        *tessera::daemon::make_remap_policy("cogpu"));
+        *tessera::daemon::make_remap_policy("cogpu"), table_options);
     tessera::daemon::ServerOptions options;
     options.socket_path = path_;
     auto server = tessera::daemon::ControlServer::start(options, std::move(table));
@@ -663,6 +663,7 @@ std::map<std::string, std::string> daemon_env(const std::string& socket, const c
   env["TESSERA_DAEMON_SOCKET"] = socket;
   env["TESSERA_TENANT"] = tenant;
   env["TESSERA_CLASS"] = tenant_class;
+  env["TESSERA_HOLD_LIMIT_MS"] = "";
   return env;
 }
 
@@ -704,6 +705,38 @@ TEST_F(Interpose, TwoProcessesTradeSmsAsTheInferenceGoesIdleAndComesBack) {
     for (int sm : sms) EXPECT_EQ(inference_sms.count(sm), 0u) << "SM " << sm << " in both";
   }
   EXPECT_TRUE(trainer_small);
+}
+
+// The gate: a trainer that starts while the inference is busy has its first launch held (no
+// partitions: every launch stays on the application's stream) until the inference's process
+// exits, and then launches freely.
+TEST_F(Interpose, TheGateHoldsTheTrainerWhileTheInferenceRuns) {
+  tessera::daemon::TableOptions options;
+  options.mechanism = tessera::daemon::Mechanism::kGate;
+  InProcessDaemon daemon(options);
+  const Running inference = start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on600",
+                                  daemon_env(daemon.path(), "chat", "latency-critical"));
+  for (int i = 0; i < 300 && daemon.tenants().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  auto env = daemon_env(daemon.path(), "train", "best-effort");
+  env["TESSERA_HOLD_LIMIT_MS"] = "5000";
+  const Running trainer = start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on300,on300", env);
+  const Outcome hp = finish(inference);
+  const Outcome be = finish(trainer);
+  ASSERT_EQ(hp.status, 0) << hp.output;
+  ASSERT_EQ(be.status, 0) << be.output;
+  int first = 0;
+  int second = 0;
+  for (const json& l : launches(be.fake_log)) {
+    EXPECT_EQ(l.at("green_ctx"), 0) << "the gate makes no partitions";
+    (l.at("kernel") == "phase0" ? first : second) += 1;
+  }
+  EXPECT_LE(first, 3) << "held while the inference ran";
+  EXPECT_GE(second, 100) << "free once it was gone";
+  EXPECT_GE(be.summary.at("daemon").at("held_launches").get<int>(), 1);
+  EXPECT_EQ(be.summary.at("daemon").at("hold_timeouts"), 0);
+  for (const json& l : launches(hp.fake_log)) EXPECT_EQ(l.at("green_ctx"), 0);
 }
 
 // tesserad killed mid-run (SIGKILL) and started again: the application never stops launching (on
