@@ -46,9 +46,10 @@ sanitizer_env() {
 }
 
 # The tests that run threads: the HTTP servers (extender, agent, API-server client), the agent's
-# push loop, `tessera agent` serving and the interposer's memory ledger. (The interposer's own
+# push loop, `tessera agent` serving, the daemon's socket server and metrics endpoint, `tessera
+# daemon` serving and the interposer's memory ledger. (The interposer's own
 # tests skip themselves under sanitizers.)
-TSAN_TESTS='^(HttpServer|ExtenderHttp|AgentHttpTest|AgentPush|AgentLoopTest|ApiServerBinder|SchedulerConfig|MemoryLedger)\.|^cli_agent_stops_on_sigterm$'
+TSAN_TESTS='^(HttpServer|ExtenderHttp|AgentHttpTest|AgentPush|AgentLoopTest|ApiServerBinder|SchedulerConfig|MemoryLedger|ControlServer|DaemonMetrics)\.|^cli_(agent_stops_on_sigterm|daemon_serves_ctl_and_stops_on_sigterm)$'
 
 case "${1:-}" in
   demo)
@@ -78,7 +79,7 @@ case "${1:-}" in
     BUILD_DIR=${BUILD_DIR:-build-tsan}
     sanitized_configure thread
     cmake --build "$BUILD_DIR" -j "$JOBS" --target tessera tessera_k8s_extender_tests \
-      tessera_k8s_agent_tests
+      tessera_k8s_agent_tests tessera_daemon_tests
     sanitizer_env
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" -R "$TSAN_TESTS"
     ;;

@@ -2,8 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <cstdint>
 #include <cstdlib>
+#include <optional>
+#include <vector>
 
+#include "tessera/backends/nvml/nvml_library.hpp"
 #include "tessera/cli/stop_signals.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/log.hpp"
@@ -15,6 +20,103 @@
 
 namespace tessera::cli {
 
+namespace {
+
+struct NodeGpus {
+  hw::GpuSpec spec;
+  int count = 0;
+};
+
+// The node's GPUs through NVML: every device by index until NVML has no more, each named in the
+// catalog; one model only (a daemon's policy lays out one SM grid).
+core::Result<NodeGpus> discover_gpus() {
+  auto library = cuda::NvmlLibrary::open();
+  if (!library) {
+    return std::unexpected(library.error().with_context(
+        "--gpu not given and the GPUs cannot be discovered through NVML (give --gpu and "
+        "--devices)"));
+  }
+  const cuda::NvmlApi& api = (*library)->api();
+  NodeGpus out;
+  std::string first_name;
+  // ASSUMPTION: no node has more than 64 GPUs (the control protocol's device range).
+  for (unsigned i = 0; i < 64; ++i) {
+    cuda::nvml::Device device = nullptr;
+    if (api.device_get_handle_by_index(i, &device) != cuda::nvml::kSuccess) break;
+    std::array<char, cuda::nvml::kDeviceNameV2BufferSize> name{};
+    TESSERA_TRY((*library)->check(api.device_get_name(device, name.data(), name.size()),
+                                  "nvmlDeviceGetName"));
+    const auto catalog = hw::gpu_for_device_name(name.data());
+    if (!catalog) {
+      return core::failf(core::Domain::kNvml, core::Code::kUnsupported,
+                         "GPU {} is a {}, which is not in tessera's catalog (`tessera list`); "
+                         "give --gpu with the closest model",
+                         i, name.data());
+    }
+    if (i == 0) {
+      first_name = name.data();
+      TESSERA_ASSIGN_OR_RETURN(out.spec, hw::find_gpu(*catalog));
+    } else if (first_name != name.data()) {
+      return core::failf(core::Domain::kNvml, core::Code::kUnsupported,
+                         "the node's GPUs are of two models ({} and {}); run one daemon per model, "
+                         "each with --gpu and --devices",
+                         first_name, name.data());
+    }
+    ++out.count;
+  }
+  if (out.count == 0) {
+    return core::fail(core::Domain::kNvml, core::Code::kNotFound,
+                      "--gpu not given and NVML reports no GPU");
+  }
+  return out;
+}
+
+// The options a --config file may set: its key, the flag, and the field it fills.
+struct ConfigKey {
+  std::string_view key;
+  const char* flag;
+  std::string DaemonFlags::*text;  // null for --devices, the one integer
+  bool duration;
+};
+constexpr ConfigKey kConfigKeys[] = {
+    {"gpu", "--gpu", &DaemonFlags::gpu, false},
+    {"devices", "--devices", nullptr, false},
+    {"policy", "--policy", &DaemonFlags::policy, false},
+    {"mechanism", "--mechanism", &DaemonFlags::mechanism, false},
+    {"socket", "--socket", &DaemonFlags::socket, false},
+    {"tick", "--tick", &DaemonFlags::tick, true},
+    {"idle_after", "--idle-after", &DaemonFlags::idle_after, true},
+    {"min_residency", "--min-residency", &DaemonFlags::min_residency, true},
+    {"metrics", "--metrics", &DaemonFlags::metrics, false},
+};
+
+// The flags with the --config file's values for every option not given on the command line.
+core::Result<DaemonFlags> with_config_file(const DaemonFlags& given) {
+  DaemonFlags f = given;
+  if (given.config.empty()) return f;
+  TESSERA_ASSIGN_OR_RETURN(const core::ConfigNode root,
+                           core::ConfigNode::load_file(given.config, "daemon configuration"));
+  if (!root.is_map()) return std::unexpected(root.error("expected a map of daemon options"));
+  std::vector<std::string_view> keys;
+  for (const ConfigKey& k : kConfigKeys) keys.push_back(k.key);
+  TESSERA_TRY(root.check_keys(keys));
+  for (const ConfigKey& k : kConfigKeys) {
+    const std::optional<core::ConfigNode> node = root.find(k.key);
+    if (!node || (given.command != nullptr && given.command->count(k.flag) > 0)) continue;
+    if (k.text == nullptr) {
+      TESSERA_ASSIGN_OR_RETURN(const std::int64_t devices, node->as_int());
+      if (devices < 1 || devices > 64) return std::unexpected(node->error("expected 1-64 GPUs"));
+      f.devices = static_cast<int>(devices);
+      continue;
+    }
+    if (k.duration) TESSERA_TRY(node->as_duration());  // a bad one is named at its line here
+    TESSERA_ASSIGN_OR_RETURN(f.*k.text, node->as_string());
+  }
+  return f;
+}
+
+}  // namespace
+
 std::string default_daemon_socket() {
   const char* env = std::getenv("TESSERA_DAEMON_SOCKET");
   return env != nullptr && *env != '\0' ? env : kDefaultDaemonSocket;
@@ -22,16 +124,20 @@ std::string default_daemon_socket() {
 
 void add_daemon_options(CLI::App& command, DaemonFlags& f) {
   CLI::App* c = &command;
+  c->add_option("--config", f.config,
+                "YAML file of these options by name (gpu, devices, policy, mechanism, socket, "
+                "tick, idle_after, min_residency, metrics); flags given override it");
   c->add_option("--socket", f.socket,
                 "Unix socket to listen on (default: $TESSERA_DAEMON_SOCKET, else "
                 "/run/tessera/tesserad.sock)")
       ->capture_default_str();
   c->add_option("--gpu", f.gpu,
                 "The node's GPU model, a catalog name or alias (h100, a100-80gb, ...; `tessera "
-                "list`): its SM count and green-context granularity")
-      ->required();
-  c->add_option("--devices", f.devices, "How many such GPUs the daemon owns (ordinals 0..N-1)")
-      ->capture_default_str();
+                "list`): its SM count and green-context granularity. Default: the model NVML "
+                "reports for the node's GPUs");
+  c->add_option("--devices", f.devices,
+                "How many such GPUs the daemon owns, ordinals 0..N-1 (default: with --gpu 1, "
+                "else every GPU NVML reports)");
   c->add_option("--policy", f.policy,
                 "Remap policy: " + daemon::remap_policy_names() +
                     " (`tessera ctl policy` "
@@ -55,15 +161,23 @@ void add_daemon_options(CLI::App& command, DaemonFlags& f) {
       ->capture_default_str();
 }
 
-Outcome run_daemon_command(const DaemonFlags& f) {
-  TESSERA_ASSIGN_OR_RETURN(const hw::GpuSpec spec,
-                           core::with_context(hw::find_gpu(f.gpu), "--gpu"));
+Outcome run_daemon_command(const DaemonFlags& given) {
+  TESSERA_ASSIGN_OR_RETURN(const DaemonFlags f, with_config_file(given));
+  NodeGpus gpus;
+  if (f.gpu.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(gpus, discover_gpus());
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(gpus.spec, core::with_context(hw::find_gpu(f.gpu), "--gpu"));
+    gpus.count = 1;
+  }
+  if (f.devices != 0) gpus.count = f.devices;
+  const hw::GpuSpec& spec = gpus.spec;
   TESSERA_ASSIGN_OR_RETURN(const gpu::PartitionGrid grid,
                            core::with_context(gpu::PartitionGrid::of(spec), "--gpu"));
   // ASSUMPTION: no node has more than 64 GPUs (the control protocol's device range).
-  if (f.devices < 1 || f.devices > 64) {
+  if (gpus.count < 1 || gpus.count > 64) {
     return core::failf(core::Domain::kConfig, core::Code::kInvalidArgument,
-                       "--devices {}: must be 1-64", f.devices);
+                       "--devices {}: must be 1-64", gpus.count);
   }
   daemon::TableOptions table;
   TESSERA_ASSIGN_OR_RETURN(table.mechanism,
@@ -97,10 +211,10 @@ Outcome run_daemon_command(const DaemonFlags& f) {
   TESSERA_ASSIGN_OR_RETURN(
       auto daemon, daemon::ControlServer::start(
                        server, daemon::TenantTable(std::vector<gpu::PartitionGrid>(
-                                                       static_cast<std::size_t>(f.devices), grid),
+                                                       static_cast<std::size_t>(gpus.count), grid),
                                                    std::move(policy), table)));
   fmt::print(stderr, "tessera daemon: listening on {}; {} x {} ({} SMs), {}, policy {}\n", f.socket,
-             f.devices, spec.name, grid.device_sms, f.mechanism, f.policy);
+             gpus.count, spec.name, grid.device_sms, f.mechanism, f.policy);
   int signal = 0;
   TESSERA_TRY(daemon->run([&] {
     signal = signals.take_pending();

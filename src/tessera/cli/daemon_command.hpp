@@ -18,9 +18,10 @@ std::string default_daemon_socket();
 
 struct DaemonFlags {
   CLI::App* command = nullptr;
+  std::string config;  // a YAML file of the options below; flags given override it
   std::string socket = default_daemon_socket();
-  std::string gpu;
-  int devices = 1;
+  std::string gpu;  // "": discovered through NVML
+  int devices = 0;  // 0: 1 with --gpu, else every GPU NVML reports
   std::string policy = "cogpu";
   std::string mechanism = "green-contexts";
   std::string tick = "1ms";
