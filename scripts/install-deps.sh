@@ -10,7 +10,7 @@ packages=(
   g++ cmake ninja-build
   libfmt-dev libspdlog-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  pkgconf libhwloc-dev libpugixml-dev libcpp-httplib-dev libmicrohttpd-dev openssl libfccp-dev libnlopt-cxx-dev
+  pkgconf libhwloc-dev libpugixml-dev libcpp-httplib-dev libmicrohttpd-dev libgnutls28-dev openssl libfccp-dev libnlopt-cxx-dev
   prometheus-cpp-dev prometheus
   nodejs npm chromium
 )

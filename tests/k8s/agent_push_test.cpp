@@ -294,5 +294,59 @@ TEST(AgentPush, HttpsVerifiesTheExtenderAgainstTheGivenCa) {
   std::filesystem::remove_all(tls->dir);
 }
 
+// An extender that requires client certificates (--client-ca) takes the push of an agent with
+// one its CA signed (--push-cert, --push-key) and refuses one without.
+TEST(AgentPush, PresentsTheClientCertificateAnExtenderRequires) {
+  const auto tls = test::make_self_signed_cert("agent_mtls");
+  const auto clients = test::make_client_certs("agent_mtls");
+  if (!tls || !clients) GTEST_SKIP() << test::kNoOpenssl;
+  ExtenderService extender(ExtenderConfig{}, std::make_shared<RecordOnlyBinder>());
+  HttpServerOptions o;
+  o.cert_file = tls->cert;
+  o.key_file = tls->key;
+  o.client_ca_file = clients->ca;
+  auto server = HttpServer::create(o);
+  ASSERT_TRUE(server) << server.error().message();
+  extender.register_routes(**server);
+  ASSERT_TRUE((*server)->start());
+  PushOptions options;
+  options.url = "https://127.0.0.1:" + std::to_string((*server)->port());
+  options.ca_file = tls->cert;
+  {
+    auto p = TopologyPusher::create(options);
+    ASSERT_TRUE(p);
+    auto st = (*p)->push("anonymous", small_server("h"));
+    ASSERT_FALSE(st);
+    EXPECT_NE(st.error().message().find("HTTP 403"), std::string::npos) << st.error().message();
+  }
+  options.cert_file = clients->cert;
+  options.key_file = clients->key;
+  auto p = TopologyPusher::create(options);
+  ASSERT_TRUE(p) << p.error().message();
+  auto st = (*p)->push("mtls-node", small_server("h"));
+  EXPECT_TRUE(st) << st.error().message();
+  EXPECT_EQ(extender.node_count(), 1u);
+  (*server)->stop();
+  std::filesystem::remove_all(tls->dir);
+  std::filesystem::remove_all(clients->dir);
+}
+
+TEST(AgentPush, AClientCertificateNeedsItsKeyAndHttps) {
+  PushOptions half;
+  half.url = "https://127.0.0.1:1";
+  half.cert_file = "/nonexistent/cert.pem";
+  auto no_key = TopologyPusher::create(half);
+  ASSERT_FALSE(no_key);
+  EXPECT_NE(no_key.error().message().find("needs both its certificate and key"), std::string::npos);
+  half.key_file = "/nonexistent/key.pem";
+  auto unreadable = TopologyPusher::create(half);
+  ASSERT_FALSE(unreadable);
+  EXPECT_NE(unreadable.error().message().find("cannot load the client certificate"),
+            std::string::npos)
+      << unreadable.error().message();
+  half.url = "http://127.0.0.1:1";
+  EXPECT_FALSE(TopologyPusher::create(half));
+}
+
 }  // namespace
 }  // namespace tessera::k8s

@@ -204,5 +204,59 @@ TEST(HttpServer, ServesHttpsWithACertificate) {
   std::filesystem::remove_all(tls->dir);
 }
 
+// Mutual TLS: only a client whose certificate the client CA signed is served; one without a
+// certificate, or with another's, gets 403, and the server goes on serving.
+TEST(HttpServer, WithAClientCaServesOnlyClientsWithItsCertificates) {
+  const auto tls = test::make_self_signed_cert("mtls_server");
+  const auto clients = test::make_client_certs("mtls_server");
+  if (!tls || !clients) GTEST_SKIP() << test::kNoOpenssl;
+  HttpServerOptions o;
+  o.cert_file = tls->cert;
+  o.key_file = tls->key;
+  o.client_ca_file = clients->ca;
+  auto s = started(o);
+  ASSERT_TRUE(s);
+  const std::string origin = "https://127.0.0.1:" + std::to_string(s->port());
+  auto get = [&](const std::string& cert, const std::string& key) {
+    auto c = cert.empty() ? std::make_unique<httplib::Client>(origin)
+                          : std::make_unique<httplib::Client>(origin, cert, key);
+    c->enable_server_certificate_verification(false);
+    return c->Get("/hello");
+  };
+  auto trusted = get(clients->cert, clients->key);
+  ASSERT_TRUE(trusted) << httplib::to_string(trusted.error());
+  EXPECT_EQ(trusted->status, 200);
+  for (const auto& [cert, key] : {std::pair{std::string(), std::string()},
+                                  std::pair{clients->stranger_cert, clients->stranger_key}}) {
+    auto refused = get(cert, key);
+    ASSERT_TRUE(refused) << httplib::to_string(refused.error());
+    EXPECT_EQ(refused->status, 403) << (cert.empty() ? "no certificate" : "a stranger's");
+    EXPECT_NE(refused->body.find("client certificate"), std::string::npos);
+  }
+  auto again = get(clients->cert, clients->key);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200);
+  std::filesystem::remove_all(tls->dir);
+  std::filesystem::remove_all(clients->dir);
+}
+
+TEST(HttpServer, AClientCaNeedsTlsAndAReadableBundle) {
+  const auto tls = test::make_self_signed_cert("mtls_errors");
+  if (!tls) GTEST_SKIP() << test::kNoOpenssl;
+  HttpServerOptions plain;
+  plain.client_ca_file = tls->cert;
+  auto no_tls = HttpServer::create(plain);
+  ASSERT_FALSE(no_tls);
+  EXPECT_NE(no_tls.error().message().find("needs the server's own --cert"), std::string::npos);
+  HttpServerOptions o;
+  o.cert_file = tls->cert;
+  o.key_file = tls->key;
+  o.client_ca_file = tls->key;  // a key, not a certificate
+  auto bad = HttpServer::create(o);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("cannot load the client CA bundle"), std::string::npos);
+  std::filesystem::remove_all(tls->dir);
+}
+
 }  // namespace
 }  // namespace tessera::k8s

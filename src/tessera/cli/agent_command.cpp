@@ -103,6 +103,9 @@ void add_agent_options(CLI::App& command, AgentFlags& f) {
   c->add_option("--push", f.push_url,
                 "Scheduler extender to push the topology to, e.g. http://127.0.0.1:8888");
   c->add_option("--push-ca", f.push_ca, "PEM CA bundle to verify an https --push URL with");
+  c->add_option("--push-cert", f.push_cert,
+                "PEM client certificate for an extender that requires one (its --client-ca)");
+  c->add_option("--push-key", f.push_key, "PEM private key of --push-cert");
   c->add_option("--push-token-file", f.push_token_file,
                 "Bearer token for --push (the extender's --write-token-file)");
   c->add_option("--topology", f.topology_file,
@@ -110,6 +113,9 @@ void add_agent_options(CLI::App& command, AgentFlags& f) {
                 "discovering the host; re-read every period");
   c->add_option("--cert", f.cert, "PEM certificate chain: serve HTTPS (with --key)");
   c->add_option("--key", f.key, "PEM private key of --cert");
+  c->add_option("--client-ca", f.client_ca,
+                "PEM CA bundle: require every client to present a certificate it signs (mutual "
+                "TLS; needs --cert)");
   c->add_flag("--once", f.once, "Print the topology and exit (no server)");
   c->add_option("--format", f.format, "With --once: topology (JSON), nrt (JSON) or nrt-yaml")
       ->check(CLI::IsMember({"topology", "nrt", "nrt-yaml"}))
@@ -182,6 +188,8 @@ Outcome run_agent_command(const AgentFlags& f) {
     k8s::PushOptions push;
     push.url = f.push_url;
     push.ca_file = f.push_ca;
+    push.cert_file = f.push_cert;
+    push.key_file = f.push_key;
     if (!f.push_token_file.empty()) {
       TESSERA_ASSIGN_OR_RETURN(
           push.token, k8s::read_bearer_token(f.push_token_file, "extender write token file",
@@ -196,6 +204,7 @@ Outcome run_agent_command(const AgentFlags& f) {
   server_options.host = listen.host;
   server_options.port = listen.port;
   server_options.cert_file = f.cert;
+  server_options.client_ca_file = f.client_ca;
   server_options.key_file = f.key;
   // The agent's bodies are small: an allocation set of a few hundred pods.
   server_options.max_body_bytes = std::size_t{1} << 20;

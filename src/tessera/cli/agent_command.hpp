@@ -21,10 +21,13 @@ struct AgentFlags {
   std::string refresh = "30s";
   std::string push_url;
   std::string push_ca;
+  std::string push_cert;
+  std::string push_key;
   std::string push_token_file;
   std::string topology_file;
   std::string cert;
   std::string key;
+  std::string client_ca;
   bool once = false;
   std::string format = "topology";  // --once: topology | nrt | nrt-yaml
   int cores_per_group = 4;

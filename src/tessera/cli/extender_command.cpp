@@ -135,6 +135,9 @@ void add_extender_options(CLI::App& command, ExtenderFlags& f) {
       ->capture_default_str();
   c->add_option("--cert", f.cert, "PEM certificate chain: serve HTTPS (needs --key)");
   c->add_option("--key", f.key, "PEM private key of --cert");
+  c->add_option("--client-ca", f.client_ca,
+                "PEM CA bundle: require every client (kube-scheduler, the agents) to present a "
+                "certificate it signs (mutual TLS; needs --cert)");
   c->add_option("--url-prefix", f.url_prefix,
                 "Path before the verbs, the path of urlPrefix in the scheduler config "
                 "(e.g. /tessera)");
@@ -235,6 +238,7 @@ Outcome run_extender_command(const ExtenderFlags& f) {
   TESSERA_TRY(parse_listen(f.listen, options.host, options.port));
   options.cert_file = f.cert;
   options.key_file = f.key;
+  options.client_ca_file = f.client_ca;
   options.max_body_bytes = static_cast<std::size_t>(f.max_body);
   options.read_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(f.timeout_s * 1000));
   options.write_timeout = options.read_timeout;

@@ -17,6 +17,7 @@ struct ExtenderFlags {
   CLI::App* command = nullptr;
   std::string listen = "127.0.0.1:8888";
   std::string cert, key;
+  std::string client_ca;  // mutual TLS: the CA client certificates must verify against
   std::string url_prefix;
   std::string method = "incremental";
   double alpha = -1;    // < 0: the cluster level's default

@@ -57,8 +57,24 @@ core::Result<std::unique_ptr<TopologyPusher>> TopologyPusher::create(PushOptions
   impl->origin = m[1].str();
   impl->prefix = m[2].str();
   while (!impl->prefix.empty() && impl->prefix.back() == '/') impl->prefix.pop_back();
-  impl->client = std::make_unique<httplib::Client>(impl->origin);
+  const bool client_cert = !options.cert_file.empty() || !options.key_file.empty();
+  if (client_cert && (options.cert_file.empty() || options.key_file.empty() ||
+                      !impl->origin.starts_with("https://"))) {
+    return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument,
+                       "a client certificate needs both its certificate and key and an https push "
+                       "URL (got cert '{}', key '{}', URL '{}')",
+                       options.cert_file, options.key_file, options.url);
+  }
+  impl->client = client_cert ? std::make_unique<httplib::Client>(impl->origin, options.cert_file,
+                                                                 options.key_file)
+                             : std::make_unique<httplib::Client>(impl->origin);
   if (!impl->client->is_valid()) {
+    if (client_cert) {
+      return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument,
+                         "cannot load the client certificate '{}' and key '{}' (missing, "
+                         "unreadable, not PEM, or the key does not match)",
+                         options.cert_file, options.key_file);
+    }
     return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument,
                        "push URL '{}': cannot make a client for {}", options.url, impl->origin);
   }

@@ -19,6 +19,10 @@ struct PushOptions {
   std::string url;
   // HTTPS: verify the extender's certificate against this PEM CA bundle (else the system's).
   std::string ca_file;
+  // HTTPS: this PEM certificate and key identify the agent to an extender that requires client
+  // certificates (its --client-ca). Both or neither.
+  std::string cert_file;
+  std::string key_file;
   // Sent as "Authorization: Bearer <token>" when set (the extender's --write-token-file).
   std::string token;
   std::chrono::milliseconds timeout{5000};
@@ -26,7 +30,8 @@ struct PushOptions {
 
 class TopologyPusher {
  public:
-  // Fails (kK8s, kInvalidArgument) when the URL is not http(s)://host[:port][/prefix].
+  // Fails (kK8s, kInvalidArgument) when the URL is not http(s)://host[:port][/prefix], or a
+  // client certificate is given without its key (or for plain HTTP) or cannot be loaded.
   static core::Result<std::unique_ptr<TopologyPusher>> create(PushOptions options);
   ~TopologyPusher();
   TopologyPusher(const TopologyPusher&) = delete;

@@ -1,6 +1,8 @@
 #include "tessera/k8s/http_server.hpp"
 
 #include <arpa/inet.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <sys/socket.h>
@@ -143,6 +145,31 @@ bool tls_loads(const std::string& cert, const std::string& key) {
   return true;
 }
 
+// How many certificates a PEM bundle holds that GnuTLS can read (0: none, or not PEM).
+unsigned pem_certificates(const std::string& pem) {
+  gnutls_x509_crt_t* list = nullptr;
+  unsigned count = 0;
+  gnutls_datum_t data{reinterpret_cast<unsigned char*>(const_cast<char*>(pem.data())),
+                      static_cast<unsigned>(pem.size())};
+  if (gnutls_x509_crt_list_import2(&list, &count, &data, GNUTLS_X509_FMT_PEM, 0) < 0) return 0;
+  for (unsigned i = 0; i < count; ++i) gnutls_x509_crt_deinit(list[i]);
+  gnutls_free(list);
+  return count;
+}
+
+// Whether the client of this TLS connection presented a certificate that verifies against the
+// trust list libmicrohttpd was given (MHD_OPTION_HTTPS_MEM_TRUST): libmicrohttpd only asks for
+// one and leaves the check to the server.
+bool client_certificate_verified(MHD_Connection* c) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  if (info == nullptr || info->tls_session == nullptr) return false;
+  auto session = static_cast<gnutls_session_t>(info->tls_session);
+  unsigned listed = 0;
+  if (gnutls_certificate_get_peers(session, &listed) == nullptr || listed == 0) return false;
+  unsigned status = 0;
+  return gnutls_certificate_verify_peers2(session, &status) == GNUTLS_E_SUCCESS && status == 0;
+}
+
 }  // namespace
 
 std::string HttpRequest::header(const std::string& name) const {
@@ -178,6 +205,7 @@ struct HttpServer::Impl {
   HttpServerOptions options;
   std::deque<Route> routes;  // a deque: RequestState points into it
   std::string cert_pem, key_pem;
+  std::string client_ca_pem;  // mutual TLS: the CAs a client certificate must verify against
   unsigned threads = 1;
   MHD_Daemon* daemon = nullptr;
   int port = 0;
@@ -244,7 +272,10 @@ MHD_Result HttpServer::Impl::access(MHD_Connection* c, const char* url, const ch
       }
     }
     const auto length = content_length(c);
-    if (fresh->route == nullptr) {
+    if (!client_ca_pem.empty() && !client_certificate_verified(c)) {
+      fresh->refusal = json_error(
+          403, "this server requires a client certificate signed by its client CA (mutual TLS)");
+    } else if (fresh->route == nullptr) {
       fresh->refusal = path_known
                            ? json_error(405, fmt::format("method {} not allowed on {}", verb, path))
                            : json_error(404, fmt::format("no route for {} {}", verb, path));
@@ -415,6 +446,20 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::create(HttpServerOptions o
     impl->cert_pem = std::move(*cert);
     impl->key_pem = std::move(*key);
   }
+  if (!options.client_ca_file.empty()) {
+    if (options.cert_file.empty()) {
+      return core::fail(Domain::kK8s, Code::kInvalidArgument,
+                        "a client CA (mutual TLS) needs the server's own --cert and --key");
+    }
+    auto ca = read_file(options.client_ca_file);
+    if (!ca || pem_certificates(*ca) == 0) {
+      return core::failf(Domain::kK8s, Code::kInvalidArgument,
+                         "cannot load the client CA bundle '{}' (missing, unreadable, or no PEM "
+                         "certificate in it)",
+                         options.client_ca_file);
+    }
+    impl->client_ca_pem = std::move(*ca);
+  }
   impl->options = std::move(options);
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
@@ -475,6 +520,9 @@ core::Status HttpServer::start() {
     flags |= MHD_USE_TLS;
     extra.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, m.cert_pem.data()});
     extra.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, m.key_pem.data()});
+    if (!m.client_ca_pem.empty()) {
+      extra.push_back({MHD_OPTION_HTTPS_MEM_TRUST, 0, m.client_ca_pem.data()});
+    }
   }
   extra.push_back({MHD_OPTION_END, 0, nullptr});
   const auto seconds = [](std::chrono::milliseconds d) {

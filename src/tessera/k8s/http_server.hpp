@@ -4,7 +4,7 @@
 // idle clients hold a socket, never a thread. What the wrapper adds: options with safe defaults
 // (loopback, a body limit that holds for chunked bodies too, an idle timeout, a whole-request
 // deadline, a connection cap), regular-expression routes, TLS when a certificate and key are
-// given, a JSON error body with a reason on the errors it answers, handler exceptions turned into
+// given (and client certificates checked against a CA when one is), a JSON error body with a reason on the errors it answers, handler exceptions turned into
 // 500s instead of a dead process, and a start/stop API that tests can run on an ephemeral port.
 //
 // Handlers see plain structs, so libmicrohttpd's header stays out of everything that includes
@@ -31,6 +31,9 @@ struct HttpServerOptions {
   // Both set: HTTPS with this PEM certificate chain and key. Both empty: plain HTTP.
   std::string cert_file;
   std::string key_file;
+  // Set (with cert/key): mutual TLS. Every request must come over a connection whose client
+  // presented a certificate that verifies against this PEM CA bundle; others get 403.
+  std::string client_ca_file;
   // Largest request body accepted, chunked or not: past it the body is read and thrown away (no
   // buffer holds more than this) and the request gets 413; a client that asked for "100
   // Continue" gets the 413 before sending a Content-Length over the limit.
@@ -82,8 +85,8 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
 class HttpServer {
  public:
-  // Fails (Domain::kK8s) when only one of cert/key is given, the TLS files cannot be loaded, or
-  // an option is out of range.
+  // Fails (Domain::kK8s) when only one of cert/key is given, a client CA without them, the TLS
+  // files cannot be loaded, or an option is out of range.
   static core::Result<std::unique_ptr<HttpServer>> create(HttpServerOptions options);
   ~HttpServer();  // stops the server
   HttpServer(const HttpServer&) = delete;
