@@ -22,6 +22,7 @@
 #include "tessera/k8s/agent_push.hpp"
 #include "tessera/k8s/bearer_token.hpp"
 #include "tessera/k8s/node_agent.hpp"
+#include "tessera/k8s/nrt_publisher.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -71,6 +72,21 @@ core::Status print_once(const k8s::NodeAgent& agent, const std::string& format) 
     fmt::print("{}", k8s::to_yaml(nrt));
   }
   return {};
+}
+
+// Publishes the NodeResourceTopology when it changed or its period came round; says what failed.
+void publish_nrt(k8s::NrtPublisher& publisher, const k8s::NodeAgent& agent) {
+  auto nrt = agent.node_resource_topology();
+  if (!nrt) {
+    core::logger().warn("agent: no NodeResourceTopology to publish: {}", nrt.error().message());
+    return;
+  }
+  const k8s::NrtPublisher::Outcome o = publisher.maybe_publish(*nrt);
+  if (o.error) {
+    core::logger().warn("agent: {}; retrying next period", o.error->message());
+  } else if (o.attempted) {
+    core::logger().info("agent: NodeResourceTopology published");
+  }
 }
 
 void log_tick(const k8s::TickReport& r, const k8s::TopologyPusher* pusher,
@@ -135,6 +151,10 @@ void add_agent_options(CLI::App& command, AgentFlags& f) {
   c->add_option("--reserved-cpus", f.reserved_cpus,
                 "The kubelet's --reserved-cpus (e.g. 0-1,64-65): their cores go in no core group "
                 "and the NodeResourceTopology's allocatable leaves them out");
+  add_api_server_options(
+      *c, f.api,
+      "to publish this node's NodeResourceTopology to (server-side apply; the CRD of "
+      "topology.node.k8s.io/v1alpha2 must be installed)");
   c->add_option("--reserved-memory", f.reserved_memory,
                 "The kubelet's --reserved-memory (e.g. 0:memory=1Gi; repeat per NUMA node): kept "
                 "out of what pods get and of the NodeResourceTopology's allocatable");
@@ -199,6 +219,14 @@ Outcome run_agent_command(const AgentFlags& f) {
                              core::with_context(k8s::TopologyPusher::create(push), "--push"));
   }
 
+  std::unique_ptr<k8s::NrtPublisher> publisher;
+  TESSERA_ASSIGN_OR_RETURN(auto api_server, api_server_config(f.api));
+  if (api_server) {
+    TESSERA_ASSIGN_OR_RETURN(auto client, k8s::ApiServerClient::create(std::move(*api_server)));
+    publisher =
+        std::make_unique<k8s::NrtPublisher>(std::move(client), options.refresh_period, clock);
+  }
+
   TESSERA_ASSIGN_OR_RETURN(const ListenAddress listen, parse_listen(f.listen));
   k8s::HttpServerOptions server_options;
   server_options.host = listen.host;
@@ -210,8 +238,15 @@ Outcome run_agent_command(const AgentFlags& f) {
   server_options.max_body_bytes = std::size_t{1} << 20;
   TESSERA_ASSIGN_OR_RETURN(auto server, k8s::HttpServer::create(server_options));
   k8s::NodeAgent& a = *agent;
-  k8s::add_agent_routes(*server, a, [&a] {
+  std::mutex mu;
+  std::condition_variable wake;
+  bool stop = false;
+  bool allocations_changed = false;  // the NodeResourceTopology to publish changed
+  k8s::add_agent_routes(*server, a, [&] {
     core::logger().info("agent: allocations changed (generation {})", a.generation());
+    std::lock_guard lock(mu);
+    allocations_changed = true;
+    wake.notify_all();
   });
 
   TESSERA_TRY(server->start());
@@ -219,9 +254,6 @@ Outcome run_agent_command(const AgentFlags& f) {
              listen.host, server->port(),
              pusher ? fmt::format(", pushing to {}", pusher->target(options.node_name)) : "");
 
-  std::mutex mu;
-  std::condition_variable wake;
-  bool stop = false;
   k8s::PushFn push_fn;
   if (pusher) {
     push_fn = [&pusher](const std::string& node, const hw::HostTopology& t) {
@@ -234,9 +266,12 @@ Outcome run_agent_command(const AgentFlags& f) {
     while (!stop) {
       lock.unlock();
       log_tick(loop.tick(), pusher.get(), options.node_name);
+      if (publisher) publish_nrt(*publisher, a);
       const core::Nanos wait = std::max<core::Nanos>(loop.next_wake() - clock.now(), 0);
       lock.lock();
-      wake.wait_for(lock, std::chrono::nanoseconds(wait), [&] { return stop; });
+      wake.wait_for(lock, std::chrono::nanoseconds(wait),
+                    [&] { return stop || allocations_changed; });
+      allocations_changed = false;
     }
   });
 

@@ -2,13 +2,15 @@
 // `tessera agent`: the node agent. Discovers this node's topology (hwloc, or a file with
 // --topology), serves it over HTTP (loopback by default: /healthz, /topology,
 // /noderesourcetopology, /allocations), rediscovers it every --refresh period, and with --push
-// sends it to the scheduler extender after each change and every period. --once prints it and
+// sends it to the scheduler extender after each change and every period; with --apiserver (or
+// --in-cluster) it also publishes its NodeResourceTopology object there. --once prints it and
 // exits. Stops cleanly on SIGINT or SIGTERM.
 
 #include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
+#include "tessera/cli/api_server_flags.hpp"
 #include "tessera/cli/command.hpp"
 #include "tessera/core/error.hpp"
 
@@ -36,6 +38,7 @@ struct AgentFlags {
   std::string numa_memory;                   // bytes or a quantity; "": unknown stays unknown
   std::string reserved_cpus;                 // the kubelet's --reserved-cpus
   std::vector<std::string> reserved_memory;  // the kubelet's --reserved-memory, repeatable
+  ApiServerFlags api;                        // where to publish the NodeResourceTopology
 };
 
 // Adds `agent` to `app`; `flags` receives its values and must outlive parsing.

@@ -86,24 +86,10 @@ core::Status load_preset(k8s::ExtenderService& service, const std::string& prese
 }
 
 core::Result<std::shared_ptr<k8s::Binder>> make_binder(const ExtenderFlags& f) {
-  if (f.in_cluster && !f.apiserver.empty()) {
-    return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
-                      "give either --in-cluster or --apiserver, not both");
-  }
-  if (f.in_cluster) {
-    TESSERA_ASSIGN_OR_RETURN(auto c, k8s::in_cluster_config());
-    TESSERA_ASSIGN_OR_RETURN(auto b, k8s::ApiServerBinder::create(std::move(c)));
-    return std::shared_ptr<k8s::Binder>(std::move(b));
-  }
-  if (!f.apiserver.empty()) {
-    k8s::ApiServerConfig c;
-    c.url = f.apiserver;
-    c.token_file = f.token_file;
-    c.ca_file = f.ca_file;
-    TESSERA_ASSIGN_OR_RETURN(auto b, k8s::ApiServerBinder::create(std::move(c)));
-    return std::shared_ptr<k8s::Binder>(std::move(b));
-  }
-  return std::shared_ptr<k8s::Binder>(std::make_shared<k8s::RecordOnlyBinder>());
+  TESSERA_ASSIGN_OR_RETURN(auto config, api_server_config(f.api));
+  if (!config) return std::shared_ptr<k8s::Binder>(std::make_shared<k8s::RecordOnlyBinder>());
+  TESSERA_ASSIGN_OR_RETURN(auto b, k8s::ApiServerBinder::create(std::move(*config)));
+  return std::shared_ptr<k8s::Binder>(std::move(b));
 }
 
 }  // namespace
@@ -156,14 +142,9 @@ void add_extender_options(CLI::App& command, ExtenderFlags& f) {
                 "a quantity (64Gi); without it the filter does not count memory there");
   c->add_option("--preset", f.preset, "Generate --nodes nodes of this preset (tests, demos)");
   c->add_option("--nodes", f.nodes, "How many nodes --preset makes");
-  c->add_option("--apiserver", f.apiserver,
-                "API server URL to create Bindings at (else bindings are only recorded)");
-  c->add_option("--token-file", f.token_file, "Bearer token file for --apiserver");
+  add_api_server_options(*c, f.api, "to create Bindings at (else bindings are only recorded)");
   c->add_option("--write-token-file", f.write_token_file,
                 "Bearer token that topology PUTs and pod releases must carry");
-  c->add_option("--ca-file", f.ca_file, "CA bundle that signs --apiserver's certificate");
-  c->add_flag("--in-cluster", f.in_cluster,
-              "Bind through the API server of the cluster this pod runs in (service account)");
   c->add_option("--max-body", f.max_body, "Largest request body in bytes")->capture_default_str();
   c->add_option("--timeout", f.timeout_s,
                 "Close a connection silent this long (mid-request or idle between requests), "

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tessera/cli/api_server_flags.hpp"
 #include "tessera/cli/command.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/k8s/extender_service.hpp"
@@ -25,9 +26,8 @@ struct ExtenderFlags {
   std::string topology_dir;
   std::string preset;
   int nodes = 0;
-  std::string apiserver, token_file, ca_file;
+  ApiServerFlags api;
   std::string write_token_file;
-  bool in_cluster = false;
   std::int64_t max_body = 8 << 20;
   double timeout_s = 5;
   double request_timeout_s = 10;

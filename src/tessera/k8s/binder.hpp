@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tessera/core/error.hpp"
+#include "tessera/k8s/api_server_client.hpp"
 
 namespace tessera::k8s {
 
@@ -45,30 +46,16 @@ class RecordOnlyBinder final : public Binder {
   std::vector<BindingTarget> bindings_;
 };
 
-struct ApiServerConfig {
-  std::string url;  // "https://10.96.0.1:443"
-  // The service-account token file, read at every bind: projected tokens are rotated by the
-  // kubelet, so a token read once at start expires (after an hour by default).
-  std::string token_file;
-  std::string ca_file;  // PEM bundle that signs the API server's certificate; empty: system CAs
-  std::chrono::milliseconds timeout{10000};
-};
-
-// The in-cluster configuration: KUBERNETES_SERVICE_HOST / KUBERNETES_SERVICE_PORT and the
-// service account's token and ca.crt under /var/run/secrets/kubernetes.io/serviceaccount (as
-// client-go's rest.InClusterConfig reads them). Fails when not running in a pod.
-core::Result<ApiServerConfig> in_cluster_config();
-
 class ApiServerBinder final : public Binder {
  public:
   // Fails when the URL is not http(s)://host[:port] or the token file cannot be read.
   static core::Result<std::unique_ptr<ApiServerBinder>> create(ApiServerConfig config);
   core::Status bind(const BindingTarget& target) override;
-  std::string describe() const override { return "api-server " + config_.url; }
+  std::string describe() const override { return "api-server " + client_.config().url; }
 
  private:
-  explicit ApiServerBinder(ApiServerConfig config) : config_(std::move(config)) {}
-  ApiServerConfig config_;
+  explicit ApiServerBinder(ApiServerClient client) : client_(std::move(client)) {}
+  ApiServerClient client_;
 };
 
 }  // namespace tessera::k8s
