@@ -122,6 +122,33 @@ TEST(TenantTable, TheGateHoldsTheTrainerWhileTheInferenceHasWork) {
   EXPECT_FALSE(mechanism_named("mps"));
 }
 
+// A decoding inference (its graph launches timed: 10 ms on 120 SMs) with a 50 ms TPOT target:
+// cogpu gives it what a step needs to take half the target, 120 x 10 / 25 = 48 SMs, and the
+// trainer the rest.
+TEST(TenantTable, TimedStepsSizeTheInferenceToItsTpotTarget) {
+  TenantTable t = table();
+  AssignmentPage chat{}, train{};
+  RegisterRequest r = tenant("chat", TenantClass::kLatencyCritical);
+  r.settings.tpot_slo = core::millis(50);
+  ASSERT_TRUE(t.add(r, &chat, t0));
+  ASSERT_TRUE(t.add(tenant("train", TenantClass::kBestEffort), &train, t0));
+  launch(chat, t0);
+  launch(train, t0);
+  t.tick(t0);
+  ASSERT_EQ(of(chat).sms, 120u) << "no step seen yet: every SM it can have";
+  const core::Nanos later = t0 + core::millis(5);  // past the 2 ms minimum residency
+  chat.last_step_ns.store(static_cast<std::uint64_t>(core::millis(10)));
+  chat.last_step_sms.store(120);
+  chat.steps.store(1);
+  launch(chat, later);
+  launch(train, later);
+  t.tick(later);
+  EXPECT_EQ(of(chat).sms, 48u);
+  EXPECT_EQ(of(train).sms, 80u);
+  EXPECT_EQ(of(train).first_sm, 48u);
+  EXPECT_EQ(t.to_json()["tenants"][0]["last_step_ms"], 10.0);
+}
+
 TEST(TenantTable, ARemovedTenantsSmsGoToTheOthers) {
   TenantTable t = table();
   AssignmentPage chat{}, train{};

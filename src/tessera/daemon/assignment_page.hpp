@@ -18,7 +18,7 @@ namespace tessera::daemon_abi {
 inline constexpr std::uint32_t kPageMagic = 0x61737374;  // "tssa"
 // Changes whenever the layout does: an interposer and a daemon of different builds refuse each
 // other's pages instead of misreading them.
-inline constexpr std::uint32_t kPageVersion = 1;
+inline constexpr std::uint32_t kPageVersion = 2;
 inline constexpr std::size_t kPageBytes = 4096;
 
 // One assignment in one 64-bit word, so a launch never sees the first SM of one assignment with
@@ -64,6 +64,12 @@ struct AssignmentPage {
   std::atomic<std::uint64_t> memory_used;
   std::atomic<std::uint64_t> memory_limit;
   std::atomic<std::uint64_t> memory_refused;
+  // Graph launches timed on the GPU (events around each on the partition stream): a serving
+  // engine that captures its decode step launches one graph per step, so these are its steps.
+  // `steps` counts the timed ones finished; the last one's duration and the SMs it ran on.
+  std::atomic<std::uint64_t> steps;
+  std::atomic<std::uint64_t> last_step_ns;
+  std::atomic<std::uint64_t> last_step_sms;
 };
 static_assert(sizeof(AssignmentPage) <= kPageBytes);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,

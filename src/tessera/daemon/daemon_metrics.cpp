@@ -123,6 +123,14 @@ std::vector<MetricFamily> metric_families(const MetricsSnapshot& s) {
          return static_cast<double>(t.hold_timeouts);
        },
        nullptr},
+      {"tessera_tenant_steps_total",
+       "Graph launches (a serving engine's captured steps) timed on the GPU", MetricType::Counter,
+       [](const TenantView& t, const MetricsSnapshot&) { return static_cast<double>(t.steps); },
+       nullptr},
+      {"tessera_tenant_last_step_seconds", "GPU time of the last timed graph launch",
+       MetricType::Gauge,
+       [](const TenantView& t, const MetricsSnapshot&) { return core::to_seconds(t.last_step); },
+       [](const TenantView& t) { return t.steps > 0; }},
       {"tessera_tenant_memory_used_bytes", "Device memory the tenant's allocations hold",
        MetricType::Gauge,
        [](const TenantView& t, const MetricsSnapshot&) {

@@ -17,6 +17,8 @@
 //   tessera_tenant_held_launches_total          launches that waited for SMs
 //   tessera_tenant_held_seconds_total           their total wait
 //   tessera_tenant_hold_timeouts_total          waits that reached the hold limit
+//   tessera_tenant_steps_total                  graph launches timed on the GPU (its steps)
+//   tessera_tenant_last_step_seconds            the last one's GPU time (once there is one)
 //   tessera_tenant_memory_used_bytes            device memory its allocations hold
 //   tessera_tenant_memory_limit_bytes           its limit (only for tenants with one)
 //   tessera_tenant_memory_refused_total         allocations refused past the limit

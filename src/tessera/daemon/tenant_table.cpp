@@ -106,6 +106,7 @@ core::Result<int> TenantTable::add(const RegisterRequest& request, daemon_abi::A
   t.registration = request;
   t.page = page;
   t.launches_seen = page->launches.load(std::memory_order_relaxed);
+  t.steps_seen = page->steps.load(std::memory_order_relaxed);
   t.last_change = now;
   page->granule_sms.store(
       static_cast<std::uint32_t>(devices_[static_cast<std::size_t>(request.device)].granularity),
@@ -148,6 +149,14 @@ int TenantTable::tick(core::Nanos now) {
         static_cast<core::Nanos>(t.page->last_launch_ns.load(std::memory_order_relaxed));
     t.has_work = launches != t.launches_seen || (last != 0 && now - last < options_.idle_after);
     t.launches_seen = launches;
+    const std::uint64_t steps = t.page->steps.load(std::memory_order_acquire);
+    if (steps != t.steps_seen) {
+      t.steps_seen = steps;
+      t.decode.latency =
+          static_cast<core::Nanos>(t.page->last_step_ns.load(std::memory_order_relaxed));
+      t.decode.sms = static_cast<int>(t.page->last_step_sms.load(std::memory_order_relaxed));
+      t.last_step_seen = now;
+    }
   }
   int changes = 0;
   for (int d = 0; d < static_cast<int>(devices_.size()); ++d) decide(d, now, changes);
@@ -199,6 +208,9 @@ std::optional<std::vector<Assignment>> TenantTable::green_contexts(const std::ve
     ts.ttft_slo = s.ttft_slo;
     ts.tpot_slo = s.tpot_slo;
     ts.has_work = t->has_work;
+    ts.decoding = t->decode.latency > 0 && now - t->last_step_seen < options_.idle_after;
+    if (ts.decoding) ts.decode = t->decode;
+    if (ts.decoding && ts.has_work) ts.next_phase = workload::Phase::kDecode;
     ts.sms = t->sms;
     ts.last_change = t->last_change;
     snapshot.tenants.push_back(ts);
@@ -250,6 +262,9 @@ std::vector<TenantView> TenantTable::tenants() const {
     v.memory_used = p.memory_used.load(relaxed);
     v.memory_limit = p.memory_limit.load(relaxed);
     v.memory_refused = p.memory_refused.load(relaxed);
+    v.steps = p.steps.load(relaxed);
+    v.last_step = static_cast<core::Nanos>(p.last_step_ns.load(relaxed));
+    v.last_step_sms = p.last_step_sms.load(relaxed);
     out.push_back(std::move(v));
   }
   return out;
@@ -282,7 +297,10 @@ nlohmann::json TenantTable::to_json() const {
                        {"hold_timeouts", t.hold_timeouts},
                        {"memory_used", t.memory_used},
                        {"memory_limit", t.memory_limit},
-                       {"memory_refused", t.memory_refused}});
+                       {"memory_refused", t.memory_refused},
+                       {"steps", t.steps},
+                       {"last_step_ms", core::to_millis(t.last_step)},
+                       {"last_step_sms", t.last_step_sms}});
   }
   return {{"policy", policy_->name()},
           {"mechanism", mechanism_name(options_.mechanism)},

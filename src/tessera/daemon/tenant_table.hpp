@@ -6,10 +6,13 @@
 // them out from SM 0 upwards (gpu::plan_physical_contexts, so every tenant's SMs are disjoint) and
 // writes each changed assignment to its page.
 //
-// What the daemon cannot see yet, the snapshot leaves out: a tenant "has work" when it launched
-// within `idle_after` (the interposer does not track kernel completion), the phase of its next
-// kernel is unknown and no step latency is observed, so a latency-critical tenant with work asks
-// for every usable SM (slo_demand without an observation).
+// What the snapshot holds of a tenant: it "has work" when it launched within `idle_after` (the
+// interposer does not track kernel completion). Its graph launches are its steps: a serving engine
+// that captures its decode step launches one graph per token, and the interposer times each on
+// the GPU, so a tenant that launched graphs within `idle_after` is decoding, its next work is a
+// decode step and the last step's time and SMs are its decode observation; cogpu then sizes its
+// partition to its TPOT target (slo_demand). Without graphs (or a target) a latency-critical
+// tenant with work asks for every usable SM. Prefill steps are not told apart.
 
 #include <cstdint>
 #include <memory>
@@ -75,6 +78,9 @@ struct TenantView {
   std::uint64_t memory_used = 0;
   std::uint64_t memory_limit = 0;  // 0: none
   std::uint64_t memory_refused = 0;
+  std::uint64_t steps = 0;  // timed graph launches
+  core::Nanos last_step = 0;
+  std::uint64_t last_step_sms = 0;
 };
 
 class TenantTable {
@@ -114,6 +120,9 @@ class TenantTable {
     core::Nanos last_change = 0;
     std::uint32_t sequence = 0;
     std::uint64_t changes = 0;
+    std::uint64_t steps_seen = 0;
+    gpu::PhaseObservation decode;  // its last timed graph launch
+    core::Nanos last_step_seen = 0;
   };
   Tenant* find(std::string_view name);
   void decide(int device, core::Nanos now, int& changes);

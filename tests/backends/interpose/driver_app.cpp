@@ -15,6 +15,8 @@
 //                           and _ptsz) and cuMemCreate, then a fifth before and after a free,
 //                           printing each result and what cuMemGetInfo says along the way
 //   driver_app memory-other the other ways to allocate: pitched, managed, from a pool
+//   driver_app graphs:MS     one stream: a graph launched every millisecond for MS ms (a serving
+//                           engine's captured decode steps), then synchronises
 //   driver_app phases:P,...  one stream, phase by phase: "onMS" launches kernel "phase<i>" every
 //                           millisecond for MS ms, "offMS" launches nothing for MS ms; then
 //                           synchronises (a serving loop that goes idle and comes back)
@@ -403,6 +405,34 @@ int phases(const char* plan) {
   return 0;
 }
 
+int graphs(int ms) {
+  CUdevice dev = 0;
+  if (!open_device(&dev) || ms <= 0) return 2;
+  auto stream_create = get<CUresult (*)(CUstream*, unsigned)>("cuStreamCreate", 2000);
+  auto stream_sync = get<CUresult (*)(CUstream)>("cuStreamSynchronize", 2000);
+  auto graph_create = get<CUresult (*)(CUgraph*, unsigned)>("cuGraphCreate", 10000);
+  auto graph_instantiate = get<CUresult (*)(CUgraphExec*, CUgraph, unsigned long long)>(
+      "cuGraphInstantiateWithFlags", 11040);
+  auto graph_launch = get<CUresult (*)(CUgraphExec, CUstream)>("cuGraphLaunch", 10000);
+  if (g_failures > 0) return 2;
+  CUstream s = nullptr;
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  if (!ok(stream_create(&s, 0), "cuStreamCreate") || !ok(graph_create(&graph, 0), "cuGraphCreate") ||
+      !ok(graph_instantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags")) {
+    return 1;
+  }
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < end) {
+    ok(graph_launch(exec, s), "cuGraphLaunch");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ok(stream_sync(s), "cuStreamSynchronize");
+  if (g_failures > 0) return 1;
+  std::printf("ok\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "dlsym-next") == 0) return dlsym_next();
   if (argc == 2 && std::strcmp(argv[1], "launches") == 0) return launches();
@@ -410,7 +440,8 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "memory") == 0) return memory();
   if (argc == 2 && std::strcmp(argv[1], "memory-other") == 0) return memory_other();
   if (argc == 2 && std::strncmp(argv[1], "phases:", 7) == 0) return phases(argv[1] + 7);
-  std::fprintf(stderr, "usage: %s launches|threads|dlsym-next|memory|memory-other|phases:PLAN\n",
+  if (argc == 2 && std::strncmp(argv[1], "graphs:", 7) == 0) return graphs(std::atoi(argv[1] + 7));
+  std::fprintf(stderr, "usage: %s launches|threads|dlsym-next|memory|memory-other|phases:PLAN|graphs:MS\n",
                argv[0]);
   return 2;
 }

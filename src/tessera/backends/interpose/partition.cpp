@@ -204,6 +204,61 @@ Partition* partition_for_range(const RealDriver& d, unsigned first_sm, unsigned 
                        [&](Partition& p) { make_range(d, first_sm, sms, granule, p); });
 }
 
+namespace {
+
+// The timing events, in the green context (cuEventRecord wants the event in the stream's).
+bool make_step_events(const RealDriver& d, Partition& p) {
+  CUcontext green_context = nullptr;
+  if (d.ctx_from_green_ctx(&green_context, p.green) != CUDA_SUCCESS ||
+      d.ctx_push_current(green_context) != CUDA_SUCCESS) {
+    return false;
+  }
+  bool ok = true;
+  for (int i = 0; i < Partition::kStepSlots && ok; ++i) {
+    ok = d.event_create(&p.step_start[i], CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
+         d.event_create(&p.step_end[i], CU_EVENT_DEFAULT) == CUDA_SUCCESS;
+  }
+  CUcontext popped = nullptr;
+  return d.ctx_pop_current(&popped) == CUDA_SUCCESS && ok;
+}
+
+}  // namespace
+
+int begin_timed_step(const RealDriver& d, Partition& p, daemon_abi::AssignmentPage& page) {
+  if (d.event_query == nullptr || d.event_elapsed_time == nullptr || p.step_events_failed) {
+    return -1;
+  }
+  if (!p.step_events_made) {
+    p.step_events_made = true;
+    p.step_events_failed = !make_step_events(d, p);
+    if (p.step_events_failed) {
+      verbose_log("device %d: no timing events for graph launches", p.device);
+      return -1;
+    }
+  }
+  int free = -1;
+  for (int i = 0; i < Partition::kStepSlots; ++i) {
+    if (p.step_pending[i] && d.event_query(p.step_end[i]) == CUDA_SUCCESS) {
+      float ms = 0;
+      if (d.event_elapsed_time(&ms, p.step_start[i], p.step_end[i]) == CUDA_SUCCESS && ms >= 0) {
+        page.last_step_ns.store(static_cast<std::uint64_t>(static_cast<double>(ms) * 1e6),
+                                std::memory_order_relaxed);
+        page.last_step_sms.store(p.sms, std::memory_order_relaxed);
+        page.steps.fetch_add(1, std::memory_order_release);
+      }
+      p.step_pending[i] = false;
+    }
+    if (!p.step_pending[i] && free < 0) free = i;
+  }
+  if (free < 0 || d.event_record(p.step_start[free], p.stream) != CUDA_SUCCESS) return -1;
+  return free;
+}
+
+void end_timed_step(const RealDriver& d, Partition& p, int slot) {
+  if (slot < 0) return;
+  p.step_pending[slot] = d.event_record(p.step_end[slot], p.stream) == CUDA_SUCCESS;
+}
+
 int partition_count() {
   return g_count.load(std::memory_order_acquire);
 }

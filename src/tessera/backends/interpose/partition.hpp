@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "real_driver.hpp"
+#include "tessera/daemon/assignment_page.hpp"
 #include "stats.hpp"
 
 namespace tessera::interpose {
@@ -31,6 +32,15 @@ struct Partition {
   char error[224] = {};
   // Serialises record/wait/launch/record/wait: the two events are shared by every launch.
   std::mutex sequence;
+  // Under a daemon, graph launches are timed: pairs of timing events recorded on the partition
+  // stream around a graph launch and read back at a later one (made at the first; under
+  // `sequence`). A launch that finds every pair still pending is not timed.
+  static constexpr int kStepSlots = 4;
+  CUevent step_start[kStepSlots] = {};
+  CUevent step_end[kStepSlots] = {};
+  bool step_pending[kStepSlots] = {};
+  bool step_events_made = false;
+  bool step_events_failed = false;
 };
 
 // The partition of the current context, made on first use; nullptr with `why` set when there is
@@ -41,6 +51,14 @@ Partition* partition_for_current_context(const RealDriver& d, unsigned sms, Why*
 // The driver may round a group up, so the partition can hold fewer SMs than the range.
 Partition* partition_for_range(const RealDriver& d, unsigned first_sm, unsigned sms,
                                unsigned granule, Why* why);
+
+// Under p.sequence, before a graph launch on p.stream: reports the timed graph launches that have
+// finished to `page`, then records the start event of a free pair and returns its slot (-1: this
+// launch is not timed: the driver lacks event timing, the events could not be made, or every pair
+// is still in flight).
+int begin_timed_step(const RealDriver& d, Partition& p, daemon_abi::AssignmentPage& page);
+// After the launch: records the pair's end event.
+void end_timed_step(const RealDriver& d, Partition& p, int slot);
 
 struct PartitionInfo {
   int device;

@@ -52,6 +52,13 @@ void fill(RealDriver& d, DlsymFn sym) {
       reinterpret_cast<decltype(d.stream_is_capturing)>(sym(d.handle, "cuStreamIsCapturing"));
   d.occupancy_max_active_blocks = reinterpret_cast<decltype(d.occupancy_max_active_blocks)>(
       sym(d.handle, "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
+  d.event_query = reinterpret_cast<decltype(d.event_query)>(sym(d.handle, "cuEventQuery"));
+  d.event_elapsed_time =
+      reinterpret_cast<decltype(d.event_elapsed_time)>(sym(d.handle, "cuEventElapsedTime_v2"));
+  if (d.event_elapsed_time == nullptr) {
+    d.event_elapsed_time =
+        reinterpret_cast<decltype(d.event_elapsed_time)>(sym(d.handle, "cuEventElapsedTime"));
+  }
 }
 
 }  // namespace

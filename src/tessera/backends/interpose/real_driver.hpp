@@ -44,6 +44,9 @@ struct RealDriver {
   // Optional (see fill()).
   CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus*) = nullptr;
   CUresult (*occupancy_max_active_blocks)(int*, CUfunction, int, size_t) = nullptr;
+  // For timing graph launches under a daemon: cuEventElapsedTime_v2 (12.8+) or its older export.
+  CUresult (*event_query)(CUevent) = nullptr;
+  CUresult (*event_elapsed_time)(float*, CUevent, CUevent) = nullptr;
 
   // All the routing functions above were found (a driver without green contexts, < 12.4, lacks
   // some); when false every launch passes through.

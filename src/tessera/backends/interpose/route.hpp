@@ -74,7 +74,11 @@ CUresult route(Entry e, CUstream app_stream, Fits&& fits, Launch&& launch) {
         d->stream_wait_event(p->stream, p->app_done, 0) != CUDA_SUCCESS) {
       return pass(Why::kEventFailed);
     }
+    // A graph is a serving engine's captured step: the daemon's policy sees how long it took.
+    const bool graph = e == Entry::kGraphLaunch || e == Entry::kGraphLaunchPtsz;
+    const int step = page != nullptr && graph ? begin_timed_step(*d, *p, *page) : -1;
     const CUresult r = launch(p->stream);
+    if (r == CUDA_SUCCESS) end_timed_step(*d, *p, step);
     if (r != CUDA_SUCCESS) {
       verbose_log("%s on the partition stream returned %d: launching on the application's",
                   entry_symbol(e), static_cast<int>(r));
