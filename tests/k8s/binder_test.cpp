@@ -9,64 +9,20 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <thread>
+
+#include "fake_api_server.hpp"
 
 namespace tessera::k8s {
 namespace {
 
 using nlohmann::json;
 
-class FakeApiServer {
- public:
-  FakeApiServer() {
-    server_.Post(
-        "/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          std::lock_guard lock(mu_);
-          path_ = req.path;
-          auth_ = req.get_header_value("Authorization");
-          body_ = json::parse(req.body, nullptr, false);
-          if (req.matches[2] == "refused") {
-            res.status = 409;
-            res.set_content(R"({"kind":"Status","apiVersion":"v1","status":"Failure",)"
-                            R"("message":"pod refused is already assigned to node \"n0\"",)"
-                            R"("reason":"Conflict","code":409})",
-                            "application/json");
-            return;
-          }
-          res.status = 201;
-          res.set_content(R"({"kind":"Status","status":"Success","code":201})", "application/json");
-        });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::yield();
+// Binds, except the pod named "refused", which the API server says is already bound.
+void answer_bindings(const httplib::Request& req, httplib::Response& res) {
+  if (req.path.find("/pods/refused/") != std::string::npos) {
+    test::status_answer(res, 409, "pod refused is already assigned to node \"n0\"");
   }
-  ~FakeApiServer() {
-    server_.stop();
-    thread_.join();
-  }
-  int port() const { return port_; }
-  std::string path() {
-    std::lock_guard lock(mu_);
-    return path_;
-  }
-  std::string auth() {
-    std::lock_guard lock(mu_);
-    return auth_;
-  }
-  json body() {
-    std::lock_guard lock(mu_);
-    return body_;
-  }
-
- private:
-  httplib::Server server_;
-  std::thread thread_;
-  int port_ = 0;
-  std::mutex mu_;
-  std::string path_, auth_;
-  json body_;
-};
+}
 
 std::string token_file(const std::string& token) {
   const auto path =
@@ -76,7 +32,7 @@ std::string token_file(const std::string& token) {
 }
 
 TEST(ApiServerBinder, PostsTheBindingWithTheBearerToken) {
-  FakeApiServer api;
+  test::FakeApiServer api(answer_bindings);
   ApiServerConfig c;
   c.url = "http://127.0.0.1:" + std::to_string(api.port()) + "/";
   c.token_file = token_file("s3cr3t");
@@ -85,23 +41,24 @@ TEST(ApiServerBinder, PostsTheBindingWithTheBearerToken) {
   BindingTarget t{"inference", "llm-0", "uid-123", "gpu-node-4"};
   auto st = (*binder)->bind(t);
   ASSERT_TRUE(st) << st.error().message();
-  EXPECT_EQ(api.path(), "/api/v1/namespaces/inference/pods/llm-0/binding");
-  EXPECT_EQ(api.auth(), "Bearer s3cr3t");
+  EXPECT_EQ(api.last().path, "/api/v1/namespaces/inference/pods/llm-0/binding");
+  EXPECT_EQ(api.last().method, "POST");
+  EXPECT_EQ(api.last().auth, "Bearer s3cr3t");
   const json want{{"apiVersion", "v1"},
                   {"kind", "Binding"},
                   {"metadata", {{"name", "llm-0"}, {"namespace", "inference"}, {"uid", "uid-123"}}},
                   {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "gpu-node-4"}}}};
-  EXPECT_EQ(api.body(), want);
+  EXPECT_EQ(api.last().body, want);
 
   // The token is read at every bind (the kubelet rotates projected tokens).
   std::ofstream(c.token_file) << "rotated\n";
   ASSERT_TRUE((*binder)->bind(t));
-  EXPECT_EQ(api.auth(), "Bearer rotated");
+  EXPECT_EQ(api.last().auth, "Bearer rotated");
   std::filesystem::remove(c.token_file);
 }
 
 TEST(ApiServerBinder, PassesOnTheApiServersReason) {
-  FakeApiServer api;
+  test::FakeApiServer api(answer_bindings);
   ApiServerConfig c;
   c.url = "http://127.0.0.1:" + std::to_string(api.port());
   c.token_file = token_file("t");

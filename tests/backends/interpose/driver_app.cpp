@@ -186,6 +186,29 @@ int launches() {
   return 0;
 }
 
+// The entry points a program that loads a module and launches from it fetches, with cudart's
+// versions.
+using LaunchKernelFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                    unsigned, unsigned, CUstream, void**, void**);
+struct KernelCalls {
+  CUresult (*stream_create)(CUstream*, unsigned) = nullptr;
+  CUresult (*stream_sync)(CUstream) = nullptr;
+  CUresult (*load)(CUlibrary*, const void*, CUjit_option*, void**, unsigned, CUlibraryOption*,
+                   void**, unsigned) = nullptr;
+  CUresult (*get_kernel)(CUkernel*, CUlibrary, const char*) = nullptr;
+  LaunchKernelFn launch = nullptr;
+};
+
+KernelCalls kernel_calls() {
+  KernelCalls k;
+  k.stream_create = get<decltype(k.stream_create)>("cuStreamCreate", 2000);
+  k.stream_sync = get<decltype(k.stream_sync)>("cuStreamSynchronize", 2000);
+  k.load = get<decltype(k.load)>("cuLibraryLoadData", 12000);
+  k.get_kernel = get<decltype(k.get_kernel)>("cuLibraryGetKernel", 12000);
+  k.launch = get<LaunchKernelFn>("cuLaunchKernel", 4000);
+  return k;
+}
+
 int threads() {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) return 2;
@@ -195,15 +218,7 @@ int threads() {
   auto device_get = get<CUresult (*)(CUdevice*, int)>("cuDeviceGet", 2000);
   auto retain = get<CUresult (*)(CUcontext*, CUdevice)>("cuDevicePrimaryCtxRetain", 7000);
   auto set_current = get<CUresult (*)(CUcontext)>("cuCtxSetCurrent", 4000);
-  auto stream_create = get<CUresult (*)(CUstream*, unsigned)>("cuStreamCreate", 2000);
-  auto stream_sync = get<CUresult (*)(CUstream)>("cuStreamSynchronize", 2000);
-  auto load = get<CUresult (*)(CUlibrary*, const void*, CUjit_option*, void**, unsigned,
-                               CUlibraryOption*, void**, unsigned)>("cuLibraryLoadData", 12000);
-  auto get_kernel =
-      get<CUresult (*)(CUkernel*, CUlibrary, const char*)>("cuLibraryGetKernel", 12000);
-  using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                    unsigned, unsigned, CUstream, void**, void**);
-  auto launch = get<LaunchKernel>("cuLaunchKernel", 4000);
+  const auto [stream_create, stream_sync, load, get_kernel, launch] = kernel_calls();
   if (g_failures > 0) return 2;
   CUdevice dev = 0;
   CUcontext ctx = nullptr;
@@ -355,20 +370,10 @@ int memory_other() {
   return 0;
 }
 
-}  // namespace
-
 int phases(const char* plan) {
   CUdevice dev = 0;
   if (!open_device(&dev)) return 2;
-  auto stream_create = get<CUresult (*)(CUstream*, unsigned)>("cuStreamCreate", 2000);
-  auto stream_sync = get<CUresult (*)(CUstream)>("cuStreamSynchronize", 2000);
-  auto load = get<CUresult (*)(CUlibrary*, const void*, CUjit_option*, void**, unsigned,
-                               CUlibraryOption*, void**, unsigned)>("cuLibraryLoadData", 12000);
-  auto get_kernel =
-      get<CUresult (*)(CUkernel*, CUlibrary, const char*)>("cuLibraryGetKernel", 12000);
-  using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                    unsigned, unsigned, CUstream, void**, void**);
-  auto launch = get<LaunchKernel>("cuLaunchKernel", 4000);
+  const auto [stream_create, stream_sync, load, get_kernel, launch] = kernel_calls();
   if (g_failures > 0) return 2;
   static const char kImage[] = "phase0 phase1 phase2 phase3 phase4 phase5 phase6 phase7";
   CUlibrary library = nullptr;
@@ -418,7 +423,8 @@ int graphs(int ms) {
   CUstream s = nullptr;
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
-  if (!ok(stream_create(&s, 0), "cuStreamCreate") || !ok(graph_create(&graph, 0), "cuGraphCreate") ||
+  if (!ok(stream_create(&s, 0), "cuStreamCreate") ||
+      !ok(graph_create(&graph, 0), "cuGraphCreate") ||
       !ok(graph_instantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags")) {
     return 1;
   }
@@ -433,6 +439,8 @@ int graphs(int ms) {
   return 0;
 }
 
+}  // namespace
+
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "dlsym-next") == 0) return dlsym_next();
   if (argc == 2 && std::strcmp(argv[1], "launches") == 0) return launches();
@@ -441,7 +449,8 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "memory-other") == 0) return memory_other();
   if (argc == 2 && std::strncmp(argv[1], "phases:", 7) == 0) return phases(argv[1] + 7);
   if (argc == 2 && std::strncmp(argv[1], "graphs:", 7) == 0) return graphs(std::atoi(argv[1] + 7));
-  std::fprintf(stderr, "usage: %s launches|threads|dlsym-next|memory|memory-other|phases:PLAN|graphs:MS\n",
+  std::fprintf(stderr,
+               "usage: %s launches|threads|dlsym-next|memory|memory-other|phases:PLAN|graphs:MS\n",
                argv[0]);
   return 2;
 }

@@ -11,8 +11,8 @@
 #include <mutex>
 
 #include "real_driver.hpp"
-#include "tessera/daemon/assignment_page.hpp"
 #include "stats.hpp"
+#include "tessera/daemon/assignment_page.hpp"
 
 namespace tessera::interpose {
 
