@@ -10,6 +10,11 @@
 #   determinism  tessera determinism --backend cuda --json
 #   calibrate    tessera calibrate --backend cuda --json
 #   demo         tessera demo --backend cuda (cogpu, tpot-first, lithos; 5 s each) --json
+#   colocation   two processes under tesserad: an inference (a decode loop in CUDA graphs) and a
+#                trainer (a compute loop), each alone, then together under the daemon with green
+#                contexts (with MPS when nvidia-cuda-mps-control is there, and without) and with
+#                the gate: the inference's step P50/P99 against alone, the trainer's rate, what
+#                each interposer saw (DEVICE_CHECK_COLOCATION_MS per run, default 5000)
 #   bench:NAME   every bench/*cuda_*_bench and the interposer's (Google Benchmark, JSON)
 # and writes ONE JSON report: a section per step with its exit code, seconds, whether it timed
 # out, its JSON output embedded where it wrote valid JSON, and the tail of its text.
@@ -201,6 +206,62 @@ device_facts() {
   return $rc
 }
 
+# The two-process run; writes one JSON object to $1. The TPOT target the inference registers with
+# is twice its step time alone (P50), so the policy has room to give the trainer SMs.
+colocation() {
+  local out=$1
+  local app=$BUILD/tests/backends/interpose/colocation_app
+  local lib=$BUILD/src/tessera/backends/interpose/libtessera_interpose.so
+  local ms=${DEVICE_CHECK_COLOCATION_MS:-5000} sock=$WORK/tesserad.sock
+  for f in "$app" "$lib" "$TESSERA"; do
+    [ -e "$f" ] || { echo "not built: $f"; return 127; }
+  done
+  json_or_null() { if [ -s "$1" ] && json_ok "$1"; then cat "$1"; else printf null; fi; }
+  "$app" decode "$ms" >"$WORK/hp-alone.json" || return 1
+  "$app" gemm "$ms" >"$WORK/be-alone.json" || return 1
+  local p50 tpot
+  p50=$(sed -n 's/.*"p50_ms": \([0-9.]*\).*/\1/p' "$WORK/hp-alone.json")
+  tpot=$(awk -v p="${p50:-1}" 'BEGIN { printf "%.3f", 2 * p }')
+  local body
+  body=$(printf '"hp_alone": %s, "be_alone": %s, "tpot_slo_ms": %s' \
+    "$(json_or_null "$WORK/hp-alone.json")" "$(json_or_null "$WORK/be-alone.json")" "$tpot")
+  local run mechanism mps dpid
+  for run in green-contexts+mps green-contexts gate; do
+    mechanism=${run%+mps}
+    mps=false
+    if [ "$run" != "$mechanism" ]; then
+      command -v nvidia-cuda-mps-control >/dev/null 2>&1 || { echo "$run: no MPS here"; continue; }
+      export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps-pipe CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log
+      mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+      nvidia-cuda-mps-control -d && mps=true
+    fi
+    rm -f "$sock"
+    "$TESSERA" daemon --mechanism "$mechanism" --socket "$sock" 2>"$WORK/daemon-$run.log" &
+    dpid=$!
+    for _ in $(seq 100); do "$TESSERA" ctl list --socket "$sock" >/dev/null 2>&1 && break; sleep 0.1; done
+    LD_PRELOAD=$lib TESSERA_DAEMON_SOCKET=$sock TESSERA_TENANT=chat \
+      TESSERA_CLASS=latency-critical TESSERA_TPOT_SLO_MS=$tpot \
+      TESSERA_INTERPOSE_LOG=$WORK/hp-$run.summary.json "$app" decode "$ms" >"$WORK/hp-$run.json" &
+    local hp=$!
+    LD_PRELOAD=$lib TESSERA_DAEMON_SOCKET=$sock TESSERA_TENANT=train TESSERA_CLASS=best-effort \
+      TESSERA_INTERPOSE_LOG=$WORK/be-$run.summary.json "$app" gemm "$ms" >"$WORK/be-$run.json" &
+    local be=$!
+    sleep 1
+    "$TESSERA" ctl list --json --socket "$sock" >"$WORK/ctl-$run.json" 2>&1
+    wait $hp
+    wait $be
+    kill -TERM $dpid
+    wait $dpid
+    if [ "$mps" = true ]; then echo quit | nvidia-cuda-mps-control; fi
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    body+=$(printf ', "%s": {"hp": %s, "be": %s, "hp_interposer": %s, "be_interposer": %s, "daemon_after_1s": %s}' \
+      "$run" "$(json_or_null "$WORK/hp-$run.json")" "$(json_or_null "$WORK/be-$run.json")" \
+      "$(json_or_null "$WORK/hp-$run.summary.json")" "$(json_or_null "$WORK/be-$run.summary.json")" \
+      "$(json_or_null "$WORK/ctl-$run.json")")
+  done
+  printf '{%s}\n' "$body" >"$out"
+}
+
 realgpu_tests() {
   local junit_args=()
   if ctest --help 2>/dev/null | grep -q -- '--output-junit'; then
@@ -268,10 +329,13 @@ if [ -x "$TESSERA" ]; then
   run_step demo "$STEP_TIMEOUT" "$WORK/demo.json" - \
     "$TESSERA" demo --backend cuda --duration 5s -q --mode cogpu --mode tpot-first \
     --mode lithos --json "$WORK/demo.json"
+  run_step colocation "$((STEP_TIMEOUT * 2))" "$WORK/colocation.json" - \
+    bash -c "BUILD='$BUILD' WORK='$WORK' TESSERA='$TESSERA' DEVICE_CHECK_COLOCATION_MS='${DEVICE_CHECK_COLOCATION_MS:-}'; $(declare -f json_ok colocation); colocation '$WORK/colocation.json'"
 else
   missing_step determinism "not built: $TESSERA"
   missing_step calibrate "not built: $TESSERA"
   missing_step demo "not built: $TESSERA"
+  missing_step colocation "not built: $TESSERA"
 fi
 
 benches=0
