@@ -225,18 +225,19 @@ colocation() {
   local body
   body=$(printf '"hp_alone": %s, "be_alone": %s, "tpot_slo_ms": %s' \
     "$(json_or_null "$WORK/hp-alone.json")" "$(json_or_null "$WORK/be-alone.json")" "$tpot")
-  local run mechanism mps dpid
+  local run mechanism dpid mps_args
   for run in green-contexts+mps green-contexts gate; do
     mechanism=${run%+mps}
-    mps=false
+    mps_args=()
     if [ "$run" != "$mechanism" ]; then
       command -v nvidia-cuda-mps-control >/dev/null 2>&1 || { echo "$run: no MPS here"; continue; }
-      export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps-pipe CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log
-      mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-      nvidia-cuda-mps-control -d && mps=true
+      # The daemon runs the MPS control daemon; the tenants are its clients.
+      mps_args=(--mps --mps-pipe-dir "$WORK/mps")
+      export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps
     fi
     rm -f "$sock"
-    "$TESSERA" daemon --mechanism "$mechanism" --socket "$sock" 2>"$WORK/daemon-$run.log" &
+    "$TESSERA" daemon --mechanism "$mechanism" --socket "$sock" "${mps_args[@]}" \
+      2>"$WORK/daemon-$run.log" &
     dpid=$!
     for _ in $(seq 100); do "$TESSERA" ctl list --socket "$sock" >/dev/null 2>&1 && break; sleep 0.1; done
     LD_PRELOAD=$lib TESSERA_DAEMON_SOCKET=$sock TESSERA_TENANT=chat \
@@ -252,8 +253,7 @@ colocation() {
     wait $be
     kill -TERM $dpid
     wait $dpid
-    if [ "$mps" = true ]; then echo quit | nvidia-cuda-mps-control; fi
-    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    unset CUDA_MPS_PIPE_DIRECTORY
     body+=$(printf ', "%s": {"hp": %s, "be": %s, "hp_interposer": %s, "be_interposer": %s, "daemon_after_1s": %s}' \
       "$run" "$(json_or_null "$WORK/hp-$run.json")" "$(json_or_null "$WORK/be-$run.json")" \
       "$(json_or_null "$WORK/hp-$run.summary.json")" "$(json_or_null "$WORK/be-$run.summary.json")" \

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "tessera/core/try.hpp"
 #include "tessera/daemon/control_server.hpp"
 #include "tessera/daemon/daemon_metrics.hpp"
+#include "tessera/daemon/mps_control.hpp"
 #include "tessera/daemon/tenant_table.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 
@@ -148,6 +150,12 @@ void add_daemon_options(CLI::App& command, DaemonFlags& f) {
                 "processes at once) or gate (best-effort launches held while a latency-critical "
                 "process has work; works on every driver)")
       ->capture_default_str();
+  c->add_flag("--mps", f.mps,
+              "Run an MPS control daemon for the tenants (green contexts of several processes "
+              "run at once only under MPS); give them CUDA_MPS_PIPE_DIRECTORY=--mps-pipe-dir");
+  c->add_option("--mps-pipe-dir", f.mps_pipe_dir,
+                "Its pipe directory (default: mps/ beside --socket; its log in mps-log/)");
+  c->add_option("--mps-control", f.mps_control, "The MPS control program")->capture_default_str();
   c->add_option("--tick", f.tick, "Time between policy rounds")->capture_default_str();
   c->add_option("--idle-after", f.idle_after,
                 "A tenant that has not launched for this long has no work")
@@ -197,6 +205,22 @@ Outcome run_daemon_command(const DaemonFlags& given) {
   TESSERA_ASSIGN_OR_RETURN(auto policy,
                            core::with_context(daemon::make_remap_policy(f.policy), "--policy"));
   StopSignals signals;
+  std::unique_ptr<daemon::MpsControl> mps;
+  if (f.mps) {
+    const std::filesystem::path socket_dir = std::filesystem::path(f.socket).parent_path().empty()
+                                                 ? std::filesystem::path(".")
+                                                 : std::filesystem::path(f.socket).parent_path();
+    daemon::MpsOptions o;
+    o.control = f.mps_control;
+    o.pipe_directory = f.mps_pipe_dir.empty() ? (socket_dir / "mps").string() : f.mps_pipe_dir;
+    o.log_directory = (std::filesystem::path(o.pipe_directory).parent_path() / "mps-log").string();
+    TESSERA_ASSIGN_OR_RETURN(mps, daemon::MpsControl::start(o));
+    fmt::print(stderr,
+               "tessera daemon: MPS control daemon {} in {}; tenants need "
+               "CUDA_MPS_PIPE_DIRECTORY={}\n",
+               mps->owned() ? "started" : "already running", mps->pipe_directory(),
+               mps->pipe_directory());
+  }
   std::unique_ptr<daemon::DaemonMetrics> metrics;
   if (!f.metrics.empty()) {
     TESSERA_ASSIGN_OR_RETURN(metrics, daemon::DaemonMetrics::serve(f.metrics));

@@ -28,6 +28,9 @@ struct DaemonFlags {
   std::string idle_after = "20ms";
   std::string min_residency = "2ms";
   std::string metrics;  // HOST:PORT of the Prometheus endpoint; "": none
+  bool mps = false;
+  std::string mps_pipe_dir;  // "": mps/ beside the socket
+  std::string mps_control = "nvidia-cuda-mps-control";
 };
 
 void add_daemon_options(CLI::App& command, DaemonFlags& flags);
