@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
 
+#include "tessera/backends/cuda/backend_status.hpp"
 #include "tessera/backends/nvml/nvml_library.hpp"
 #include "tessera/cli/stop_signals.hpp"
 #include "tessera/core/config.hpp"
@@ -117,6 +119,46 @@ core::Result<DaemonFlags> with_config_file(const DaemonFlags& given) {
   return f;
 }
 
+// What the node can do, for choosing the mechanism and for `ctl list`: green contexts need a
+// driver of CUDA 12.4 or later (cuGreenCtxCreate, cuda.h); several processes' green contexts run
+// at once only under MPS.
+struct Capabilities {
+  bool driver = false;
+  std::string driver_reason;  // why there is none
+  int driver_version = 0;
+  bool green_contexts = false;
+  bool mps = false;
+  nlohmann::json to_json() const {
+    return {{"driver_version", driver_version},
+            {"green_contexts", green_contexts},
+            {"mps", mps},
+            {"gate", true}};
+  }
+};
+
+Capabilities probe_capabilities(bool mps_running) {
+  Capabilities c;
+  const cuda::DriverProbe probe = cuda::probe_driver();
+  c.driver = probe.available;
+  c.driver_reason = probe.reason;
+  c.driver_version = probe.driver_version;
+  c.green_contexts = probe.available && probe.driver_version >= 12040;
+  c.mps = mps_running;
+  return c;
+}
+
+core::Result<daemon::Mechanism> choose_mechanism(const std::string& flag, const Capabilities& c) {
+  if (flag != "auto") return core::with_context(daemon::mechanism_named(flag), "--mechanism");
+  return c.green_contexts && c.mps ? daemon::Mechanism::kGreenContexts : daemon::Mechanism::kGate;
+}
+
+std::string describe(const Capabilities& c) {
+  if (!c.driver) return fmt::format("no CUDA driver ({})", c.driver_reason);
+  return fmt::format("CUDA driver {}.{} (green contexts: {}), MPS: {}", c.driver_version / 1000,
+                     c.driver_version % 1000 / 10, c.green_contexts ? "yes" : "no, before 12.4",
+                     c.mps ? "running (--mps)" : "not run by the daemon");
+}
+
 }  // namespace
 
 std::string default_daemon_socket() {
@@ -147,8 +189,9 @@ void add_daemon_options(CLI::App& command, DaemonFlags& f) {
       ->capture_default_str();
   c->add_option("--mechanism", f.mechanism,
                 "green-contexts (each process in an SM range the policy sizes; needs MPS for two "
-                "processes at once) or gate (best-effort launches held while a latency-critical "
-                "process has work; works on every driver)")
+                "processes at once), gate (best-effort launches held while a latency-critical "
+                "process has work; works on every driver) or auto (green-contexts where the "
+                "driver has green contexts and --mps runs MPS, else gate)")
       ->capture_default_str();
   c->add_flag("--mps", f.mps,
               "Run an MPS control daemon for the tenants (green contexts of several processes "
@@ -188,8 +231,9 @@ Outcome run_daemon_command(const DaemonFlags& given) {
                        "--devices {}: must be 1-64", gpus.count);
   }
   daemon::TableOptions table;
-  TESSERA_ASSIGN_OR_RETURN(table.mechanism,
-                           core::with_context(daemon::mechanism_named(f.mechanism), "--mechanism"));
+  if (f.mechanism != "auto") {
+    TESSERA_TRY(core::with_context(daemon::mechanism_named(f.mechanism), "--mechanism"));
+  }
   TESSERA_ASSIGN_OR_RETURN(table.idle_after,
                            core::with_context(core::parse_duration(f.idle_after), "--idle-after"));
   TESSERA_ASSIGN_OR_RETURN(
@@ -232,13 +276,19 @@ Outcome run_daemon_command(const DaemonFlags& given) {
                  f.metrics.substr(0, f.metrics.rfind(':')), port);
     }
   }
+  const Capabilities capabilities = probe_capabilities(mps != nullptr);
+  TESSERA_ASSIGN_OR_RETURN(table.mechanism, choose_mechanism(f.mechanism, capabilities));
+  server.capabilities = capabilities.to_json();
+  fmt::print(stderr, "tessera daemon: {}; mechanism {}{}\n", describe(capabilities),
+             daemon::mechanism_name(table.mechanism), f.mechanism == "auto" ? " (auto)" : "");
   TESSERA_ASSIGN_OR_RETURN(
       auto daemon, daemon::ControlServer::start(
                        server, daemon::TenantTable(std::vector<gpu::PartitionGrid>(
                                                        static_cast<std::size_t>(gpus.count), grid),
                                                    std::move(policy), table)));
   fmt::print(stderr, "tessera daemon: listening on {}; {} x {} ({} SMs), {}, policy {}\n", f.socket,
-             gpus.count, spec.name, grid.device_sms, f.mechanism, f.policy);
+             gpus.count, spec.name, grid.device_sms, daemon::mechanism_name(table.mechanism),
+             f.policy);
   int signal = 0;
   TESSERA_TRY(daemon->run([&] {
     signal = signals.take_pending();

@@ -23,7 +23,7 @@ struct DaemonFlags {
   std::string gpu;  // "": discovered through NVML
   int devices = 0;  // 0: 1 with --gpu, else every GPU NVML reports
   std::string policy = "cogpu";
-  std::string mechanism = "green-contexts";
+  std::string mechanism = "auto";
   std::string tick = "1ms";
   std::string idle_after = "20ms";
   std::string min_residency = "2ms";

@@ -146,6 +146,7 @@ std::string ControlServer::State::handle(Client& c, const Request& request, core
   if (std::holds_alternative<ListRequest>(request)) {
     nlohmann::json body = table.to_json();
     body["draining"] = draining;
+    body["capabilities"] = options.capabilities;
     return ok_reply(std::move(body));
   }
   const bool changes_others = std::holds_alternative<SetRequest>(request) ||

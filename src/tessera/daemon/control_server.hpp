@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "tessera/core/error.hpp"
@@ -35,6 +36,8 @@ struct ServerOptions {
   // idle or waking) reflected within a few ms, at a few microseconds of CPU per round.
   core::Nanos tick = core::millis(1);
   std::size_t max_clients = 256;
+  // What the node can do (driver, green contexts, MPS), shown by `list`.
+  nlohmann::json capabilities = nlohmann::json::object();
   // Called on the server's thread after every policy round (the metrics' snapshot).
   std::function<void(const TenantTable&, core::Nanos now)> after_round;
 };
