@@ -780,7 +780,9 @@ TEST_F(Interpose, AfterTheDaemonIsKilledTheApplicationGoesOnAndRegistersAgain) {
       ::testing::TempDir() + "interpose_restart_" + std::to_string(getpid()) + ".sock";
   auto start_daemon = [&] {
     return start(TESSERA_BIN,
-                 std::vector<std::string>{"daemon", "--gpu", "h100", "--socket", socket}, {});
+                 std::vector<std::string>{"daemon", "--gpu", "h100", "--mechanism",
+                                          "green-contexts", "--socket", socket},
+                 {});
   };
   auto listening = [&] {
     for (int i = 0; i < 500; ++i) {
