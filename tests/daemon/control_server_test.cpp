@@ -10,6 +10,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -152,6 +154,31 @@ TEST(ControlServer, ARegistrationHandsOverThePageAndLastsAsLongAsTheConnection) 
   c.close();  // the process exits
   EXPECT_TRUE(eventually([&] { return d.list()["tenants"].empty(); }));
   munmap(p, daemon_abi::kPageBytes);
+}
+
+// Tenants that come and go leave nothing behind in the daemon: every page's fd and mapping is
+// given back when its connection closes.
+TEST(ControlServer, TenantsThatComeAndGoLeakNoFileDescriptors) {
+  Daemon d;
+  auto open_fds = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                         std::filesystem::directory_iterator());
+  };
+  d.list();  // the client path warmed up
+  // At most as many as before: the daemon may not yet have closed that warm-up connection.
+  const auto before = open_fds();
+  for (int i = 0; i < 50; ++i) {
+    Connection c(d.path());
+    c.send(R"({"op":"register","tenant":"t)" + std::to_string(i) +
+           R"("})"
+           "\n");
+    int page_fd = -1;
+    ASSERT_EQ(json::parse(c.reply(&page_fd))["ok"], true);
+    ::close(page_fd);
+  }
+  EXPECT_TRUE(eventually([&] { return d.list()["tenants"].empty(); }));
+  EXPECT_TRUE(eventually([&] { return open_fds() <= before; }))
+      << open_fds() << " open now, " << before << " before";
 }
 
 TEST(ControlServer, AnswersEveryBadRequestAndKeepsTheConnection) {
