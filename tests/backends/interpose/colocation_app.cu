@@ -16,14 +16,7 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(call)                                                                              \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      return 1;                                                                                  \
-    }                                                                                            \
-  } while (0)
+#include "cuda_check.h"
 
 // One pass over a slice of the buffer: read, scale, write (bandwidth-bound, like a decode step's
 // weight streaming).

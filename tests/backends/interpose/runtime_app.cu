@@ -6,6 +6,8 @@
 
 #include <cstdio>
 
+#include "cuda_check.h"
+
 namespace cg = cooperative_groups;
 
 __global__ void add(int* x, int n, int v) {
@@ -24,15 +26,6 @@ __global__ void add_then_check(int* x, int n, int v, int expect, int* bad) {
     }
   }
 }
-
-#define CHECK(call)                                                                              \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      return 1;                                                                                  \
-    }                                                                                            \
-  } while (0)
 
 int main() {
   constexpr int n = 1 << 16;
