@@ -4,8 +4,9 @@
 // idle clients hold a socket, never a thread. What the wrapper adds: options with safe defaults
 // (loopback, a body limit that holds for chunked bodies too, an idle timeout, a whole-request
 // deadline, a connection cap), regular-expression routes, TLS when a certificate and key are
-// given (and client certificates checked against a CA when one is), a JSON error body with a reason on the errors it answers, handler exceptions turned into
-// 500s instead of a dead process, and a start/stop API that tests can run on an ephemeral port.
+// given (and client certificates checked against a CA when one is), a JSON error body with a
+// reason on the errors it answers, handler exceptions turned into 500s instead of a dead process,
+// and a start/stop API that tests can run on an ephemeral port.
 //
 // Handlers see plain structs, so libmicrohttpd's header stays out of everything that includes
 // this one.
