@@ -9,6 +9,7 @@
 #include "tessera/cluster/registry.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/k8s/node_resource_topology.hpp"
 
 namespace tessera::cli {
 
@@ -25,6 +26,10 @@ void add_cluster_sim_options(CLI::App& command, ClusterSimFlags& flags) {
   c->add_option("--nodes", flags.nodes,
                 "Scale the scenario to this many nodes: its node pools, services and batch "
                 "arrivals in proportion (not for a trace or a node list)");
+  c->add_option("--numa-memory", flags.numa_memory,
+                "Memory of each NUMA node a pool's topology_file gives no size for (NCCL XML), in "
+                "bytes or as a quantity (64Gi), for pools without numa_memory_gib; without either "
+                "such memory is not counted");
   c->add_option("--json", flags.json_path, "Write the results as JSON to this file ('-': stdout)");
   c->add_flag("-q,--quiet", flags.quiet, "No progress line");
 }
@@ -43,6 +48,13 @@ Outcome run_cluster_sim_command(const ClusterSimFlags& flags) {
     sc.preemption.alpha = *flags.alpha;
   }
   if (flags.seed) sc.seed = *flags.seed;
+  if (!flags.numa_memory.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(const std::int64_t bytes,
+                             k8s::parse_bytes(flags.numa_memory, "--numa-memory"));
+    for (sim::NodePool& pool : sc.nodes) {
+      if (!pool.topology_file.empty() && !pool.numa_memory_bytes) pool.numa_memory_bytes = bytes;
+    }
+  }
   if (flags.nodes) {
     TESSERA_ASSIGN_OR_RETURN(sc, sim::scale_to_nodes(sc, *flags.nodes));
   }

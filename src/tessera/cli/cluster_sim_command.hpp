@@ -23,6 +23,7 @@ struct ClusterSimFlags {
   std::optional<std::uint64_t> seed;
   std::string duration;      // empty: the scenario's
   std::optional<int> nodes;  // scale the scenario to this many nodes
+  std::string numa_memory;   // bytes or a quantity, for topology files that give none
   std::string json_path;
   bool quiet = false;
 };

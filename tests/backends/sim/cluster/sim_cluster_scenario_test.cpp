@@ -1,5 +1,6 @@
 // The scenario simulator: scenario files, the run's invariants, determinism, the examples.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -189,6 +190,53 @@ TEST(ClusterSimRun, PodsNoNodeCanHoldAreCountedNotQueued) {
   ASSERT_TRUE(r);
   EXPECT_GT(r->unschedulable, 0);
   for (const auto& w : r->pending) EXPECT_NE(w.workload, "batch");
+}
+
+// An NCCL topology gives its NUMA nodes no memory: unsized, memory is not counted and 64 GiB pods
+// fit; sized at 10 GiB by the pool, none does.
+TEST(ClusterSimRun, ANodePoolSizesTheNumaMemoryItsTopologyFileLacks) {
+  const std::string nccl =
+      std::string(TESSERA_SHARED_DATA_DIR) + "/topology/nccl_azure/ndv5-topo.xml";
+  auto scenario = [&](const std::string& memory) {
+    return parse(fmt::format(R"(
+name: nccl-memory
+seed: 1
+duration: 2h
+sample_interval: 30min
+preemption: {{method: incremental}}
+nodes:
+  - {{topology_file: {}, count: 2, name_prefix: nd{}}}
+batches:
+  - name: batch
+    arrivals_per_hour: 20
+    durations: {{source: exponential, mean: 1h}}
+    on_eviction: requeue
+    shapes:
+      - {{name: b1, weight: 1.0, gpus: 1, cpus: 4, memory_gib: 64}}
+)",
+                             nccl, memory));
+  };
+  auto unsized = run_cluster_sim(scenario(""));
+  auto sized = run_cluster_sim(scenario(", numa_memory_gib: 10"));
+  ASSERT_TRUE(unsized && sized);
+  EXPECT_EQ(unsized->unschedulable, 0);
+  EXPECT_GT(unsized->pods_completed, 0);
+  EXPECT_GT(sized->unschedulable, 0);
+  EXPECT_EQ(sized->pods_completed, 0);
+
+  auto root = core::ConfigNode::parse(R"(
+name: x
+duration: 1h
+nodes:
+  - {preset: rtx4090-2s, count: 1, numa_memory_gib: 10}
+)",
+                                      "x.yaml");
+  ASSERT_TRUE(root);
+  auto refused = parse_cluster_scenario(*root);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("sizes the NUMA nodes of a 'topology_file'"),
+            std::string::npos)
+      << refused.error().message();
 }
 
 TEST(ClusterSimExamples, EveryExampleParses) {

@@ -233,8 +233,8 @@ core::Result<ClusterScenario> parse_cluster_scenario(const core::ConfigNode& roo
   if (pools.empty()) return std::unexpected(nodes.error("needs at least one node pool"));
   for (std::size_t i = 0; i < pools.size(); ++i) {
     const ConfigNode& p = pools[i];
-    TESSERA_TRY(
-        p.check_keys({"name_prefix", "count", "preset", "topology_file", "openb_node_csv"}));
+    TESSERA_TRY(p.check_keys(
+        {"name_prefix", "count", "preset", "topology_file", "openb_node_csv", "numa_memory_gib"}));
     NodePool pool;
     TESSERA_ASSIGN_OR_RETURN(pool.name_prefix,
                              p.string_or("name_prefix", fmt::format("pool{}", i)));
@@ -249,6 +249,15 @@ core::Result<ClusterScenario> parse_cluster_scenario(const core::ConfigNode& roo
     if (sources != 1) {
       return std::unexpected(
           p.error("give exactly one of 'preset', 'topology_file' and 'openb_node_csv'"));
+    }
+    if (const auto memory = p.find("numa_memory_gib")) {
+      TESSERA_ASSIGN_OR_RETURN(const double gib, memory->as_double());
+      if (pool.topology_file.empty() || !(gib > 0) || gib > 1e6) {
+        return std::unexpected(memory->error(
+            "numa_memory_gib sizes the NUMA nodes of a 'topology_file' that gives none: a number "
+            "of GiB in (0, 1e6]"));
+      }
+      pool.numa_memory_bytes = static_cast<std::int64_t>(std::llround(gib * kGiB));
     }
     if (pool.openb_node_csv.empty()) {
       TESSERA_ASSIGN_OR_RETURN(const std::int64_t count, p.get_int("count"));

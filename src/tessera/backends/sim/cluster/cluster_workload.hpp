@@ -42,6 +42,9 @@ struct NodePool {
   std::string topology_file;  // resolved against the scenario file's folder
   // Likewise. Its rows name the nodes; `count` takes the first rows (0: all of them).
   std::string openb_node_csv;
+  // The memory of each NUMA node a topology file gives no size for (an NCCL topology); unset:
+  // unknown, and then not counted by placement.
+  std::optional<std::int64_t> numa_memory_bytes;
 };
 
 // A service (workloads A and B). Offered load follows

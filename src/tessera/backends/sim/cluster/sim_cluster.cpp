@@ -142,8 +142,10 @@ core::Status Simulation::build_nodes() {
       }
       continue;
     }
+    hw::TopologyOptions options;
+    options.numa_memory_bytes = pool.numa_memory_bytes;
     core::Result<hw::HostTopology> topo = pool.preset.empty()
-                                              ? hw::load_topology_file(pool.topology_file)
+                                              ? hw::load_topology_file(pool.topology_file, options)
                                               : hw::preset(pool.preset, pool.name_prefix);
     if (!topo) {
       return std::unexpected(
