@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <utility>
 #include <variant>
@@ -275,6 +276,15 @@ core::Result<std::unique_ptr<ControlServer>> ControlServer::start(ServerOptions 
   if (live(*address)) {
     return core::failf(core::Domain::kIo, core::Code::kFailedPrecondition,
                        "a daemon already listens on {}", options.socket_path);
+  }
+  // The socket's folder (/run/tessera by default) is made if missing, as systemd's
+  // RuntimeDirectory would.
+  const std::filesystem::path folder = std::filesystem::path(options.socket_path).parent_path();
+  std::error_code made;
+  if (!folder.empty()) std::filesystem::create_directories(folder, made);
+  if (made) {
+    return core::failf(core::Domain::kIo, core::Code::kFailedPrecondition,
+                       "cannot make the socket's folder {}: {}", folder.string(), made.message());
   }
   unlink(options.socket_path.c_str());  // a stale socket from a daemon that died
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -45,8 +45,9 @@ struct ServerOptions {
 
 class ControlServer {
  public:
-  // Binds and listens on options.socket_path (mode 0666). A stale socket file (nothing listening)
-  // is replaced; a live one is an error naming the path, so two daemons never share a socket.
+  // Binds and listens on options.socket_path (mode 0666), making its folder if missing. A stale
+  // socket file (nothing listening) is replaced; a live one is an error naming the path, so two
+  // daemons never share a socket.
   static core::Result<std::unique_ptr<ControlServer>> start(ServerOptions options,
                                                             TenantTable table);
   ~ControlServer();
