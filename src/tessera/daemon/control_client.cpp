@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 
+#include "tessera/core/clock.hpp"
 #include "tessera/daemon/control_protocol.hpp"
 
 namespace tessera::daemon {
@@ -27,12 +27,6 @@ class Fd {
  private:
   int fd_;
 };
-
-core::Nanos steady_now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -64,10 +58,11 @@ core::Result<nlohmann::json> send_request(const std::string& socket_path,
     }
     sent += static_cast<std::size_t>(n);
   }
-  const core::Nanos deadline = steady_now() + timeout;
+  const core::SystemClock clock;
+  const core::Nanos deadline = clock.now() + timeout;
   std::string reply;
   while (reply.find('\n') == std::string::npos) {
-    const core::Nanos left = deadline - steady_now();
+    const core::Nanos left = deadline - clock.now();
     pollfd p{fd.get(), POLLIN, 0};
     const int ready =
         left <= 0 ? 0 : poll(&p, 1, static_cast<int>(left / core::kNanosPerMilli + 1));
