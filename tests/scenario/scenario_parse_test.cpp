@@ -1,8 +1,10 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tessera/gpu/modes/cogpu/cogpu_options.hpp"
@@ -267,6 +269,26 @@ TEST(ScenarioParse, GemmStreamKIsAFlag) {
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message().find("gemm_stream_k"), std::string::npos)
       << bad.error().message();
+}
+
+TEST(ScenarioParse, TheStreamKLibraryHasItsOwnGemmOptions) {
+  auto r = parse_scenario(mutate("tenants:",
+                                 "sim: {gemm_stream_k: true, stream_k_compute_fraction: 0.8, "
+                                 "stream_k_tile_knee: 2, stream_k_fixed: 4us}\ntenants:"),
+                          "ok.yaml", "/data");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->sim_overrides.stream_k_compute_fraction, 0.8);
+  EXPECT_EQ(r->sim_overrides.stream_k_tile_knee, 2);
+  EXPECT_EQ(r->sim_overrides.stream_k_fixed, core::micros(4));
+  for (const char* bad_value :
+       {"stream_k_compute_fraction: 0", "stream_k_tile_knee: -1", "stream_k_fixed: -1us"}) {
+    auto bad = parse_scenario(mutate("tenants:", fmt::format("sim: {{{}}}\ntenants:", bad_value)),
+                              "bad.yaml", "/data");
+    ASSERT_FALSE(bad.has_value()) << bad_value;
+    const std::string key(
+        std::string_view(bad_value).substr(0, std::string_view(bad_value).find(':')));
+    EXPECT_NE(bad.error().message().find(key), std::string::npos) << bad.error().message();
+  }
 }
 
 TEST(ScenarioParse, EachMemoryBoundKindsFraction) {

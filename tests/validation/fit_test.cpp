@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <utility>
+
 #include "tessera/validation/predict.hpp"
 
 namespace tessera::validation {
@@ -68,6 +71,49 @@ TEST(Fit, RecoversTheOptionsThatMadeTheRows) {
   const std::string text = format_fit(*fits);
   EXPECT_THAT(text, HasSubstr("A100-SXM4-80GB:"));
   EXPECT_THAT(text, HasSubstr("as a scenario section: sim: {"));
+}
+
+TEST(Fit, TheStreamKLibraryIsFittedOnItsOwnRowsAndLeavesTheOtherLibraryAlone) {
+  sim::SimGpuOverrides truth;
+  truth.gemm_tile_selection = true;
+  truth.stream_k_compute_fraction = 0.85;
+  truth.stream_k_tile_knee = 10;
+  truth.stream_k_fixed = 4000;
+  Predictor measure(truth, {}, false);
+  MeasurementSet set;
+  int line = 2;
+  for (std::int64_t m : {1, 64, 300, 520, 1024, 2048, 4096, 8192}) {
+    for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096},
+                               {1024, 1024},  // at small M, mostly the fixed cost
+                               {6144, 4096},
+                               {4096, 14336},
+                               {28672, 4096}}) {
+      Measurement row;
+      row.source =
+          fmt::format("llmservingsim_h100/meta-llama/Llama-3.1-8B/tp1/layers.csv:{}", line++);
+      row.gpu = "H100-SXM5-80GB";
+      row.kind = MeasuredKind::kGemm;
+      row.m = m;
+      row.n = n;
+      row.k = k;
+      row.gemm_stream_k = true;
+      row.measured_ns = *measure.simulate_ns(row);
+      set.rows.push_back(std::move(row));
+    }
+  }
+  const auto fits = fit(set);
+  ASSERT_TRUE(fits.has_value()) << fits.error().message();
+  ASSERT_EQ(fits->size(), 1u);
+  const GpuFit& g = fits->front();
+  ASSERT_EQ(g.groups.size(), 1u);
+  EXPECT_EQ(g.groups.front().group, "GEMM, Stream-K library");
+  EXPECT_LT(g.groups.front().loss_after, 1e-3);
+  ASSERT_TRUE(g.overrides.stream_k_compute_fraction.has_value());
+  EXPECT_NEAR(*g.overrides.stream_k_compute_fraction, 0.85, 0.03);
+  ASSERT_TRUE(g.overrides.stream_k_fixed.has_value());
+  EXPECT_NEAR(static_cast<double>(*g.overrides.stream_k_fixed), 4000, 400);
+  EXPECT_FALSE(g.overrides.gemm_compute_fraction.has_value());
+  EXPECT_FALSE(g.overrides.gemm_fixed.has_value());
 }
 
 TEST(Fit, RecoversTheEngineCostsThatMadeTheStepRows) {

@@ -313,6 +313,9 @@ Result<sim::SimGpuOverrides> parse_sim_options(const ConfigNode& n, const hw::Gp
                             "gemm_compute_fraction",
                             "gemm_tile_knee",
                             "gemm_fixed",
+                            "stream_k_compute_fraction",
+                            "stream_k_tile_knee",
+                            "stream_k_fixed",
                             "attention_compute_fraction",
                             "collective_latency",
                             "link_bandwidth_fraction",
@@ -353,6 +356,9 @@ Result<sim::SimGpuOverrides> parse_sim_options(const ConfigNode& n, const hw::Gp
   TESSERA_TRY(number("gemm_compute_fraction", o.gemm_compute_fraction));
   TESSERA_TRY(number("gemm_tile_knee", o.gemm_tile_knee));
   TESSERA_TRY(duration("gemm_fixed", o.gemm_fixed));
+  TESSERA_TRY(number("stream_k_compute_fraction", o.stream_k_compute_fraction));
+  TESSERA_TRY(number("stream_k_tile_knee", o.stream_k_tile_knee));
+  TESSERA_TRY(duration("stream_k_fixed", o.stream_k_fixed));
   TESSERA_TRY(number("attention_compute_fraction", o.attention_compute_fraction));
   TESSERA_TRY(duration("collective_latency", o.collective_latency));
   TESSERA_TRY(number("link_bandwidth_fraction", o.link_bandwidth_fraction));

@@ -29,12 +29,16 @@ struct Option {
 
 struct Group {
   std::string_view name;
-  std::string_view category_prefix;  // the rows it is fitted on
+  bool (*fits_on)(const Measurement&);  // the rows it is fitted on
   void (*prepare)(sim::SimGpuOverrides&);
   std::vector<Option> options;
 };
 
 constexpr int kFitPasses = 2;
+
+bool is_gemm(const Measurement& m) {
+  return category(m).starts_with("GEMM");
+}
 
 core::Nanos whole_ns(double v) {
   return static_cast<core::Nanos>(std::llround(v));
@@ -51,7 +55,7 @@ double fraction_or_achievable(double fraction, const sim::SimGpuOptions& o) {
 const std::vector<Group>& groups() {
   static const std::vector<Group> kGroups{
       {"memory-bound kernels",
-       "elementwise",
+       [](const Measurement& m) { return category(m).starts_with("elementwise"); },
        [](sim::SimGpuOverrides&) {},
        {{"launch_overhead", 200, 8000, true,
          [](sim::SimGpuOverrides& o, double v) { o.launch_overhead = whole_ns(v); },
@@ -75,7 +79,7 @@ const std::vector<Group>& groups() {
          [](sim::SimGpuOverrides& o, double v) { o.sm_bandwidth_multiple = v; },
          [](const sim::SimGpuOptions& o) { return o.sm_bandwidth_multiple; }}}},
       {"embedding gathers",
-       "embedding",
+       [](const Measurement& m) { return category(m).starts_with("embedding"); },
        [](sim::SimGpuOverrides&) {},
        {{"gather_bandwidth_fraction", 0.02, 1, false,
          [](sim::SimGpuOverrides& o, double v) { o.gather_bandwidth_fraction = v; },
@@ -83,7 +87,7 @@ const std::vector<Group>& groups() {
            return fraction_or_achievable(o.gather_bandwidth_fraction, o);
          }}}},
       {"GEMM",
-       "GEMM",
+       [](const Measurement& m) { return is_gemm(m) && !m.gemm_stream_k.value_or(false); },
        [](sim::SimGpuOverrides& o) { o.gemm_tile_selection = true; },
        {{"achievable_bandwidth_fraction", 0.4, 1, false,
          [](sim::SimGpuOverrides& o, double v) { o.achievable_bandwidth_fraction = v; },
@@ -97,8 +101,21 @@ const std::vector<Group>& groups() {
         {"gemm_fixed", 0, 20000, true,
          [](sim::SimGpuOverrides& o, double v) { o.gemm_fixed = whole_ns(v); },
          [](const sim::SimGpuOptions& o) { return static_cast<double>(o.gemm_fixed); }}}},
+      // After the GEMM group, so that a start from the fit without Stream-K is available.
+      {"GEMM, Stream-K library",
+       [](const Measurement& m) { return is_gemm(m) && m.gemm_stream_k.value_or(false); },
+       [](sim::SimGpuOverrides& o) { o.gemm_tile_selection = true; },
+       {{"stream_k_compute_fraction", 0.3, 1, false,
+         [](sim::SimGpuOverrides& o, double v) { o.stream_k_compute_fraction = v; },
+         [](const sim::SimGpuOptions& o) { return o.stream_k_compute_fraction; }},
+        {"stream_k_tile_knee", 0, 512, false,
+         [](sim::SimGpuOverrides& o, double v) { o.stream_k_tile_knee = v; },
+         [](const sim::SimGpuOptions& o) { return o.stream_k_tile_knee; }},
+        {"stream_k_fixed", 0, 20000, true,
+         [](sim::SimGpuOverrides& o, double v) { o.stream_k_fixed = whole_ns(v); },
+         [](const sim::SimGpuOptions& o) { return static_cast<double>(o.stream_k_fixed); }}}},
       {"attention",
-       "attention, prefill",
+       [](const Measurement& m) { return category(m) == "attention, prefill"; },
        [](sim::SimGpuOverrides&) {},
        {{"attention_compute_fraction", 0.1, 1, false,
          [](sim::SimGpuOverrides& o, double v) { o.attention_compute_fraction = v; },
@@ -107,7 +124,7 @@ const std::vector<Group>& groups() {
                                                    : o.achievable_compute_fraction;
          }}}},
       {"collectives",
-       "collective",
+       [](const Measurement& m) { return category(m).starts_with("collective"); },
        [](sim::SimGpuOverrides&) {},
        {{"collective_latency", 0, 200000, true,
          [](sim::SimGpuOverrides& o, double v) { o.collective_latency = whole_ns(v); },
@@ -330,7 +347,7 @@ core::Result<std::vector<GpuFit>> fit(const MeasurementSet& set, const FitProgre
     for (const Group& group : groups()) {
       auto& mine = group_rows.emplace_back();
       for (const Measurement* m : rows) {
-        if (category(*m).starts_with(group.category_prefix)) mine.push_back(m);
+        if (group.fits_on(*m)) mine.push_back(m);
       }
     }
     for (int pass = 0; pass < kFitPasses; ++pass) {

@@ -19,6 +19,8 @@ class LibraryTiming : public ::testing::Test {
     options.gemm_tile_selection = true;
     options.gemm_compute_fraction = 1;
     options.gemm_tile_knee = 32;
+    options.stream_k_compute_fraction = 1;
+    options.stream_k_tile_knee = 32;
   }
   hw::GpuSpec spec = test::TestGpu().build();
   SimGpuOptions options = test::exact_options();
@@ -96,6 +98,26 @@ TEST_F(LibraryTiming, StreamKLeavesAGemmThatFillsItsWavesAlone) {
   const auto c = model.gemm_choice(model.shape(g), 16, 1600);
   EXPECT_NEAR(c.compute_ns_at_boost, 2.0 * 256 * 128 * 256 / 4000, 1e-6);
   EXPECT_DOUBLE_EQ(c.bytes, (1024.0 * 256 + 256.0 * 512 + 1024.0 * 512) * 2);
+}
+
+TEST_F(LibraryTiming, TheStreamKLibraryTimesEveryGemmWithItsOwnFractionKneeAndFixedCost) {
+  // 1024 x 512 x 256 fills one wave of 256x128 tiles on 16 SMs either way (the test above).
+  const auto g = workload::make_gemm(workload::dense_gemm("g", 1024, 512, 256, 2));
+  options.gemm_fixed = 2000;
+  options.stream_k_fixed = 3000;
+  options.stream_k_compute_fraction = 0.5;
+  options.stream_k_tile_knee = 0;
+  const TimingModel without(spec, options);
+  EXPECT_DOUBLE_EQ(without.shape(g).fixed_ns, 2000);
+  EXPECT_NEAR(without.gemm_choice(without.shape(g), 16, 1600).compute_ns_at_boost,
+              2.0 * 256 * 128 * 256 / 4000, 1e-6);
+  // With Stream-K kernels the library runs the same tile at half the peak, and with a knee of 0
+  // every tile is as efficient as 256x128: 128x64 tiles (64 of them, 4 waves) tie with it.
+  options.gemm_stream_k = true;
+  const TimingModel with(spec, options);
+  EXPECT_DOUBLE_EQ(with.shape(g).fixed_ns, 3000);
+  EXPECT_NEAR(with.gemm_choice(with.shape(g), 16, 1600).compute_ns_at_boost,
+              2.0 * 256 * 128 * 256 / 4000 / 0.5, 1e-6);
 }
 
 TEST_F(LibraryTiming, APlanCoversItsShareOfTheGemmAndTheFixedLatencyIsOverhead) {

@@ -42,9 +42,11 @@ TimingModel::TimingModel(const hw::GpuSpec& spec, const SimGpuOptions& options) 
   }
   gemm_tile_selection_ = options.gemm_tile_selection;
   gemm_stream_k_ = options.gemm_stream_k;
-  gemm_fraction_ = options.gemm_compute_fraction;
-  gemm_knee_ = options.gemm_tile_knee;
-  gemm_fixed_ns_ = static_cast<double>(options.gemm_fixed);
+  gemm_fraction_ =
+      gemm_stream_k_ ? options.stream_k_compute_fraction : options.gemm_compute_fraction;
+  gemm_knee_ = gemm_stream_k_ ? options.stream_k_tile_knee : options.gemm_tile_knee;
+  gemm_fixed_ns_ =
+      static_cast<double>(gemm_stream_k_ ? options.stream_k_fixed : options.gemm_fixed);
   collective_latency_ns_ = static_cast<double>(options.collective_latency);
   // A memory-bound kernel at a fraction f of peak moves achievable / f times its bytes' worth of
   // DRAM time; 0 falls back to the broader fraction.

@@ -28,14 +28,19 @@ SimGpuOptions a100() {
   o.gemm_compute_fraction = 0.7531;
   o.gemm_tile_knee = 32.8;
   o.gemm_fixed = 2274;
+  // No A100 profile with Stream-K kernels: the library with them takes the fit without.
+  o.stream_k_compute_fraction = o.gemm_compute_fraction;
+  o.stream_k_tile_knee = o.gemm_tile_knee;
+  o.stream_k_fixed = o.gemm_fixed;
   o.collective_latency = 6689;
   o.link_bandwidth_fraction = 0.718;
   return o;
 }
 
 // Fitted on vidur's H100 operator profiles of the same three models, inference_sim's H100 FP8
-// GEMMs (n = 6144) and FlashAttention-3 prefills (three head shapes), and vidur's DGX H100
-// all-reduce profile.
+// GEMMs (n = 6144) and FlashAttention-3 prefills (three head shapes), vidur's DGX H100
+// all-reduce profile, and (the library with Stream-K kernels) LLMServingSim's Llama-3.1-8B
+// GEMMs.
 SimGpuOptions h100() {
   SimGpuOptions o;
   o.launch_overhead = 1497;
@@ -49,6 +54,9 @@ SimGpuOptions h100() {
   o.gemm_compute_fraction = 0.7222;
   o.gemm_tile_knee = 280.1;
   o.gemm_fixed = 3491;
+  o.stream_k_compute_fraction = 0.8249;
+  o.stream_k_tile_knee = 1.859;
+  o.stream_k_fixed = 4402;
   o.attention_compute_fraction = 0.6452;
   o.collective_latency = 3337;
   o.link_bandwidth_fraction = 0.8068;

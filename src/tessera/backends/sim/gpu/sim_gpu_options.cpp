@@ -120,6 +120,18 @@ core::Status validate_model(const hw::GpuSpec& spec, const SimGpuOptions& o) {
   if (o.gemm_fixed < 0) {
     return bad_option(fmt::format("gemm_fixed is {} ns; it cannot be negative", o.gemm_fixed));
   }
+  if (!positive(o.stream_k_compute_fraction) || o.stream_k_compute_fraction > 1) {
+    return bad_option(fmt::format("stream_k_compute_fraction is {}; use a value in (0, 1]",
+                                  o.stream_k_compute_fraction));
+  }
+  if (!(o.stream_k_tile_knee >= 0) || !std::isfinite(o.stream_k_tile_knee)) {
+    return bad_option(
+        fmt::format("stream_k_tile_knee is {}; use a finite value >= 0", o.stream_k_tile_knee));
+  }
+  if (o.stream_k_fixed < 0) {
+    return bad_option(
+        fmt::format("stream_k_fixed is {} ns; it cannot be negative", o.stream_k_fixed));
+  }
   if (!(o.attention_compute_fraction >= 0 && o.attention_compute_fraction <= 1)) {
     return bad_option(
         fmt::format("attention_compute_fraction is {}; use a value in (0, 1], or 0 for "
@@ -166,6 +178,9 @@ SimGpuOptions apply(SimGpuOptions out, const SimGpuOverrides& o) {
   set(out.gemm_compute_fraction, o.gemm_compute_fraction);
   set(out.gemm_tile_knee, o.gemm_tile_knee);
   set(out.gemm_fixed, o.gemm_fixed);
+  set(out.stream_k_compute_fraction, o.stream_k_compute_fraction);
+  set(out.stream_k_tile_knee, o.stream_k_tile_knee);
+  set(out.stream_k_fixed, o.stream_k_fixed);
   set(out.attention_compute_fraction, o.attention_compute_fraction);
   set(out.collective_latency, o.collective_latency);
   set(out.link_bandwidth_fraction, o.link_bandwidth_fraction);

@@ -76,6 +76,12 @@ struct SimGpuOptions {
   // Latency of a GEMM kernel beyond the launch overhead (pipeline fill, epilogue), not
   // overlapped with its memory traffic.
   core::Nanos gemm_fixed = 0;
+  // The same three for a library with Stream-K kernels, used for all its GEMM kernels (whole
+  // waves, split-K and Stream-K) while gemm_stream_k is on: a newer cuBLAS is faster per tile and
+  // has a shorter fixed cost than the one without (docs/validate.md, "Two GEMM libraries").
+  double stream_k_compute_fraction = 0.7;
+  double stream_k_tile_knee = 32;
+  core::Nanos stream_k_fixed = 0;
   // Fraction of the tensor peak attention kernels (FlashAttention) reach; 0: the
   // achievable_compute_fraction of every kernel.
   double attention_compute_fraction = 0;
@@ -157,6 +163,9 @@ struct SimGpuOverrides {
   std::optional<double> gemm_compute_fraction;
   std::optional<double> gemm_tile_knee;
   std::optional<core::Nanos> gemm_fixed;
+  std::optional<double> stream_k_compute_fraction;
+  std::optional<double> stream_k_tile_knee;
+  std::optional<core::Nanos> stream_k_fixed;
   std::optional<double> attention_compute_fraction;
   std::optional<core::Nanos> collective_latency;
   std::optional<double> link_bandwidth_fraction;
