@@ -20,9 +20,12 @@
 //   driver_app phases:P,...  one stream, phase by phase: "onMS" launches kernel "phase<i>" every
 //                           millisecond for MS ms, "offMS" launches nothing for MS ms; then
 //                           synchronises (a serving loop that goes idle and comes back)
+//   driver_app fork:MS       one launch, then a child that sleeps MS ms and outlives the
+//                           program (a data-loader worker); prints "child PID"
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -410,6 +413,36 @@ int phases(const char* plan) {
   return 0;
 }
 
+// One launch (which registers with a daemon), then a child that outlives this process: it
+// sleeps `ms` without touching the GPU, as a data-loader worker would. Prints the child's pid.
+int fork_worker(int ms) {
+  CUdevice dev = 0;
+  if (!open_device(&dev)) return 2;
+  const auto [stream_create, stream_sync, load, get_kernel, launch] = kernel_calls();
+  if (g_failures > 0) return 2;
+  static const char kImage[] = "phase0";
+  CUlibrary library = nullptr;
+  CUstream s = nullptr;
+  CUkernel k = nullptr;
+  if (!ok(load(&library, kImage, nullptr, nullptr, 0, nullptr, nullptr, 0), "cuLibraryLoadData") ||
+      !ok(stream_create(&s, 0), "cuStreamCreate") ||
+      !ok(get_kernel(&k, library, "phase0"), "cuLibraryGetKernel") ||
+      !ok(launch(reinterpret_cast<CUfunction>(k), 1, 1, 1, 32, 1, 1, 0, s, nullptr, nullptr),
+          "cuLaunchKernel") ||
+      !ok(stream_sync(s), "cuStreamSynchronize")) {
+    return 1;
+  }
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child < 0) return 1;
+  if (child == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    _exit(0);
+  }
+  std::printf("child %d\nok\n", static_cast<int>(child));
+  return 0;
+}
+
 int graphs(int ms) {
   CUdevice dev = 0;
   if (!open_device(&dev) || ms <= 0) return 2;
@@ -449,8 +482,11 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "memory-other") == 0) return memory_other();
   if (argc == 2 && std::strncmp(argv[1], "phases:", 7) == 0) return phases(argv[1] + 7);
   if (argc == 2 && std::strncmp(argv[1], "graphs:", 7) == 0) return graphs(std::atoi(argv[1] + 7));
-  std::fprintf(stderr,
-               "usage: %s launches|threads|dlsym-next|memory|memory-other|phases:PLAN|graphs:MS\n",
-               argv[0]);
+  if (argc == 2 && std::strncmp(argv[1], "fork:", 5) == 0)
+    return fork_worker(std::atoi(argv[1] + 5));
+  std::fprintf(
+      stderr,
+      "usage: %s launches|threads|dlsym-next|memory|memory-other|phases:PLAN|graphs:MS|fork:MS\n",
+      argv[0]);
   return 2;
 }

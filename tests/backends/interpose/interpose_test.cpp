@@ -773,6 +773,30 @@ TEST_F(Interpose, TheGateHoldsTheTrainerWhileTheInferenceRuns) {
   for (const json& l : launches(hp.fake_log)) EXPECT_EQ(l.at("green_ctx"), 0);
 }
 
+// A process that registered and then forked a worker (which never launches) exits: the worker
+// did not keep the registration's connection, so the daemon forgets the tenant while the worker
+// lives on.
+TEST_F(Interpose, AForkedWorkerDoesNotKeepItsParentsRegistration) {
+  InProcessDaemon daemon;
+  auto env = daemon_env(daemon.path(), "chat", "latency-critical");
+  const Outcome r = run(TESSERA_INTERPOSE_DRIVER_APP, "fork:5000", env);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.summary.at("daemon").at("registered"), true) << r.summary.dump();
+  const std::size_t at = r.output.find("child ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const pid_t worker = std::atoi(r.output.c_str() + at + 6);
+  ASSERT_GT(worker, 0) << r.output;
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    gone = daemon.tenants().empty();
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const bool worker_alive = kill(worker, 0) == 0;
+  kill(worker, SIGKILL);
+  EXPECT_TRUE(worker_alive) << "the worker was to outlive its parent for this test to mean much";
+  EXPECT_TRUE(gone) << "the tenant is still registered: " << daemon.tenants().dump();
+}
+
 // tesserad killed mid-run (SIGKILL) and started again: the application never stops launching (on
 // its last assignment meanwhile), registers again with the new daemon and is in its table.
 TEST_F(Interpose, AfterTheDaemonIsKilledTheApplicationGoesOnAndRegistersAgain) {

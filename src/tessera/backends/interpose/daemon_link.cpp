@@ -1,5 +1,6 @@
 #include "daemon_link.hpp"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <mutex>
 #include <thread>
 
 #include "config.hpp"
@@ -149,6 +151,8 @@ void register_with_daemon(Link& link) {
 std::atomic<daemon_abi::AssignmentPage*> g_page{nullptr};
 std::atomic<unsigned> g_registrations{0};
 std::atomic<const Link*> g_attempted{nullptr};
+// The connection that is the tenant's lease, for the child of a fork to close.
+std::atomic<int> g_socket{-1};
 
 // ASSUMPTION: trying a restarted daemon every 250 ms finds it soon after it is back, at the cost
 // of a connect attempt (a failed one) four times a second while it is away.
@@ -162,6 +166,9 @@ void watch(int socket) {
     char byte;
     const ssize_t n = recv(socket, &byte, 1, 0);
     if (n > 0 || (n < 0 && errno == EINTR)) continue;  // the daemon sends nothing unasked
+    // Unpublished before it is closed: a fork meanwhile must not close a reused descriptor.
+    int published = socket;
+    g_socket.compare_exchange_strong(published, -1, std::memory_order_acq_rel);
     close(socket);
     daemon_abi::AssignmentPage* old = g_page.load(std::memory_order_acquire);
     std::uint64_t word = old->assignment.load(std::memory_order_acquire);
@@ -180,6 +187,7 @@ void watch(int socket) {
       if (next.page != nullptr) break;
     }
     g_page.store(next.page, std::memory_order_release);
+    g_socket.store(next.socket, std::memory_order_release);
     g_registrations.fetch_add(1, std::memory_order_relaxed);
     publish_memory();
     notice_log("registered again with tesserad at %s", config().daemon_socket);
@@ -187,30 +195,68 @@ void watch(int socket) {
   }
 }
 
-Link& link() {
-  static Link l = [] {
-    Link made;
-    if (config().daemon_socket[0] != '\0') {
-      register_with_daemon(made);
-      if (made.page == nullptr) {
-        notice_log("%s; launches go on without the daemon", made.error);
-      } else {
-        g_page.store(made.page, std::memory_order_release);
-        g_registrations.store(1, std::memory_order_relaxed);
-        try {
-          std::thread(watch, made.socket).detach();
-        } catch (...) {
-          // No thread: the registration holds, without re-registration after a restart.
-        }
-      }
+struct Registration {
+  std::once_flag once;
+  Link link;
+};
+// The process's registration, made at most once. A forked child drops its parent's (below) and
+// makes its own at its first launch; the parent's stays allocated in the child.
+std::atomic<Registration*> g_registration{nullptr};
+std::atomic<bool> g_fork_handler{false};
+
+// Runs in the child of fork(), where the registration, its connection and its page are the
+// parent's. The child must not keep the parent's lease open (the daemon would keep the parent's
+// SMs while a worker lives on after it) nor count its launches on the parent's page. Only the
+// forking thread exists here, and nothing is allocated.
+void forget_parent_registration() {
+  const int socket = g_socket.exchange(-1, std::memory_order_acq_rel);
+  if (socket >= 0) close(socket);
+  g_page.store(nullptr, std::memory_order_release);
+  g_registrations.store(0, std::memory_order_relaxed);
+  g_attempted.store(nullptr, std::memory_order_release);
+  g_registration.store(nullptr, std::memory_order_release);
+}
+
+Registration& registration() {
+  Registration* r = g_registration.load(std::memory_order_acquire);
+  if (r == nullptr) {
+    auto* fresh = new Registration;
+    if (g_registration.compare_exchange_strong(r, fresh, std::memory_order_acq_rel)) {
+      r = fresh;
+    } else {
+      delete fresh;
     }
-    return made;
-  }();
+  }
+  return *r;
+}
+
+void register_first(Link& made) {
+  if (config().daemon_socket[0] == '\0') return;
+  // A child inherits the handler with the registration it undoes, so it is installed once.
+  if (!g_fork_handler.exchange(true)) pthread_atfork(nullptr, nullptr, forget_parent_registration);
+  register_with_daemon(made);
+  if (made.page == nullptr) {
+    notice_log("%s; launches go on without the daemon", made.error);
+    return;
+  }
+  g_page.store(made.page, std::memory_order_release);
+  g_socket.store(made.socket, std::memory_order_release);
+  g_registrations.store(1, std::memory_order_relaxed);
+  try {
+    std::thread(watch, made.socket).detach();
+  } catch (...) {
+    // No thread: the registration holds, without re-registration after a restart.
+  }
+}
+
+const Link& link() {
+  Registration& r = registration();
+  std::call_once(r.once, [&r] { register_first(r.link); });
   if (g_attempted.load(std::memory_order_acquire) == nullptr &&
-      g_attempted.exchange(&l, std::memory_order_acq_rel) == nullptr) {
+      g_attempted.exchange(&r.link, std::memory_order_acq_rel) == nullptr) {
     publish_memory();
   }
-  return l;
+  return r.link;
 }
 
 }  // namespace

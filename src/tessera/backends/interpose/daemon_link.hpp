@@ -9,6 +9,10 @@
 // later, a thread that waits on the connection sees it: launches keep their last assignment (a
 // hold becomes the whole GPU, since no daemon is left to end it) and the thread registers again,
 // with a fresh page, once a daemon answers on the socket; the daemon rebuilds its table so.
+//
+// A child of fork() (a data-loader worker) does not inherit the registration: it closes the
+// inherited connection, so the daemon frees the parent's SMs when the parent exits, and registers
+// as a tenant of its own if it launches.
 
 #include "tessera/daemon/assignment_page.hpp"
 
