@@ -11,10 +11,12 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tessera/daemon/control_client.hpp"
 #include "tessera/hw/gpu_spec.hpp"
@@ -33,13 +35,15 @@ ServerOptions at(const std::string& path) {
 // A daemon on a fresh socket, served by a thread for the test's length.
 class Daemon {
  public:
-  Daemon() {
+  explicit Daemon(const std::function<void(ServerOptions&)>& configure = {}) {
     static int counter = 0;
     path_ = ::testing::TempDir() + "tesserad_" + std::to_string(getpid()) + "_" +
             std::to_string(++counter) + ".sock";
     TenantTable table({*gpu::PartitionGrid::of(*hw::find_gpu("h100"))},
                       *make_remap_policy("cogpu"));
-    auto server = ControlServer::start(at(path_), std::move(table));
+    ServerOptions options = at(path_);
+    if (configure) configure(options);
+    auto server = ControlServer::start(options, std::move(table));
     EXPECT_TRUE(server.has_value()) << server.error().message();
     server_ = std::move(*server);
     thread_ = std::thread([this] { status_ = server_->run([this] { return stop_.load(); }); });
@@ -256,6 +260,41 @@ TEST(ControlServer, ASecondDaemonOnALiveSocketIsRefused) {
   auto second = ControlServer::start(at(d.path()), std::move(table));
   ASSERT_FALSE(second.has_value());
   EXPECT_NE(second.error().message().find("already listens"), std::string::npos);
+}
+
+// With --latency-critical-uids, a process of another uid that asks for latency-critical (or a
+// priority) is registered as best-effort at priority 0, and the reply says so; one of a listed
+// uid keeps what it asked for.
+TEST(ControlServer, OnlyTrustedUidsRegisterAsLatencyCritical) {
+  const uid_t me = geteuid();
+  Daemon untrusted([&](ServerOptions& o) { o.latency_critical_uids = std::vector<uid_t>{me + 1}; });
+  Connection c(untrusted.path());
+  c.send(R"({"op":"register","tenant":"chat","class":"latency-critical","priority":3})"
+         "\n");
+  const json reply = json::parse(c.reply());
+  EXPECT_EQ(reply["ok"], true) << reply.dump();
+  EXPECT_EQ(reply["class"], "best-effort");
+  EXPECT_EQ(reply["priority"], 0);
+  EXPECT_NE(reply.value("downgraded", "").find("uid " + std::to_string(me)), std::string::npos)
+      << reply.dump();
+  const json listed = untrusted.list();
+  ASSERT_EQ(listed["tenants"].size(), 1u);
+  EXPECT_EQ(listed["tenants"][0]["class"], "best-effort");
+
+  Connection plain(untrusted.path());
+  plain.send(R"({"op":"register","tenant":"train","class":"best-effort"})"
+             "\n");
+  EXPECT_FALSE(json::parse(plain.reply()).contains("downgraded"))
+      << "asking for nothing more than best-effort is never downgraded";
+
+  Daemon trusted([&](ServerOptions& o) { o.latency_critical_uids = std::vector<uid_t>{me}; });
+  Connection t(trusted.path());
+  t.send(R"({"op":"register","tenant":"chat","class":"latency-critical","priority":3})"
+         "\n");
+  const json kept = json::parse(t.reply());
+  EXPECT_EQ(kept["class"], "latency-critical") << kept.dump();
+  EXPECT_EQ(kept["priority"], 3);
+  EXPECT_FALSE(kept.contains("downgraded"));
 }
 
 TEST(ControlServer, OnlyRootOrTheDaemonsUserChangesOtherTenants) {

@@ -1,11 +1,13 @@
 #include "tessera/cli/daemon_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -103,7 +105,18 @@ core::Result<DaemonFlags> with_config_file(const DaemonFlags& given) {
   if (!root.is_map()) return std::unexpected(root.error("expected a map of daemon options"));
   std::vector<std::string_view> keys;
   for (const ConfigKey& k : kConfigKeys) keys.push_back(k.key);
+  keys.push_back("latency_critical_uids");
   TESSERA_TRY(root.check_keys(keys));
+  if (const auto uids = root.find("latency_critical_uids");
+      uids && (given.command == nullptr || given.command->count("--latency-critical-uids") == 0)) {
+    if (!uids->is_sequence()) return std::unexpected(uids->error("expected a list of uids"));
+    TESSERA_ASSIGN_OR_RETURN(const std::vector<core::ConfigNode> items, uids->items());
+    f.latency_critical_uids.clear();
+    for (const core::ConfigNode& item : items) {
+      TESSERA_ASSIGN_OR_RETURN(const std::int64_t uid, item.as_int());
+      f.latency_critical_uids.push_back(uid);
+    }
+  }
   for (const ConfigKey& k : kConfigKeys) {
     const std::optional<core::ConfigNode> node = root.find(k.key);
     if (!node || (given.command != nullptr && given.command->count(k.flag) > 0)) continue;
@@ -170,7 +183,8 @@ void add_daemon_options(CLI::App& command, DaemonFlags& f) {
   CLI::App* c = &command;
   c->add_option("--config", f.config,
                 "YAML file of these options by name (gpu, devices, policy, mechanism, socket, "
-                "tick, idle_after, min_residency, metrics); flags given override it");
+                "tick, idle_after, min_residency, metrics, latency_critical_uids); flags given "
+                "override it");
   c->add_option("--socket", f.socket,
                 "Unix socket to listen on (default: $TESSERA_DAEMON_SOCKET, else "
                 "/run/tessera/tesserad.sock)")
@@ -206,6 +220,11 @@ void add_daemon_options(CLI::App& command, DaemonFlags& f) {
   c->add_option("--metrics", f.metrics,
                 "Serve Prometheus metrics on HOST:PORT (/metrics), e.g. 0.0.0.0:9402; port 0 "
                 "picks a free one");
+  c->add_option("--latency-critical-uids", f.latency_critical_uids,
+                "Only processes of these uids (comma-separated; 0 for root) may register as "
+                "latency-critical or with a priority above 0; others are registered as "
+                "best-effort and told so. Default: every process")
+      ->delimiter(',');
   c->add_option("--min-residency", f.min_residency,
                 "A latency-critical tenant's partition is not shrunk sooner than this after it "
                 "changed")
@@ -241,6 +260,17 @@ Outcome run_daemon_command(const DaemonFlags& given) {
       core::with_context(core::parse_duration(f.min_residency), "--min-residency"));
   daemon::ServerOptions server;
   server.socket_path = f.socket;
+  if (!f.latency_critical_uids.empty()) {
+    std::vector<uid_t> uids;
+    for (const std::int64_t uid : f.latency_critical_uids) {
+      if (uid < 0 || uid >= std::numeric_limits<uid_t>::max()) {
+        return core::failf(core::Domain::kConfig, core::Code::kInvalidArgument,
+                           "--latency-critical-uids: {} is not a uid", uid);
+      }
+      uids.push_back(static_cast<uid_t>(uid));
+    }
+    server.latency_critical_uids = std::move(uids);
+  }
   TESSERA_ASSIGN_OR_RETURN(server.tick, core::with_context(core::parse_duration(f.tick), "--tick"));
   if (server.tick <= 0 || table.idle_after <= 0 || table.min_residency < 0) {
     return core::fail(core::Domain::kConfig, core::Code::kInvalidArgument,
@@ -289,6 +319,10 @@ Outcome run_daemon_command(const DaemonFlags& given) {
   fmt::print(stderr, "tessera daemon: listening on {}; {} x {} ({} SMs), {}, policy {}\n", f.socket,
              gpus.count, spec.name, grid.device_sms, daemon::mechanism_name(table.mechanism),
              f.policy);
+  if (server.latency_critical_uids) {
+    fmt::print(stderr, "tessera daemon: only uids {} may register as latency-critical\n",
+               fmt::join(*server.latency_critical_uids, ", "));
+  }
   int signal = 0;
   TESSERA_TRY(daemon->run([&] {
     signal = signals.take_pending();

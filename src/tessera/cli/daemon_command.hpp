@@ -6,7 +6,9 @@
 // --metrics serves Prometheus metrics. Stops cleanly on SIGINT or SIGTERM.
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tessera/cli/command.hpp"
 
@@ -31,6 +33,8 @@ struct DaemonFlags {
   bool mps = false;
   std::string mps_pipe_dir;  // "": mps/ beside the socket
   std::string mps_control = "nvidia-cuda-mps-control";
+  // Who may register as latency-critical (or with a priority above 0); empty: every process.
+  std::vector<std::int64_t> latency_critical_uids;
 };
 
 void add_daemon_options(CLI::App& command, DaemonFlags& flags);

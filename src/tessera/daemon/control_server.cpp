@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -100,12 +101,28 @@ struct ControlServer::State {
   State(ServerOptions o, TenantTable t) : options(std::move(o)), table(std::move(t)) {}
 
   void handle_line(Client& c, std::string_view line, core::Nanos now);
+  std::string downgrade_untrusted(TenantSettings& settings, uid_t uid) const;
   std::string handle(Client& c, const Request& request, core::Nanos now, int& fd_out);
   void read_from(Client& c, core::Nanos now);
   void write_to(Client& c);
   void drop(Client& c);
   void accept_clients();
 };
+
+// Why `settings` were lowered to best-effort at priority 0 ("" if they were not).
+std::string ControlServer::State::downgrade_untrusted(TenantSettings& settings, uid_t uid) const {
+  const auto& trusted = options.latency_critical_uids;
+  if (!trusted || std::ranges::find(*trusted, uid) != trusted->end()) return "";
+  if (settings.tenant_class != TenantClass::kLatencyCritical && settings.priority <= 0) return "";
+  const std::string asked =
+      fmt::format("{}, priority {}", tenant_class_name(settings.tenant_class), settings.priority);
+  settings.tenant_class = TenantClass::kBestEffort;
+  settings.priority = 0;
+  return fmt::format(
+      "registered as best-effort, priority 0 instead of {}: uid {} is not in the daemon's "
+      "--latency-critical-uids",
+      asked, uid);
+}
 
 void ControlServer::State::handle_line(Client& c, std::string_view line, core::Nanos now) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -132,6 +149,7 @@ std::string ControlServer::State::handle(Client& c, const Request& request, core
     if (!page) return error_reply(page.error().message());
     RegisterRequest with_pid = *r;
     with_pid.pid = c.pid;
+    const std::string downgraded = downgrade_untrusted(with_pid.settings, c.uid);
     auto id = table.add(with_pid, (*page)->page(), now);
     if (!id) return error_reply(id.error().message());
     c.tenant = *id;
@@ -139,10 +157,16 @@ std::string ControlServer::State::handle(Client& c, const Request& request, core
     c.page = std::move(*page);
     table.tick(now);  // the newcomer gets its assignment before its first launch
     fd_out = c.page->fd();
-    core::logger().info("tenant '{}' (pid {}, {}, priority {}) registered on device {}", r->tenant,
-                        c.pid, tenant_class_name(r->settings.tenant_class), r->settings.priority,
-                        r->device);
-    return ok_reply({{"tenant", r->tenant}, {"page_version", daemon_abi::kPageVersion}});
+    core::logger().info("tenant '{}' (pid {}, {}, priority {}) registered on device {}{}",
+                        r->tenant, c.pid, tenant_class_name(with_pid.settings.tenant_class),
+                        with_pid.settings.priority, r->device,
+                        downgraded.empty() ? "" : ": " + downgraded);
+    nlohmann::json body{{"tenant", r->tenant},
+                        {"class", tenant_class_name(with_pid.settings.tenant_class)},
+                        {"priority", with_pid.settings.priority},
+                        {"page_version", daemon_abi::kPageVersion}};
+    if (!downgraded.empty()) body["downgraded"] = downgraded;
+    return ok_reply(std::move(body));
   }
   if (std::holds_alternative<ListRequest>(request)) {
     nlohmann::json body = table.to_json();

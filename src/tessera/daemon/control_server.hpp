@@ -19,7 +19,9 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/time.hpp"
@@ -39,6 +41,10 @@ struct ServerOptions {
   std::size_t max_clients = 256;
   // What the node can do (driver, green contexts, MPS), shown by `list`.
   nlohmann::json capabilities = nlohmann::json::object();
+  // Who may register as latency-critical or with a priority above 0, by uid (SO_PEERCRED):
+  // unset, every process; set, a process of another uid is registered as best-effort at
+  // priority 0 and told so in the reply. A process's class is otherwise its own claim.
+  std::optional<std::vector<uid_t>> latency_critical_uids;
   // Called on the server's thread after every policy round (the metrics' snapshot).
   std::function<void(const TenantTable&, core::Nanos now)> after_round;
 };
