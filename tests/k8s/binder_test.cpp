@@ -38,7 +38,7 @@ TEST(ApiServerBinder, PostsTheBindingWithTheBearerToken) {
   c.token_file = token_file("s3cr3t");
   auto binder = ApiServerBinder::create(c);
   ASSERT_TRUE(binder) << binder.error().message();
-  BindingTarget t{"inference", "llm-0", "uid-123", "gpu-node-4"};
+  BindingTarget t{"inference", "llm-0", "uid-123", "gpu-node-4", ""};
   auto st = (*binder)->bind(t);
   ASSERT_TRUE(st) << st.error().message();
   EXPECT_EQ(api.last().path, "/api/v1/namespaces/inference/pods/llm-0/binding");
@@ -57,6 +57,40 @@ TEST(ApiServerBinder, PostsTheBindingWithTheBearerToken) {
   std::filesystem::remove(c.token_file);
 }
 
+// A pod that holds resources gets its placement recorded on it before the Binding, so that a
+// bound pod always carries it; a pod the API server does not have is not bound.
+TEST(ApiServerBinder, RecordsThePlacementOnThePodFirst) {
+  test::FakeApiServer api([](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "PATCH") res.status = 200;
+    if (req.path.find("/pods/gone") != std::string::npos) {
+      test::status_answer(res, 404, "pods \"gone\" not found");
+    }
+  });
+  ApiServerConfig c;
+  c.url = api.url();
+  c.token_file = token_file("t");
+  auto binder = ApiServerBinder::create(c);
+  ASSERT_TRUE(binder);
+  const std::string placement =
+      R"({"gpus":[0,1],"core_groups":[0],"memory":[],"affinity":"same-numa"})";
+  ASSERT_TRUE((*binder)->bind(BindingTarget{"ml", "train-0", "u1", "n1", placement}));
+  const auto requests = api.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].method, "PATCH");
+  EXPECT_EQ(requests[0].path, "/api/v1/namespaces/ml/pods/train-0");
+  EXPECT_EQ(requests[0].content_type, "application/merge-patch+json");
+  EXPECT_EQ(requests[0].body,
+            (json{{"metadata", {{"annotations", {{"tessera.io/placement", placement}}}}}}));
+  EXPECT_EQ(requests[1].path, "/api/v1/namespaces/ml/pods/train-0/binding");
+
+  auto st = (*binder)->bind(BindingTarget{"ml", "gone", "u2", "n1", placement});
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message().find("recording its placement"), std::string::npos);
+  EXPECT_NE(st.error().message().find("not found"), std::string::npos);
+  EXPECT_EQ(api.requests().size(), 3u) << "no Binding after the refused patch";
+  std::filesystem::remove(c.token_file);
+}
+
 TEST(ApiServerBinder, PassesOnTheApiServersReason) {
   test::FakeApiServer api(answer_bindings);
   ApiServerConfig c;
@@ -64,12 +98,12 @@ TEST(ApiServerBinder, PassesOnTheApiServersReason) {
   c.token_file = token_file("t");
   auto binder = ApiServerBinder::create(c);
   ASSERT_TRUE(binder);
-  auto st = (*binder)->bind(BindingTarget{"ns", "refused", "u", "n1"});
+  auto st = (*binder)->bind(BindingTarget{"ns", "refused", "u", "n1", ""});
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().message().find("HTTP 409"), std::string::npos);
   EXPECT_NE(st.error().message().find("already assigned"), std::string::npos);
   // A name that is not a Kubernetes name never reaches the server.
-  EXPECT_FALSE((*binder)->bind(BindingTarget{"ns", "../../nodes/x", "u", "n1"}));
+  EXPECT_FALSE((*binder)->bind(BindingTarget{"ns", "../../nodes/x", "u", "n1", ""}));
   std::filesystem::remove(c.token_file);
 }
 
@@ -80,7 +114,7 @@ TEST(ApiServerBinder, UnreachableAndMisconfigured) {
   c.timeout = std::chrono::milliseconds(500);
   auto binder = ApiServerBinder::create(c);
   ASSERT_TRUE(binder);
-  auto st = (*binder)->bind(BindingTarget{"ns", "p", "u", "n1"});
+  auto st = (*binder)->bind(BindingTarget{"ns", "p", "u", "n1", ""});
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().message().find("unreachable"), std::string::npos);
 
@@ -104,7 +138,7 @@ TEST(ApiServerBinder, UnreachableAndMisconfigured) {
 
 TEST(RecordOnlyBinder, RecordsEveryBinding) {
   RecordOnlyBinder b;
-  ASSERT_TRUE(b.bind(BindingTarget{"ns", "p", "u", "n1"}));
+  ASSERT_TRUE(b.bind(BindingTarget{"ns", "p", "u", "n1", ""}));
   ASSERT_EQ(b.bindings().size(), 1u);
   EXPECT_EQ(b.bindings()[0].node, "n1");
 }

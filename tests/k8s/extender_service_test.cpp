@@ -219,6 +219,46 @@ TEST_F(ExtenderServiceTest, PreemptionFreesATopologyFitAndNamesVictimsByUid) {
   EXPECT_TRUE(none->node_name_to_meta_victims.empty());
 }
 
+// With the API server's pod events, victims keep their GPUs until the API server says they are
+// gone (they run until they terminate): the preemptor fits only after their DELETED events.
+TEST_F(ExtenderServiceTest, WithPodEventsVictimsHoldTheirRoomUntilTheyAreGone) {
+  ExtenderConfig config;
+  config.pod_events = true;
+  service_ = std::make_unique<ExtenderService>(config, binder_);
+  for (const char* n : {"n1", "n2"}) {
+    test::ServerSpec spec;
+    spec.hostname = n;
+    ASSERT_TRUE(service_->put_topology(n, test::server(spec)));
+  }
+  std::vector<json> low;
+  for (int i = 0; i < 4; ++i) {
+    low.push_back(pod_json("low-" + std::to_string(i), "u-low-" + std::to_string(i), 10, 2, 4));
+    schedule(low.back(), "n1");
+    schedule(pod_json("other-" + std::to_string(i), "u-other-" + std::to_string(i), 10, 2, 4),
+             "n2");
+  }
+  const json svc = pod_json("svc", "u-svc", 1000, 4, 8, "numa", "guaranteed");
+  ExtenderPreemptionArgs p;
+  p.pod = svc;
+  p.node_name_to_meta_victims =
+      std::map<std::string, MetaVictims>{{"n1", MetaVictims{{MetaPod{"u-low-0"}}, 0}}};
+  auto r = service_->preempt(p);
+  ASSERT_TRUE(r) << r.error().message();
+  const auto& victims = r->node_name_to_meta_victims.at("n1").pods;
+  ASSERT_EQ(victims.size(), 2u);
+  auto f = service_->filter(args_for(svc, {"n1"}));
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(f->node_names->empty()) << "the victims still run";
+  for (const auto& v : victims) {
+    for (const json& pod : low) {
+      if (pod["metadata"]["uid"] == v.uid) service_->forget_pod(pod);
+    }
+  }
+  f = service_->filter(args_for(svc, {"n1"}));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(*f->node_names, std::vector<std::string>{"n1"});
+}
+
 TEST_F(ExtenderServiceTest, PreemptTellsAMalformedSearchFromNoCandidate) {
   // No candidate: more GPUs than a node has. kube-scheduler gets an empty answer (200), which
   // vetoes every proposed node.

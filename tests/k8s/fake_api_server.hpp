@@ -1,7 +1,8 @@
 #pragma once
-// A Kubernetes API server for tests (cpp-httplib on a free loopback port): it records every POST
-// and PATCH it gets and answers each with what the test's `answer` says (by default 201 with an
-// empty v1.Status).
+// A Kubernetes API server for tests (cpp-httplib on a free loopback port): it records every GET,
+// POST and PATCH it gets and answers each with what the test's `answer` says (by default 201 with
+// an empty v1.Status). An answer may stream (Response::set_chunked_content_provider), as a watch
+// does.
 
 #include <httplib.h>
 
@@ -51,6 +52,7 @@ class FakeApiServer {
       res.set_content(R"({"kind":"Status","status":"Success","code":201})", "application/json");
       if (answer_) answer_(req, res);
     };
+    server_.Get(".*", handle);
     server_.Post(".*", handle);
     server_.Patch(".*", handle);
     port_ = server_.bind_to_any_port("127.0.0.1");

@@ -7,6 +7,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 #include "tessera/core/version.hpp"
 #include "tessera/k8s/extender_service.hpp"
@@ -70,6 +72,26 @@ TEST(SchedulerConfig, ExtenderEntryMatchesTheServedRoutes) {
     found = true;
   }
   EXPECT_TRUE(found);
+}
+
+// The extender's ClusterRole grants each call it makes: the Binding, the placement patch, and
+// the list and watch of pods that keep its state.
+TEST(SchedulerConfig, TheExtendersRoleGrantsItsApiCalls) {
+  std::set<std::string> granted;
+  for (const auto& doc : YAML::LoadAllFromFile(kExamples + "extender.yaml")) {
+    if (!doc["kind"] || doc["kind"].as<std::string>() != "ClusterRole") continue;
+    for (const auto& rule : doc["rules"]) {
+      for (const auto& resource : rule["resources"]) {
+        for (const auto& verb : rule["verbs"]) {
+          granted.insert(resource.as<std::string>() + " " + verb.as<std::string>());
+        }
+      }
+    }
+  }
+  for (const char* need : {"pods/binding create", "pods get", "pods list", "pods watch",
+                           "pods patch"}) {
+    EXPECT_TRUE(granted.contains(need)) << need;
+  }
 }
 
 TEST(SchedulerConfig, AgentDaemonSetPushesToTheExtender) {

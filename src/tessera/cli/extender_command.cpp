@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "tessera/cli/stop_signals.hpp"
 #include "tessera/cluster/policy/preemption.hpp"
@@ -20,6 +21,7 @@
 #include "tessera/k8s/extender_service.hpp"
 #include "tessera/k8s/http_server.hpp"
 #include "tessera/k8s/node_resource_topology.hpp"
+#include "tessera/k8s/pod_watcher.hpp"
 
 namespace tessera::cli {
 
@@ -85,10 +87,10 @@ core::Status load_preset(k8s::ExtenderService& service, const std::string& prese
   return {};
 }
 
-core::Result<std::shared_ptr<k8s::Binder>> make_binder(const ExtenderFlags& f) {
-  TESSERA_ASSIGN_OR_RETURN(auto config, api_server_config(f.api));
-  if (!config) return std::shared_ptr<k8s::Binder>(std::make_shared<k8s::RecordOnlyBinder>());
-  TESSERA_ASSIGN_OR_RETURN(auto b, k8s::ApiServerBinder::create(std::move(*config)));
+core::Result<std::shared_ptr<k8s::Binder>> make_binder(
+    const std::optional<k8s::ApiServerConfig>& api) {
+  if (!api) return std::shared_ptr<k8s::Binder>(std::make_shared<k8s::RecordOnlyBinder>());
+  TESSERA_ASSIGN_OR_RETURN(auto b, k8s::ApiServerBinder::create(*api));
   return std::shared_ptr<k8s::Binder>(std::move(b));
 }
 
@@ -210,7 +212,9 @@ Outcome run_extender_command(const ExtenderFlags& f) {
     return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
                       "--threads must be at least 1, or 0 for one per core");
   }
-  TESSERA_ASSIGN_OR_RETURN(auto binder, make_binder(f));
+  TESSERA_ASSIGN_OR_RETURN(const std::optional<k8s::ApiServerConfig> api, api_server_config(f.api));
+  config.pod_events = api.has_value();
+  TESSERA_ASSIGN_OR_RETURN(auto binder, make_binder(api));
   k8s::ExtenderService service(config, binder);
   if (!f.topology_dir.empty()) TESSERA_TRY(load_topology_dir(service, f.topology_dir));
   if (!f.preset.empty()) TESSERA_TRY(load_preset(service, f.preset, f.nodes));
@@ -230,6 +234,15 @@ Outcome run_extender_command(const ExtenderFlags& f) {
   TESSERA_ASSIGN_OR_RETURN(auto server, k8s::HttpServer::create(options));
   service.register_routes(*server);
   TESSERA_TRY(server->start());
+  // The API server's pods keep the state: bound pods come back from their placement annotations,
+  // pods that finish or are deleted leave it.
+  std::unique_ptr<k8s::PodWatcher> watcher;
+  std::thread watching;
+  if (api) {
+    TESSERA_ASSIGN_OR_RETURN(k8s::ApiServerClient client, k8s::ApiServerClient::create(*api));
+    watcher = std::make_unique<k8s::PodWatcher>(std::move(client), service);
+    watching = std::thread([w = watcher.get()] { w->run([] { return false; }); });
+  }
   core::logger().info(
       "tessera extender on {}://{}:{}{} ({} nodes, preemption {}, alpha {}, binder {})",
       server->tls() ? "https" : "http", options.host, server->port(), f.url_prefix,
@@ -239,6 +252,10 @@ Outcome run_extender_command(const ExtenderFlags& f) {
              options.host, server->port(), f.url_prefix);
   std::fflush(stdout);
   core::logger().info("{}: stopping", stop_signals.wait());
+  if (watcher) {
+    watcher->cancel();
+    watching.join();
+  }
   server->stop();
   return {};
 }

@@ -113,6 +113,84 @@ core::Result<ApiResponse> ApiServerClient::post(const std::string& path,
                 fmt::format("POST {}", path));
 }
 
+core::Result<ApiResponse> ApiServerClient::get(const std::string& path) const {
+  TESSERA_ASSIGN_OR_RETURN(auto client, client_for(config_));
+  return answer(client->Get(path), config_, fmt::format("GET {}", path));
+}
+
+core::Result<ApiResponse> ApiServerClient::merge_patch(const std::string& path,
+                                                       const nlohmann::json& patch) const {
+  TESSERA_ASSIGN_OR_RETURN(auto client, client_for(config_));
+  return answer(client->Patch(path, patch.dump(), "application/merge-patch+json"), config_,
+                fmt::format("PATCH {}", path));
+}
+
+void StreamCancel::cancel() {
+  std::lock_guard lock(mu_);
+  cancelled_ = true;
+  if (active_ != nullptr) active_->stop();
+}
+
+bool StreamCancel::cancelled() const {
+  std::lock_guard lock(mu_);
+  return cancelled_;
+}
+
+core::Result<int> ApiServerClient::stream(const std::string& path,
+                                          const std::function<bool(std::string_view)>& on_line,
+                                          std::chrono::milliseconds idle,
+                                          StreamCancel* cancel) const {
+  TESSERA_ASSIGN_OR_RETURN(auto client, client_for(config_));
+  // The cancelled answer, as nginx names a request its client closed.
+  constexpr int kCancelled = 499;
+  if (cancel != nullptr) {
+    std::lock_guard lock(cancel->mu_);
+    if (cancel->cancelled_) return kCancelled;
+    cancel->active_ = client.get();
+  }
+  struct Detach {
+    StreamCancel* cancel;
+    ~Detach() {
+      if (cancel == nullptr) return;
+      std::lock_guard lock(cancel->mu_);
+      cancel->active_ = nullptr;
+    }
+  } detach{cancel};
+  const auto ms = idle.count();
+  client->set_read_timeout(ms / 1000, (ms % 1000) * 1000);
+  // ASSUMPTION: no watch event is larger than 16 MiB (the API server's own request limit is 3 MiB).
+  constexpr std::size_t kMaxLine = 16u << 20;
+  std::string pending;
+  bool stopped = false;
+  bool too_long = false;
+  auto res = client->Get(path, [&](const char* data, std::size_t size) {
+    pending.append(data, size);
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+      if (!on_line(std::string_view(pending).substr(start, nl - start))) {
+        stopped = true;
+        return false;
+      }
+    }
+    pending.erase(0, start);
+    too_long = pending.size() > kMaxLine;
+    return !too_long;
+  });
+  if (stopped) return res ? res->status : 200;
+  if (cancel != nullptr && cancel->cancelled()) return kCancelled;
+  if (too_long) {
+    return core::failf(core::Domain::kK8s, core::Code::kResourceExhausted,
+                       "GET {}: a line of the answer is longer than 16 MiB", path);
+  }
+  if (!res) {
+    return core::failf(core::Domain::kK8s, core::Code::kFailedPrecondition,
+                       "GET {}: API server {} stopped answering ({})", path, config_.url,
+                       httplib::to_string(res.error()));
+  }
+  if (!pending.empty() && res->status == 200) on_line(pending);
+  return res->status;
+}
+
 core::Result<ApiResponse> ApiServerClient::apply(const std::string& path,
                                                  const nlohmann::json& object,
                                                  std::string_view field_manager) const {

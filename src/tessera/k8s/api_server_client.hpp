@@ -5,13 +5,33 @@
 // service-account tokens are rotated by the kubelet, so a token read once at start expires).
 
 #include <chrono>
+#include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
 #include "tessera/core/error.hpp"
 
+namespace httplib {
+class Client;
+}
+
 namespace tessera::k8s {
+
+// Lets another thread end ApiServerClient::stream while it waits (at shutdown): the stream in
+// progress is cut, and any later one ends at its start.
+class StreamCancel {
+ public:
+  void cancel();
+  bool cancelled() const;
+
+ private:
+  friend class ApiServerClient;
+  mutable std::mutex mu_;
+  bool cancelled_ = false;
+  httplib::Client* active_ = nullptr;
+};
 
 struct ApiServerConfig {
   std::string url;  // "https://10.96.0.1:443"
@@ -50,6 +70,18 @@ class ApiServerClient {
   // object is created if missing and its fields replaced if another manager set them.
   core::Result<ApiResponse> apply(const std::string& path, const nlohmann::json& object,
                                   std::string_view field_manager) const;
+
+  // GET of `path` (a list): the whole answer.
+  core::Result<ApiResponse> get(const std::string& path) const;
+  // JSON merge patch of `patch` at `path` (PATCH, application/merge-patch+json).
+  core::Result<ApiResponse> merge_patch(const std::string& path, const nlohmann::json& patch) const;
+  // GET of a streamed answer (a watch): `on_line` gets each line as it arrives, until the server
+  // ends the answer or `on_line` returns false; a line longer than 16 MiB ends it too. Waits up to
+  // `idle` for each read. The answer's status, or an error when none came or the stream broke.
+  // `cancel`, when given, can end it from another thread (then the status is 499).
+  core::Result<int> stream(const std::string& path,
+                           const std::function<bool(std::string_view line)>& on_line,
+                           std::chrono::milliseconds idle, StreamCancel* cancel = nullptr) const;
 
   const ApiServerConfig& config() const { return config_; }
 

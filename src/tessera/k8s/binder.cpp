@@ -6,6 +6,7 @@
 
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/k8s/placement_annotation.hpp"
 
 namespace tessera::k8s {
 
@@ -40,9 +41,22 @@ core::Status ApiServerBinder::bind(const BindingTarget& target) {
       {"metadata",
        {{"name", target.pod_name}, {"namespace", target.pod_namespace}, {"uid", target.pod_uid}}},
       {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", target.node}}}};
-  const std::string path =
-      fmt::format("/api/v1/namespaces/{}/pods/{}/binding", target.pod_namespace, target.pod_name);
-  auto res = client_.post(path, body);
+  const std::string pod_path =
+      fmt::format("/api/v1/namespaces/{}/pods/{}", target.pod_namespace, target.pod_name);
+  if (!target.placement.empty()) {
+    const nlohmann::json patch{
+        {"metadata", {{"annotations", {{std::string(kPlacementAnnotation), target.placement}}}}}};
+    auto patched = client_.merge_patch(pod_path, patch);
+    if (!patched || patched->status / 100 != 2) {
+      return core::failf(core::Domain::kK8s, core::Code::kFailedPrecondition,
+                         "binding {}/{} to {}: recording its placement: {}", target.pod_namespace,
+                         target.pod_name, target.node,
+                         patched ? fmt::format("API server answered HTTP {}: {}", patched->status,
+                                               patched->reason())
+                                 : patched.error().message());
+    }
+  }
+  auto res = client_.post(pod_path + "/binding", body);
   if (!res) {
     return core::failf(core::Domain::kK8s, core::Code::kFailedPrecondition,
                        "binding {}/{} to {}: {}", target.pod_namespace, target.pod_name,

@@ -3,7 +3,9 @@
 // binding to an extender that has a bindVerb: the extender must then create the pod's v1.Binding
 // itself (extender/v1 types.go, ExtenderBindingArgs).
 //
-//   ApiServerBinder   POSTs the Binding to the API server, as the default binder does
+//   ApiServerBinder   records the placement on the pod (a merge patch of its tessera.io/placement
+//                     annotation, first, so that a bound pod always carries it), then POSTs the
+//                     Binding as the default binder does
 //                     (POST /api/v1/namespaces/{ns}/pods/{name}/binding, 201 Created)
 //   RecordOnlyBinder  records the binding and tells no one: dry runs, tests, and the default when
 //                     no API server is configured (each bind is logged as not sent)
@@ -24,6 +26,8 @@ struct BindingTarget {
   std::string pod_name;
   std::string pod_uid;
   std::string node;
+  // tessera.io/placement's value (placement_annotation.hpp); "" for a pod that holds nothing.
+  std::string placement;
 };
 
 class Binder {

@@ -1,6 +1,7 @@
 #include "tessera/k8s/extender_service.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 #include <utility>
 
 #include "tessera/cluster/policy/placement.hpp"
@@ -9,6 +10,7 @@
 #include "tessera/core/try.hpp"
 #include "tessera/hw/topology/json.hpp"
 #include "tessera/k8s/bearer_token.hpp"
+#include "tessera/k8s/placement_annotation.hpp"
 #include "tessera/k8s/pod_translation.hpp"
 
 namespace tessera::k8s {
@@ -89,8 +91,117 @@ core::Result<bool> ExtenderService::put_topology(const std::string& node,
     if (!st) return std::unexpected(st.error().with_context("node " + node));
     return false;
   }
-  TESSERA_TRY(state_.add_node(node, std::move(topology)));
+  TESSERA_ASSIGN_OR_RETURN(const int added, state_.add_node(node, std::move(topology)));
+  if (auto waiting = awaiting_node_.extract(node)) {
+    for (Restored& r : waiting.mapped()) restore_locked(std::move(r.pod), added, r.assignment);
+  }
   return true;
+}
+
+void ExtenderService::restore_locked(cluster::Pod pod, int node, const cluster::Assignment& a) {
+  const std::string name = pod.name;
+  pod.start_seq = ++seq_;
+  if (auto b = state_.bind(std::move(pod), node, a); !b) {
+    core::logger().warn("restore {} on {}: {} (its placement annotation no longer fits)", name,
+                        state_.node(node).name(), b.error().message());
+    return;
+  }
+  core::logger().info("restore {} on {}: GPUs [{}], core groups [{}] (from its annotation)", name,
+                      state_.node(node).name(), fmt::join(a.gpus, ","),
+                      fmt::join(a.core_groups, ","));
+}
+
+void ExtenderService::observe_pod(const json& object) {
+  if (!object.is_object()) return;
+  const json& meta = object.value("metadata", json::object());
+  const std::string name =
+      fmt::format("{}/{}", meta.value("namespace", "default"), meta.value("name", ""));
+  const std::string uid = meta.value("uid", "");
+  const std::string phase = object.value("status", json::object()).value("phase", "");
+  if (phase == "Succeeded" || phase == "Failed") {
+    forget_pod(object);
+    return;
+  }
+  const std::string node = object.value("spec", json::object()).value("nodeName", "");
+  const json& annotations = meta.value("annotations", json::object());
+  if (node.empty() || !annotations.is_object() ||
+      !annotations.contains(std::string(kPlacementAnnotation)) ||
+      !annotations[std::string(kPlacementAnnotation)].is_string()) {
+    return;
+  }
+  {
+    std::shared_lock lock(mu_);
+    if (auto i = state_.find_pod(name); i && state_.pod(*i).pod.uid == uid) return;
+  }
+  auto pod = translate_pod(object);
+  if (!pod) {
+    core::logger().warn("restore {}: {}", name, pod.error().message());
+    return;
+  }
+  auto a =
+      parse_placement_annotation(annotations[std::string(kPlacementAnnotation)].get<std::string>());
+  if (!a) {
+    core::logger().warn("restore {}: {}", name, a.error().message());
+    return;
+  }
+  pod->name = name;
+  std::unique_lock lock(mu_);
+  if (auto i = state_.find_pod(name)) {
+    if (state_.pod(*i).pod.uid == uid) return;
+    state_.evict(*i);  // an older pod of this name is gone
+  }
+  if (auto n = state_.find_node(node)) {
+    restore_locked(std::move(*pod), *n, *a);
+    return;
+  }
+  auto& waiting = awaiting_node_[node];
+  std::erase_if(waiting, [&](const Restored& r) { return r.pod.name == name; });
+  waiting.push_back({std::move(*pod), std::move(*a)});
+}
+
+void ExtenderService::forget_pod(const json& object) {
+  if (!object.is_object()) return;
+  const json& meta = object.value("metadata", json::object());
+  const std::string name =
+      fmt::format("{}/{}", meta.value("namespace", "default"), meta.value("name", ""));
+  const std::string uid = meta.value("uid", "");
+  std::unique_lock lock(mu_);
+  for (auto& [node, waiting] : awaiting_node_) {
+    std::erase_if(waiting, [&](const Restored& r) { return r.pod.name == name; });
+  }
+  const auto i = state_.find_pod(name);
+  if (!i || (!uid.empty() && state_.pod(*i).pod.uid != uid)) return;
+  state_.evict(*i);
+  core::logger().info("release {}: the API server says it is gone or finished", name);
+}
+
+std::int64_t ExtenderService::list_mark() const {
+  std::shared_lock lock(mu_);
+  return seq_;
+}
+
+void ExtenderService::resync(const json& items, std::int64_t mark) {
+  std::unordered_set<std::string> listed;
+  if (items.is_array()) {
+    for (const json& pod : items) {
+      observe_pod(pod);
+      if (pod.is_object()) {
+        listed.insert(pod.value("metadata", json::object()).value("uid", ""));
+      }
+    }
+  }
+  std::unique_lock lock(mu_);
+  std::vector<int> gone;
+  for (int i = 0; i < static_cast<int>(state_.pods().size()); ++i) {
+    const auto& bp = state_.pod(i);
+    if (bp.node >= 0 && bp.pod.start_seq <= mark && !listed.contains(bp.pod.uid)) {
+      gone.push_back(i);
+    }
+  }
+  for (int i : gone) {
+    core::logger().info("release {}: not in the API server's pod list", state_.pod(i).pod.name);
+    state_.evict(i);
+  }
 }
 
 void ExtenderService::remember(const cluster::Pod& pod) {
@@ -254,9 +365,12 @@ core::Result<ExtenderPreemptionResult> ExtenderService::preempt(
     mv.pods.push_back(MetaPod{bp.pod.uid});
     victim_names.push_back(bp.pod.name);
   }
-  // kube-scheduler deletes the victims it is told of; free their resources now so the
-  // preemptor's next filter sees the room (the extender gets no deletion events).
-  for (int v : c.victims) state_.evict(v);
+  // kube-scheduler deletes the victims it is told of. With the API server's pod events they
+  // leave the state when they are gone (their GPUs are busy until then); without them, now, so
+  // that the preemptor's next filter sees the room.
+  if (!config_.pod_events) {
+    for (int v : c.victims) state_.evict(v);
+  }
   r.node_name_to_meta_victims.emplace(node, std::move(mv));
   core::logger().info(
       "preempt {} ({}, alpha {}): node {}, victims [{}], affinity {}, score {:.4f}, "
@@ -285,6 +399,7 @@ ExtenderBindingResult ExtenderService::bind(const ExtenderBindingArgs& args) {
   }
   pod->name = name;
   std::optional<int> bound;
+  std::string placement;
   if (!requests_nothing(*pod)) {
     std::unique_lock lock(mu_);
     const auto n = state_.find_node(args.node);
@@ -309,6 +424,7 @@ ExtenderBindingResult ExtenderService::bind(const ExtenderBindingArgs& args) {
     auto b = state_.bind(*pod, *n, *a);
     if (!b) return fail(b.error().message());
     bound = *b;
+    placement = placement_annotation(*a);
     core::logger().info("bind {} -> {}: GPUs [{}], core groups [{}], {}", describe(*pod), args.node,
                         fmt::join(a->gpus, ","), fmt::join(a->core_groups, ","),
                         cluster::to_string(a->affinity));
@@ -319,6 +435,7 @@ ExtenderBindingResult ExtenderService::bind(const ExtenderBindingArgs& args) {
   t.pod_name = args.pod_name;
   t.pod_uid = args.pod_uid;
   t.node = args.node;
+  t.placement = std::move(placement);
   if (auto st = binder_->bind(t); !st) {
     if (bound) {
       std::unique_lock lock(mu_);

@@ -15,10 +15,12 @@
 //   DELETE /tessera/v1/pods/{namespace}/{name}   release a pod that finished or was deleted
 //
 // What the extender knows of pods: those it bound (bind verb), remembered with the resources
-// the filter/prioritize/preempt calls showed for their UID. Pods it never saw (bound by another
-// scheduler, or before it started) hold nothing in its state, so it can neither count on the
-// room they take nor free it by preempting them; a victim kube-scheduler proposes is only
-// returned when its UID matches a pod the extender bound.
+// the filter/prioritize/preempt calls showed for their UID, and recorded on each pod as its
+// tessera.io/placement annotation (placement_annotation.hpp). With the API server's pod events
+// (observe_pod, forget_pod, resync: k8s::PodWatcher), a restarted extender takes its pods back
+// from their annotations, and a pod leaves the state when the API server says it finished or is
+// gone; victims of a preemption stay until then. Pods bound by another scheduler hold nothing in
+// its state, so it can neither count on the room they take nor free it by preempting them.
 
 #include <cstdint>
 #include <deque>
@@ -29,6 +31,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "tessera/cluster/policy/preemption.hpp"
 #include "tessera/cluster/state/cluster_state.hpp"
@@ -61,6 +64,9 @@ struct ExtenderConfig {
   // kube-scheduler's verbs are not covered: its extender client sends no token (its tlsConfig
   // gives a client certificate instead).
   std::string write_token;
+  // Whether the API server's pod events reach the service (a PodWatcher runs). Without them, the
+  // victims of a preemption are freed when the extender names them, since nothing else would.
+  bool pod_events = false;
 };
 
 class ExtenderService {
@@ -83,6 +89,18 @@ class ExtenderService {
   ExtenderBindingResult bind(const ExtenderBindingArgs& args);
   // Frees what pod "namespace/name" holds; false when it is not bound.
   bool release(const std::string& pod_name);
+
+  // A v1.Pod as the API server has it (listed, added or modified). A pod bound to a node with a
+  // tessera.io/placement annotation that the state lacks is put back (held until its node's
+  // topology arrives, if it has not); a pod that has Succeeded or Failed leaves the state.
+  void observe_pod(const nlohmann::json& pod);
+  // A v1.Pod the API server deleted: it leaves the state (when the UID matches).
+  void forget_pod(const nlohmann::json& pod);
+  // A mark to pass to resync, taken before the list is asked for.
+  std::int64_t list_mark() const;
+  // The API server's whole pod list: each observed, then pods the state holds that the list does
+  // not have leave it, unless they were bound after `mark` (after the list was asked for).
+  void resync(const nlohmann::json& items, std::int64_t mark);
 
   // The verbs on raw bodies, as the server calls them: 400 with a reason on a malformed body.
   HttpResponse handle_filter(std::string_view body);
@@ -108,6 +126,8 @@ class ExtenderService {
   void remember(const cluster::Pod& pod);
   std::optional<cluster::Pod> recall(const std::string& uid) const;
   core::Result<cluster::Pod> translate_and_remember(const nlohmann::json& pod);
+  // Binds a restored pod on its node; mu_ held.
+  void restore_locked(cluster::Pod pod, int node, const cluster::Assignment& assignment);
 
   ExtenderConfig config_;
   std::shared_ptr<Binder> binder_;
@@ -116,6 +136,12 @@ class ExtenderService {
   cluster::ClusterState state_;
   cluster::PreemptionWorkspace preemption_workspace_;
   std::int64_t seq_ = 0;
+  // Restored pods whose node has not reported its topology yet, by node name.
+  struct Restored {
+    cluster::Pod pod;
+    cluster::Assignment assignment;
+  };
+  std::unordered_map<std::string, std::vector<Restored>> awaiting_node_;
 
   mutable std::mutex seen_mu_;  // guards seen_ and seen_order_
   std::unordered_map<std::string, cluster::Pod> seen_;
