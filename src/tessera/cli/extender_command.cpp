@@ -144,7 +144,9 @@ void add_extender_options(CLI::App& command, ExtenderFlags& f) {
                 "a quantity (64Gi); without it the filter does not count memory there");
   c->add_option("--preset", f.preset, "Generate --nodes nodes of this preset (tests, demos)");
   c->add_option("--nodes", f.nodes, "How many nodes --preset makes");
-  add_api_server_options(*c, f.api, "to create Bindings at (else bindings are only recorded)");
+  add_api_server_options(*c, f.api,
+                         "to create Bindings at and keep the state from (its bound pods, listed "
+                         "and watched); without it bindings are only recorded");
   c->add_option("--write-token-file", f.write_token_file,
                 "Bearer token that topology PUTs and pod releases must carry");
   c->add_option("--max-body", f.max_body, "Largest request body in bytes")->capture_default_str();
