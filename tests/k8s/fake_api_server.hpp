@@ -1,8 +1,8 @@
 #pragma once
 // A Kubernetes API server for tests (cpp-httplib on a free loopback port): it records every GET,
-// POST and PATCH it gets and answers each with what the test's `answer` says (by default 201 with
-// an empty v1.Status). An answer may stream (Response::set_chunked_content_provider), as a watch
-// does.
+// POST, PUT and PATCH it gets and answers each with what the test's `answer` says (by default 201
+// with an empty v1.Status). An answer may stream (Response::set_chunked_content_provider), as a
+// watch does.
 
 #include <httplib.h>
 
@@ -54,6 +54,7 @@ class FakeApiServer {
     };
     server_.Get(".*", handle);
     server_.Post(".*", handle);
+    server_.Put(".*", handle);
     server_.Patch(".*", handle);
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });

@@ -74,8 +74,8 @@ TEST(SchedulerConfig, ExtenderEntryMatchesTheServedRoutes) {
   EXPECT_TRUE(found);
 }
 
-// The extender's ClusterRole grants each call it makes: the Binding, the placement patch, and
-// the list and watch of pods that keep its state.
+// The extender's ClusterRole grants each call it makes: the Binding, the placement patch, the
+// list and watch of pods that keep its state, and the Lease of its leader election.
 TEST(SchedulerConfig, TheExtendersRoleGrantsItsApiCalls) {
   std::set<std::string> granted;
   for (const auto& doc : YAML::LoadAllFromFile(kExamples + "extender.yaml")) {
@@ -89,7 +89,7 @@ TEST(SchedulerConfig, TheExtendersRoleGrantsItsApiCalls) {
     }
   }
   for (const char* need : {"pods/binding create", "pods get", "pods list", "pods watch",
-                           "pods patch"}) {
+                           "pods patch", "leases get", "leases create", "leases update"}) {
     EXPECT_TRUE(granted.contains(need)) << need;
   }
 }

@@ -1,9 +1,12 @@
 #include "tessera/cli/extender_command.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -12,6 +15,7 @@
 #include "tessera/cli/stop_signals.hpp"
 #include "tessera/cluster/policy/preemption.hpp"
 #include "tessera/cluster/registry.hpp"
+#include "tessera/core/clock.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/hw/topology/presets.hpp"
@@ -20,6 +24,7 @@
 #include "tessera/k8s/binder.hpp"
 #include "tessera/k8s/extender_service.hpp"
 #include "tessera/k8s/http_server.hpp"
+#include "tessera/k8s/lease_elector.hpp"
 #include "tessera/k8s/node_resource_topology.hpp"
 #include "tessera/k8s/pod_watcher.hpp"
 
@@ -87,6 +92,14 @@ core::Status load_preset(k8s::ExtenderService& service, const std::string& prese
   return {};
 }
 
+// $POD_NAME (the downward API), else HOSTNAME-PID.
+std::string default_identity() {
+  if (const char* pod = std::getenv("POD_NAME"); pod != nullptr && *pod != '\0') return pod;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return fmt::format("{}-{}", host, getpid());
+}
+
 core::Result<std::shared_ptr<k8s::Binder>> make_binder(
     const std::optional<k8s::ApiServerConfig>& api) {
   if (!api) return std::shared_ptr<k8s::Binder>(std::make_shared<k8s::RecordOnlyBinder>());
@@ -147,6 +160,15 @@ void add_extender_options(CLI::App& command, ExtenderFlags& f) {
   add_api_server_options(*c, f.api,
                          "to create Bindings at and keep the state from (its bound pods, listed "
                          "and watched); without it bindings are only recorded");
+  c->add_flag("--leader-elect", f.leader_elect,
+              "Run as one of several replicas: only the holder of the Lease serves the verbs and "
+              "is ready (/readyz); the others keep their state current and take over when it "
+              "stops renewing (needs --apiserver or --in-cluster)");
+  c->add_option("--lease-name", f.lease_name, "The Lease's name")->capture_default_str();
+  c->add_option("--lease-namespace", f.lease_namespace,
+                "The Lease's namespace (default: $POD_NAMESPACE, else kube-system)");
+  c->add_option("--identity", f.identity,
+                "This replica's name in the Lease (default: $POD_NAME, else HOSTNAME-PID)");
   c->add_option("--write-token-file", f.write_token_file,
                 "Bearer token that topology PUTs and pod releases must carry");
   c->add_option("--max-body", f.max_body, "Largest request body in bytes")->capture_default_str();
@@ -216,6 +238,10 @@ Outcome run_extender_command(const ExtenderFlags& f) {
   }
   TESSERA_ASSIGN_OR_RETURN(const std::optional<k8s::ApiServerConfig> api, api_server_config(f.api));
   config.pod_events = api.has_value();
+  if (f.leader_elect && !api) {
+    return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
+                      "--leader-elect needs the API server: give --apiserver or --in-cluster");
+  }
   TESSERA_ASSIGN_OR_RETURN(auto binder, make_binder(api));
   k8s::ExtenderService service(config, binder);
   if (!f.topology_dir.empty()) TESSERA_TRY(load_topology_dir(service, f.topology_dir));
@@ -235,16 +261,46 @@ Outcome run_extender_command(const ExtenderFlags& f) {
   options.threads = f.threads;
   TESSERA_ASSIGN_OR_RETURN(auto server, k8s::HttpServer::create(options));
   service.register_routes(*server);
-  TESSERA_TRY(server->start());
+  // A replica under leader election starts as a standby: it serves nothing until it holds the
+  // Lease.
+  std::unique_ptr<k8s::LeaseElector> elector;
+  std::atomic<bool> stopping{false};
+  core::SystemClock clock;
+  if (f.leader_elect) {
+    service.set_leading(false);
+    TESSERA_ASSIGN_OR_RETURN(k8s::ApiServerClient client, k8s::ApiServerClient::create(*api));
+    k8s::LeaseOptions lease;
+    lease.name = f.lease_name;
+    lease.lease_namespace = !f.lease_namespace.empty()                ? f.lease_namespace
+                            : std::getenv("POD_NAMESPACE") != nullptr ? std::getenv("POD_NAMESPACE")
+                                                                      : "kube-system";
+    lease.identity = !f.identity.empty() ? f.identity : default_identity();
+    if (!k8s::safe_path_segment(lease.name) || !k8s::safe_path_segment(lease.lease_namespace)) {
+      return core::failf(core::Domain::kK8s, core::Code::kInvalidArgument,
+                         "--lease-name '{}' / --lease-namespace '{}': not Kubernetes names",
+                         lease.name, lease.lease_namespace);
+    }
+    elector = std::make_unique<k8s::LeaseElector>(
+        std::move(client), lease, clock,
+        [&service](bool leading) { service.set_leading(leading); });
+    core::logger().info("leader election: lease {}/{} as {}", lease.lease_namespace, lease.name,
+                        lease.identity);
+  }
   // The API server's pods keep the state: bound pods come back from their placement annotations,
   // pods that finish or are deleted leave it.
   std::unique_ptr<k8s::PodWatcher> watcher;
-  std::thread watching;
   if (api) {
     TESSERA_ASSIGN_OR_RETURN(k8s::ApiServerClient client, k8s::ApiServerClient::create(*api));
     watcher = std::make_unique<k8s::PodWatcher>(std::move(client), service);
-    watching = std::thread([w = watcher.get()] { w->run([] { return false; }); });
   }
+  TESSERA_TRY(server->start());
+  // Nothing below returns early, so both threads are joined.
+  std::thread electing;
+  if (elector) {
+    electing = std::thread([&] { elector->run([&] { return stopping.load(); }); });
+  }
+  std::thread watching;
+  if (watcher) watching = std::thread([w = watcher.get()] { w->run([] { return false; }); });
   core::logger().info(
       "tessera extender on {}://{}:{}{} ({} nodes, preemption {}, alpha {}, binder {})",
       server->tls() ? "https" : "http", options.host, server->port(), f.url_prefix,
@@ -254,6 +310,8 @@ Outcome run_extender_command(const ExtenderFlags& f) {
              options.host, server->port(), f.url_prefix);
   std::fflush(stdout);
   core::logger().info("{}: stopping", stop_signals.wait());
+  stopping = true;
+  if (elector) electing.join();  // gives the Lease up, so a standby takes over at once
   if (watcher) {
     watcher->cancel();
     watching.join();

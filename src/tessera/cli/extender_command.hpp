@@ -34,6 +34,11 @@ struct ExtenderFlags {
   int max_connections = 512;
   int threads = 0;          // 0: one per core, 2 to 8
   std::string numa_memory;  // bytes or a quantity; "": unknown NUMA memory stays unknown
+  // Leader election over a Lease (needs the API server): one replica serves, the others wait.
+  bool leader_elect = false;
+  std::string lease_name = "tessera-extender";
+  std::string lease_namespace;  // "": $POD_NAMESPACE, else kube-system
+  std::string identity;         // "": $POD_NAME, else HOSTNAME-PID
 };
 
 void add_extender_options(CLI::App& command, ExtenderFlags& flags);

@@ -118,6 +118,13 @@ core::Result<ApiResponse> ApiServerClient::get(const std::string& path) const {
   return answer(client->Get(path), config_, fmt::format("GET {}", path));
 }
 
+core::Result<ApiResponse> ApiServerClient::put(const std::string& path,
+                                               const nlohmann::json& body) const {
+  TESSERA_ASSIGN_OR_RETURN(auto client, client_for(config_));
+  return answer(client->Put(path, body.dump(), "application/json"), config_,
+                fmt::format("PUT {}", path));
+}
+
 core::Result<ApiResponse> ApiServerClient::merge_patch(const std::string& path,
                                                        const nlohmann::json& patch) const {
   TESSERA_ASSIGN_OR_RETURN(auto client, client_for(config_));

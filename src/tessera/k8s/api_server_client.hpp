@@ -73,6 +73,8 @@ class ApiServerClient {
 
   // GET of `path` (a list): the whole answer.
   core::Result<ApiResponse> get(const std::string& path) const;
+  // PUT of a JSON body (an update, with metadata.resourceVersion for optimistic concurrency).
+  core::Result<ApiResponse> put(const std::string& path, const nlohmann::json& body) const;
   // JSON merge patch of `patch` at `path` (PATCH, application/merge-patch+json).
   core::Result<ApiResponse> merge_patch(const std::string& path, const nlohmann::json& patch) const;
   // GET of a streamed answer (a watch): `on_line` gets each line as it arrives, until the server

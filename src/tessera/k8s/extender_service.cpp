@@ -455,6 +455,12 @@ bool ExtenderService::release(const std::string& pod_name) {
   return true;
 }
 
+HttpResponse ExtenderService::standby() {
+  return json_error(503,
+                    "this extender replica is a standby (leader election): kube-scheduler "
+                    "reaches the leader through the Service once this one is not ready");
+}
+
 HttpResponse ExtenderService::handle_filter(std::string_view body) {
   auto j = parse_body(body, "ExtenderArgs");
   if (!j) return error_response(j.error());
@@ -552,16 +558,22 @@ HttpResponse ExtenderService::unauthorized() {
 
 void ExtenderService::register_routes(HttpServer& server) {
   const auto& c = config_;
-  server.post(route(c.url_prefix, c.filter_verb),
-              [this](const HttpRequest& r) { return handle_filter(r.body); });
-  server.post(route(c.url_prefix, c.prioritize_verb),
-              [this](const HttpRequest& r) { return handle_prioritize(r.body); });
-  server.post(route(c.url_prefix, c.preempt_verb),
-              [this](const HttpRequest& r) { return handle_preempt(r.body); });
-  server.post(route(c.url_prefix, c.bind_verb),
-              [this](const HttpRequest& r) { return handle_bind(r.body); });
+  const auto verb = [this](HttpResponse (ExtenderService::*handle)(std::string_view)) {
+    return [this, handle](const HttpRequest& r) {
+      if (!leading()) return standby();
+      return (this->*handle)(r.body);
+    };
+  };
+  server.post(route(c.url_prefix, c.filter_verb), verb(&ExtenderService::handle_filter));
+  server.post(route(c.url_prefix, c.prioritize_verb), verb(&ExtenderService::handle_prioritize));
+  server.post(route(c.url_prefix, c.preempt_verb), verb(&ExtenderService::handle_preempt));
+  server.post(route(c.url_prefix, c.bind_verb), verb(&ExtenderService::handle_bind));
   server.get("/healthz", [this](const HttpRequest&) {
     return json_response(json{{"status", "ok"}, {"nodes", node_count()}});
+  });
+  server.get("/readyz", [this](const HttpRequest&) {
+    if (!leading()) return standby();
+    return json_response(json{{"status", "ready"}, {"nodes", node_count()}});
   });
   server.get("/tessera/v1/nodes",
              [this](const HttpRequest&) { return json_response(nodes_json()); });

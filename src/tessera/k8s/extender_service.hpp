@@ -9,7 +9,9 @@
 //   POST {prefix}/prioritize  ExtenderArgs -> HostPriorityList (0-10)
 //   POST {prefix}/preempt     ExtenderPreemptionArgs -> ExtenderPreemptionResult
 //   POST {prefix}/bind        ExtenderBindingArgs -> ExtenderBindingResult
-//   GET  /healthz
+//   GET  /healthz                                 alive (liveness)
+//   GET  /readyz                                  200 when this replica serves the verbs, 503 on a
+//                                                 standby (leader election)
 //   GET  /tessera/v1/nodes                       every node's topology with its allocation
 //   PUT  /tessera/v1/nodes/{node}/topology       agent push: {"node": NAME, "topology": <hw JSON>}
 //   DELETE /tessera/v1/pods/{namespace}/{name}   release a pod that finished or was deleted
@@ -22,6 +24,7 @@
 // gone; victims of a preemption stay until then. Pods bound by another scheduler hold nothing in
 // its state, so it can neither count on the room they take nor free it by preempting them.
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -115,6 +118,12 @@ class ExtenderService {
   // A copy of the state, for tests and inspection.
   cluster::ClusterState snapshot() const;
 
+  // With leader election: a standby (not leading) answers the verbs 503 and is not ready, so the
+  // Service sends kube-scheduler to the leader; it keeps its state current meanwhile (pod events,
+  // topology pushes), to take over at once. Leading until told otherwise.
+  void set_leading(bool leading) { leading_.store(leading); }
+  bool leading() const { return leading_.load(); }
+
   void register_routes(HttpServer& server);
   const ExtenderConfig& config() const { return config_; }
 
@@ -122,6 +131,7 @@ class ExtenderService {
   // config().write_token's check on a state-changing route, and its refusal.
   bool authorized(const HttpRequest& request) const;
   static HttpResponse unauthorized();
+  static HttpResponse standby();
 
   void remember(const cluster::Pod& pod);
   std::optional<cluster::Pod> recall(const std::string& uid) const;
@@ -142,6 +152,8 @@ class ExtenderService {
     cluster::Assignment assignment;
   };
   std::unordered_map<std::string, std::vector<Restored>> awaiting_node_;
+
+  std::atomic<bool> leading_{true};
 
   mutable std::mutex seen_mu_;  // guards seen_ and seen_order_
   std::unordered_map<std::string, cluster::Pod> seen_;
