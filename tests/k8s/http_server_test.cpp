@@ -7,10 +7,13 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
 
 #include "support/self_signed_cert.hpp"
 
@@ -202,6 +205,49 @@ TEST(HttpServer, ServesHttpsWithACertificate) {
   ASSERT_TRUE(again);
   EXPECT_EQ(again->status, 200);
   std::filesystem::remove_all(tls->dir);
+}
+
+// A certificate rotated in place (cert-manager, the kubelet) is served from the next handshake
+// on, without a restart; a rotation that does not load keeps the certificate in use.
+TEST(HttpServer, ServesARotatedCertificateWithoutARestart) {
+  const auto a = test::make_self_signed_cert("rotate_a");
+  const auto b = test::make_self_signed_cert("rotate_b");
+  if (!a || !b) GTEST_SKIP() << test::kNoOpenssl;
+  const auto served = a->dir / "served";
+  std::filesystem::create_directories(served);
+  const std::string cert = (served / "cert.pem").string();
+  const std::string key = (served / "key.pem").string();
+  const auto install = [&](const test::TlsFiles& f) {
+    std::filesystem::copy_file(f.cert, cert, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(f.key, key, std::filesystem::copy_options::overwrite_existing);
+  };
+  install(*a);
+  HttpServerOptions o;
+  o.cert_file = cert;
+  o.key_file = key;
+  auto s = started(o);
+  ASSERT_TRUE(s);
+  // A client that trusts only `trusted`: whether the server's certificate is that one.
+  const auto serves = [&](const test::TlsFiles& trusted) {
+    httplib::SSLClient c("127.0.0.1", s->port());
+    c.set_ca_cert_path(trusted.cert.c_str());
+    c.enable_server_certificate_verification(true);
+    auto r = c.Get("/hello");
+    return r && r->status == 200;
+  };
+  EXPECT_TRUE(serves(*a));
+  EXPECT_FALSE(serves(*b));
+  install(*b);
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(1100));  // files are looked at once a second
+  EXPECT_TRUE(serves(*b));
+  EXPECT_FALSE(serves(*a));
+  std::ofstream(cert) << "not a certificate\n";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  EXPECT_TRUE(serves(*b)) << "the broken rotation is not taken";
+  s->stop();
+  std::filesystem::remove_all(a->dir);
+  std::filesystem::remove_all(b->dir);
 }
 
 // Mutual TLS: only a client whose certificate the client CA signed is served; one without a

@@ -28,6 +28,8 @@
 #include <vector>
 
 #include "tessera/core/log.hpp"
+#include "tessera/core/try.hpp"
+#include "tessera/k8s/tls_certificate.hpp"
 
 namespace tessera::k8s {
 namespace {
@@ -128,23 +130,6 @@ core::Result<std::string> read_file(const std::string& path) {
   core::logger().debug("http server: {}", line);
 }
 
-MHD_Result refuse_access(void*, MHD_Connection*, const char*, const char*, const char*, const char*,
-                         std::size_t*, void**) {
-  return MHD_NO;
-}
-
-// Whether libmicrohttpd (GnuTLS) takes this certificate chain and key: a daemon that never
-// listens, started and stopped at once.
-bool tls_loads(const std::string& cert, const std::string& key) {
-  MHD_Daemon* probe =
-      MHD_start_daemon(MHD_USE_NO_LISTEN_SOCKET | MHD_USE_TLS, 0, nullptr, nullptr, &refuse_access,
-                       nullptr, MHD_OPTION_HTTPS_MEM_CERT, cert.c_str(), MHD_OPTION_HTTPS_MEM_KEY,
-                       key.c_str(), MHD_OPTION_EXTERNAL_LOGGER, &log_mhd, nullptr, MHD_OPTION_END);
-  if (probe == nullptr) return false;
-  MHD_stop_daemon(probe);
-  return true;
-}
-
 // How many certificates a PEM bundle holds that GnuTLS can read (0: none, or not PEM).
 unsigned pem_certificates(const std::string& pem) {
   gnutls_x509_crt_t* list = nullptr;
@@ -203,8 +188,8 @@ HttpResponse json_response(const nlohmann::json& body, int status) {
 
 struct HttpServer::Impl {
   HttpServerOptions options;
-  std::deque<Route> routes;  // a deque: RequestState points into it
-  std::string cert_pem, key_pem;
+  std::deque<Route> routes;                           // a deque: RequestState points into it
+  std::unique_ptr<ReloadingCertificate> certificate;  // TLS: read again when its files change
   std::string client_ca_pem;  // mutual TLS: the CAs a client certificate must verify against
   unsigned threads = 1;
   MHD_Daemon* daemon = nullptr;
@@ -241,9 +226,23 @@ struct HttpServer::Impl {
                            MHD_RequestTerminationCode) {
     static_cast<Impl*>(self)->completed(req_cls, c);
   }
-  static void on_connection(void* self, MHD_Connection* c, void**,
+  static void on_connection(void* self, MHD_Connection* c, void** socket_context,
                             MHD_ConnectionNotificationCode event) {
+    // The certificate callback below finds the server through the connection.
+    if (event == MHD_CONNECTION_NOTIFY_STARTED) *socket_context = self;
     static_cast<Impl*>(self)->connection_event(c, event);
+  }
+  // GnuTLS asks for the certificate at every handshake; the session's pointer is libmicrohttpd's
+  // connection, whose socket context on_connection set to this server.
+  static int on_certificate(gnutls_session_t session, const gnutls_datum_t*, int,
+                            const gnutls_pk_algorithm_t*, int, gnutls_pcert_st** chain,
+                            unsigned* length, gnutls_privkey_t* key) {
+    auto* c = static_cast<MHD_Connection*>(gnutls_session_get_ptr(session));
+    const MHD_ConnectionInfo* info =
+        c != nullptr ? MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT) : nullptr;
+    auto* self = info != nullptr ? static_cast<Impl*>(info->socket_context) : nullptr;
+    if (self == nullptr || !self->certificate) return -1;
+    return self->certificate->retrieve(chain, length, key);
   }
   static void* on_request_line(void* self, const char*, MHD_Connection* c) {
     static_cast<Impl*>(self)->request_line(c);
@@ -435,16 +434,8 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::create(HttpServerOptions o
                        options.max_connections, impl->threads);
   }
   if (!options.cert_file.empty()) {
-    auto cert = read_file(options.cert_file);
-    auto key = read_file(options.key_file);
-    if (!cert || !key || cert->empty() || key->empty() || !tls_loads(*cert, *key)) {
-      return core::failf(Domain::kK8s, Code::kInvalidArgument,
-                         "cannot load the TLS certificate '{}' and key '{}' (missing, unreadable, "
-                         "not PEM, or the key does not match the certificate)",
-                         options.cert_file, options.key_file);
-    }
-    impl->cert_pem = std::move(*cert);
-    impl->key_pem = std::move(*key);
+    TESSERA_ASSIGN_OR_RETURN(impl->certificate,
+                             ReloadingCertificate::load(options.cert_file, options.key_file));
   }
   if (!options.client_ca_file.empty()) {
     if (options.cert_file.empty()) {
@@ -516,10 +507,10 @@ core::Status HttpServer::start() {
   // The options that depend on the configuration; the rest are passed below.
   std::vector<MHD_OptionItem> extra;
   if (m.threads > 1) extra.push_back({MHD_OPTION_THREAD_POOL_SIZE, m.threads, nullptr});
-  if (!m.cert_pem.empty()) {
+  if (m.certificate) {
     flags |= MHD_USE_TLS;
-    extra.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, m.cert_pem.data()});
-    extra.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, m.key_pem.data()});
+    extra.push_back(
+        {MHD_OPTION_HTTPS_CERT_CALLBACK, 0, reinterpret_cast<void*>(&Impl::on_certificate)});
     if (!m.client_ca_pem.empty()) {
       extra.push_back({MHD_OPTION_HTTPS_MEM_TRUST, 0, m.client_ca_pem.data()});
     }
@@ -572,7 +563,7 @@ int HttpServer::port() const {
   return impl_->port;
 }
 bool HttpServer::tls() const {
-  return !impl_->cert_pem.empty();
+  return impl_->certificate != nullptr;
 }
 const HttpServerOptions& HttpServer::options() const {
   return impl_->options;
