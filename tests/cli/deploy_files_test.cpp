@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -63,14 +64,14 @@ TEST(DeployFiles, TheSystemdUnitStartsADaemonTesseraAccepts) {
 }
 
 TEST(DeployFiles, TheDaemonSetItsProbeAndTheTenantAgreeOnTheSocket) {
-  const std::vector<YAML::Node> docs =
-      YAML::LoadAllFromFile(kDeploy + "kubernetes/tesserad-daemonset.yaml");
-  YAML::Node daemonset, pod;
-  for (const auto& d : docs) {
+  YAML::Node daemonset;
+  for (const auto& d : YAML::LoadAllFromFile(kDeploy + "kubernetes/tesserad-daemonset.yaml")) {
     if (d["kind"].as<std::string>() == "DaemonSet") daemonset = d;
-    if (d["kind"].as<std::string>() == "Pod") pod = d;
   }
+  const YAML::Node pod =
+      YAML::LoadFile(std::string(TESSERA_SOURCE_DIR) + "/examples/daemon/tenant-pod.yaml");
   ASSERT_TRUE(daemonset && pod);
+  ASSERT_EQ(pod["kind"].as<std::string>(), "Pod");
   const YAML::Node spec = daemonset["spec"]["template"]["spec"];
   const YAML::Node container = spec["containers"][0];
   const std::vector<std::string> args = strings(container["args"]);
@@ -95,6 +96,48 @@ TEST(DeployFiles, TheDaemonSetItsProbeAndTheTenantAgreeOnTheSocket) {
       tenant_socket = e["value"].as<std::string>();
   }
   EXPECT_EQ(tenant_socket, socket);
+}
+
+// `kubectl apply -k deploy/`: every file the kustomization names exists and holds objects with
+// an apiVersion, a kind and a name; every workload's containers have resource requests and,
+// where the kubelet can reach them, a readiness probe; no example object (a tenant Pod) is among
+// them.
+TEST(DeployFiles, TheKustomizationAppliesEveryComponentAndNothingElse) {
+  const YAML::Node k = YAML::LoadFile(kDeploy + "kustomization.yaml");
+  EXPECT_EQ(k["kind"].as<std::string>(), "Kustomization");
+  std::vector<std::string> kinds;
+  for (const auto& resource : k["resources"]) {
+    const std::string file = kDeploy + resource.as<std::string>();
+    ASSERT_TRUE(std::ifstream(file)) << file;
+    for (const auto& doc : YAML::LoadAllFromFile(file)) {
+      if (!doc) continue;
+      ASSERT_TRUE(doc["apiVersion"] && doc["kind"] && doc["metadata"]["name"]) << file;
+      const std::string kind = doc["kind"].as<std::string>();
+      kinds.push_back(kind);
+      EXPECT_NE(kind, "Pod") << file << ": an example, not a component";
+      if (kind != "Deployment" && kind != "DaemonSet") continue;
+      for (const auto& c : doc["spec"]["template"]["spec"]["containers"]) {
+        const std::string where = file + ": " + c["name"].as<std::string>();
+        // The agent serves on its pod's loopback only (its POST /allocations takes no token),
+        // where the kubelet's probes cannot reach it.
+        if (c["name"].as<std::string>() != "agent") {
+          EXPECT_TRUE(c["readinessProbe"]) << where;
+        }
+        EXPECT_TRUE(c["resources"]["requests"]["cpu"] && c["resources"]["requests"]["memory"])
+            << where;
+      }
+    }
+  }
+  for (const char* kind : {"Deployment", "DaemonSet", "ClusterRole", "ServiceAccount"}) {
+    EXPECT_NE(std::find(kinds.begin(), kinds.end(), kind), kinds.end()) << kind;
+  }
+  for (const auto& generator : k["configMapGenerator"]) {
+    for (const auto& entry : generator["files"]) {
+      const std::string spec = entry.as<std::string>();
+      const std::string file = kDeploy + spec.substr(spec.find('=') + 1);
+      EXPECT_TRUE(std::ifstream(file)) << file;
+    }
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// examples/k8s: the KubeSchedulerConfiguration's extender entry points at routes the extender
+// deploy/kubernetes: the KubeSchedulerConfiguration's extender entry points at routes the extender
 // serves (urlPrefix's path + each verb), with the settings tessera relies on, and the extender's
 // Deployment starts it with that prefix; every container runs the image of this version.
 
@@ -16,7 +16,7 @@
 namespace tessera::k8s {
 namespace {
 
-const std::string kExamples = std::string(TESSERA_SOURCE_DIR) + "/examples/k8s/";
+const std::string kExamples = std::string(TESSERA_SOURCE_DIR) + "/deploy/kubernetes/";
 
 TEST(SchedulerConfig, ExtenderEntryMatchesTheServedRoutes) {
   const YAML::Node cfg = YAML::LoadFile(kExamples + "scheduler-config.yaml");
@@ -110,7 +110,7 @@ TEST(SchedulerConfig, AgentDaemonSetPushesToTheExtender) {
 TEST(SchedulerConfig, ManifestsRunTheImageOfThisVersion) {
   const std::string image = std::string("tessera:") + std::string(core::kVersion);
   int containers = 0;
-  for (const char* file : {"extender.yaml", "agent-daemonset.yaml"}) {
+  for (const char* file : {"extender.yaml", "agent-daemonset.yaml", "tesserad-daemonset.yaml"}) {
     for (const auto& doc : YAML::LoadAllFromFile(kExamples + file)) {
       // Deployments and DaemonSets; the ConfigMaps, Services and RBAC objects hold no pod.
       if (!doc["spec"] || !doc["spec"]["template"]) continue;
@@ -120,7 +120,7 @@ TEST(SchedulerConfig, ManifestsRunTheImageOfThisVersion) {
       }
     }
   }
-  EXPECT_EQ(containers, 2);
+  EXPECT_EQ(containers, 3);
 }
 
 }  // namespace
