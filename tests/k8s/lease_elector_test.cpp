@@ -167,6 +167,25 @@ TEST(LeaseElector, AConflictingWriteLosesAndAnUnrenewableLeaderStops) {
   EXPECT_FALSE(a.leading());
 }
 
+// A Lease whose fields have the wrong types is an error that says so, not a crash.
+TEST(LeaseElector, AMalformedLeaseIsAnError) {
+  test::FakeApiServer api([](const httplib::Request& req, httplib::Response& res) {
+    res.body.clear();
+    res.status = 200;
+    res.set_content(json{{"kind", "Lease"},
+                         {"metadata", {{"resourceVersion", "1"}}},
+                         {"spec", {{"holderIdentity", 42}}}}
+                        .dump(),
+                    "application/json");
+    (void)req;
+  });
+  core::ManualClock clock;
+  LeaseElector a(client_for(api), options("a"), clock, {});
+  auto r = a.try_acquire_or_renew();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message().find("cannot read"), std::string::npos) << r.error().message();
+}
+
 TEST(LeaseElector, AReplicaThatStopsGivesTheLeaseUp) {
   LeaseStore store;
   test::FakeApiServer api([&](const auto& req, auto& res) { store.answer(req, res); });

@@ -98,6 +98,11 @@ TEST(ExtenderRestore, FinishedUnboundAndMalformedPodsAreNotTakenBack) {
   s.observe_pod(bound_pod("corrupt", "u4", "n1", R"({"gpus":"all"})"));
   s.observe_pod(bound_pod("big", "u5", "n1", R"({"gpus":[99],"affinity":"same-numa"})"));
   s.observe_pod(json("not a pod"));
+  // Fields of the wrong type are skipped, not thrown.
+  s.observe_pod(json{{"metadata", "x"}});
+  s.observe_pod(json{{"metadata", {{"name", 5}}}, {"status", {{"phase", 3}}}});
+  s.forget_pod(json{{"metadata", {{"namespace", json::array()}}}});
+  s.resync(json::array({json{{"metadata", 7}}, json(1)}), s.list_mark());
   EXPECT_TRUE(s.snapshot().pods().empty());
   // A running pod that then finishes leaves the state.
   s.observe_pod(bound_pod("job", "u6", "n1"));
@@ -237,8 +242,10 @@ TEST(PodWatcher, A410ListsAgainAndABrokenStreamIsAnError) {
       stream(res,
              {event("ERROR",
                     {{"kind", "Status"}, {"code", 410}, {"message", "too old resource version"}})});
-    } else {
+    } else if (watches == 2) {
       stream(res, {"{not json"});
+    } else {
+      stream(res, {json{{"type", 5}, {"object", {{"metadata", {{"resourceVersion", 9}}}}}}.dump()});
     }
   });
   ExtenderService s({}, nullptr);
@@ -249,6 +256,9 @@ TEST(PodWatcher, A410ListsAgainAndABrokenStreamIsAnError) {
   auto broken = w.watch("5", [] { return false; });
   ASSERT_FALSE(broken);
   EXPECT_NE(broken.error().message().find("not JSON"), std::string::npos);
+  auto wrong = w.watch("5", [] { return false; });
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().message().find("cannot read"), std::string::npos);
 }
 
 // run(): a failed list backs off and tries again; after a list the watch goes on until stopped.

@@ -20,6 +20,12 @@ using nlohmann::json;
 
 constexpr std::string_view kUnknownNode = "no topology reported for this node";
 
+// "namespace/name" and the UID of a v1.Pod, from its metadata.
+std::pair<std::string, std::string> pod_identity(const json& meta) {
+  return {fmt::format("{}/{}", meta.value("namespace", "default"), meta.value("name", "")),
+          meta.value("uid", "")};
+}
+
 bool requests_nothing(const cluster::Pod& p) {
   return p.request.gpus == 0 && p.request.cpus == 0 && p.request.memory_bytes == 0;
 }
@@ -111,19 +117,35 @@ void ExtenderService::restore_locked(cluster::Pod pod, int node, const cluster::
                       fmt::join(a.core_groups, ","));
 }
 
+// An object of the wrong shape (a field of another type) is logged and skipped: the API server's
+// events must never stop the watch.
 void ExtenderService::observe_pod(const json& object) {
+  try {
+    observe(object);
+  } catch (const json::exception& e) {
+    core::logger().warn("a pod event the extender cannot read: {}", e.what());
+  }
+}
+
+void ExtenderService::forget_pod(const json& object) {
+  try {
+    forget(object);
+  } catch (const json::exception& e) {
+    core::logger().warn("a pod event the extender cannot read: {}", e.what());
+  }
+}
+
+void ExtenderService::observe(const json& object) {
   if (!object.is_object()) return;
-  const json& meta = object.value("metadata", json::object());
-  const std::string name =
-      fmt::format("{}/{}", meta.value("namespace", "default"), meta.value("name", ""));
-  const std::string uid = meta.value("uid", "");
+  const json meta = object.value("metadata", json::object());
+  const auto [name, uid] = pod_identity(meta);
   const std::string phase = object.value("status", json::object()).value("phase", "");
   if (phase == "Succeeded" || phase == "Failed") {
-    forget_pod(object);
+    forget(object);
     return;
   }
   const std::string node = object.value("spec", json::object()).value("nodeName", "");
-  const json& annotations = meta.value("annotations", json::object());
+  const json annotations = meta.value("annotations", json::object());
   if (node.empty() || !annotations.is_object() ||
       !annotations.contains(std::string(kPlacementAnnotation)) ||
       !annotations[std::string(kPlacementAnnotation)].is_string()) {
@@ -159,12 +181,9 @@ void ExtenderService::observe_pod(const json& object) {
   waiting.push_back({std::move(*pod), std::move(*a)});
 }
 
-void ExtenderService::forget_pod(const json& object) {
+void ExtenderService::forget(const json& object) {
   if (!object.is_object()) return;
-  const json& meta = object.value("metadata", json::object());
-  const std::string name =
-      fmt::format("{}/{}", meta.value("namespace", "default"), meta.value("name", ""));
-  const std::string uid = meta.value("uid", "");
+  const auto [name, uid] = pod_identity(object.value("metadata", json::object()));
   std::unique_lock lock(mu_);
   for (auto& [node, waiting] : awaiting_node_) {
     std::erase_if(waiting, [&](const Restored& r) { return r.pod.name == name; });
@@ -185,9 +204,11 @@ void ExtenderService::resync(const json& items, std::int64_t mark) {
   if (items.is_array()) {
     for (const json& pod : items) {
       observe_pod(pod);
-      if (pod.is_object()) {
-        listed.insert(pod.value("metadata", json::object()).value("uid", ""));
-      }
+      if (!pod.is_object()) continue;
+      const auto meta = pod.find("metadata");
+      if (meta == pod.end() || !meta->is_object()) continue;
+      const auto uid = meta->find("uid");
+      if (uid != meta->end() && uid->is_string()) listed.insert(uid->get<std::string>());
     }
   }
   std::unique_lock lock(mu_);

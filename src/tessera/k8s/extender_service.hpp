@@ -136,6 +136,8 @@ class ExtenderService {
   void remember(const cluster::Pod& pod);
   std::optional<cluster::Pod> recall(const std::string& uid) const;
   core::Result<cluster::Pod> translate_and_remember(const nlohmann::json& pod);
+  void observe(const nlohmann::json& pod);
+  void forget(const nlohmann::json& pod);
   // Binds a restored pod on its node; mu_ held.
   void restore_locked(cluster::Pod pod, int node, const cluster::Assignment& assignment);
 

@@ -47,6 +47,16 @@ void LeaseElector::set_leading(bool leading) {
 }
 
 core::Result<bool> LeaseElector::try_acquire_or_renew() {
+  try {
+    return attempt();
+  } catch (const json::exception& e) {
+    return std::unexpected(
+        lease_error(fmt::format("lease {}/{}: a Lease this replica cannot read: {}",
+                                options_.lease_namespace, options_.name, e.what())));
+  }
+}
+
+core::Result<bool> LeaseElector::attempt() {
   const std::string collection =
       fmt::format("/apis/coordination.k8s.io/v1/namespaces/{}/leases", options_.lease_namespace);
   const std::string path = collection + "/" + options_.name;
@@ -142,7 +152,8 @@ core::Status LeaseElector::release() {
   TESSERA_ASSIGN_OR_RETURN(const ApiResponse got, client_.get(path));
   if (got.status != 200) return {};
   json lease = json::parse(got.body, nullptr, false);
-  if (!lease.is_object() || lease["spec"].value("holderIdentity", "") != options_.identity) {
+  if (!lease.is_object() || !lease.value("spec", json()).is_object() ||
+      lease["spec"].value("holderIdentity", "") != options_.identity) {
     return {};
   }
   lease["spec"]["holderIdentity"] = "";
@@ -158,6 +169,14 @@ core::Status LeaseElector::release() {
 }
 
 void LeaseElector::run(const std::function<bool()>& stop) {
+  // release() reads the Lease too.
+  const auto give_up = [this] {
+    try {
+      return release();
+    } catch (const json::exception& e) {
+      return core::Status(std::unexpected(lease_error(e.what())));
+    }
+  };
   while (!stop()) {
     if (auto r = try_acquire_or_renew(); !r) core::logger().warn("{}", r.error().message());
     const auto until = std::chrono::steady_clock::now() + options_.retry_period;
@@ -167,7 +186,7 @@ void LeaseElector::run(const std::function<bool()>& stop) {
   }
   if (leading()) {
     set_leading(false);
-    if (auto st = release(); !st) core::logger().warn("{}", st.error().message());
+    if (auto st = give_up(); !st) core::logger().warn("{}", st.error().message());
   }
 }
 

@@ -51,6 +51,7 @@ class LeaseElector {
   void run(const std::function<bool()>& stop);
 
  private:
+  core::Result<bool> attempt();
   core::Status release();
   void set_leading(bool leading);
 

@@ -54,13 +54,18 @@ core::Result<std::string> PodWatcher::list() {
           fmt::format("listing pods: API server answered HTTP {}: {}", res.status, res.reason())));
     }
     json page = json::parse(res.body, nullptr, false);
-    if (!page.is_object() || !page.contains("items") || !page["items"].is_array()) {
+    const auto meta = page.is_object() ? page.find("metadata") : page.end();
+    if (!page.is_object() || !page.contains("items") || !page["items"].is_array() ||
+        meta == page.end() || !meta->is_object()) {
       return std::unexpected(watch_error("listing pods: the answer is not a v1.PodList"));
     }
+    const auto text = [&](const char* key) {
+      const auto v = meta->find(key);
+      return v != meta->end() && v->is_string() ? v->get<std::string>() : std::string();
+    };
+    if (resource_version.empty()) resource_version = text("resourceVersion");
+    next = text("continue");
     for (json& pod : page["items"]) items.push_back(std::move(pod));
-    const json& meta = page.value("metadata", json::object());
-    if (resource_version.empty()) resource_version = meta.value("resourceVersion", "");
-    next = meta.value("continue", "");
   } while (!next.empty());
   if (resource_version.empty()) {
     return std::unexpected(watch_error("listing pods: the list has no resourceVersion"));
@@ -79,7 +84,7 @@ core::Result<std::string> PodWatcher::watch(const std::string& resource_version,
   const std::string path = fmt::format(
       "/api/v1/pods?{}&watch=true&allowWatchBookmarks=true&timeoutSeconds={}&resourceVersion={}",
       kBoundPods, options_.watch_timeout.count(), query_escape(resource_version));
-  const auto on_line = [&](std::string_view line) {
+  const auto handle = [&](std::string_view line) {
     if (line.empty()) return !stop();
     const json event = json::parse(line, nullptr, false);
     if (!event.is_object() || !event.value("object", json()).is_object()) {
@@ -102,6 +107,14 @@ core::Result<std::string> PodWatcher::watch(const std::string& resource_version,
         object.value("metadata", json::object()).value("resourceVersion", std::string());
     if (!v.empty()) version = v;
     return !stop();
+  };
+  const auto on_line = [&](std::string_view line) {
+    try {
+      return handle(line);
+    } catch (const json::exception& e) {
+      broken = fmt::format("a watch event the extender cannot read: {}", e.what());
+      return false;
+    }
   };
   TESSERA_ASSIGN_OR_RETURN(
       const int status,
