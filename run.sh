@@ -49,7 +49,7 @@ sanitizer_env() {
 # push loop, `tessera agent` serving, the daemon's socket server and metrics endpoint, `tessera
 # daemon` serving and the interposer's memory ledger. (The interposer's own
 # tests skip themselves under sanitizers.)
-TSAN_TESTS='^(HttpServer|ExtenderHttp|AgentHttpTest|AgentPush|AgentLoopTest|ApiServerBinder|SchedulerConfig|MemoryLedger|ControlServer|DaemonMetrics)\.|^cli_(agent_stops_on_sigterm|daemon_serves_ctl_and_stops_on_sigterm)$'
+TSAN_TESTS='^(HttpServer|ExtenderHttp|ExtenderStandby|PodWatcher|LeaseElector|AgentHttpTest|AgentPush|AgentLoopTest|ApiServerBinder|SchedulerConfig|MemoryLedger|ControlServer|DaemonMetrics)\.|^cli_(agent_stops_on_sigterm|daemon_serves_ctl_and_stops_on_sigterm)$'
 
 case "${1:-}" in
   demo)
