@@ -251,7 +251,7 @@ TEST_F(ExtenderServiceTest, WithPodEventsVictimsHoldTheirRoomUntilTheyAreGone) {
   EXPECT_TRUE(f->node_names->empty()) << "the victims still run";
   for (const auto& v : victims) {
     for (const json& pod : low) {
-      if (pod["metadata"]["uid"] == v.uid) service_->forget_pod(pod);
+      if (pod["metadata"]["uid"].get<std::string>() == v.uid) service_->forget_pod(pod);
     }
   }
   f = service_->filter(args_for(svc, {"n1"}));

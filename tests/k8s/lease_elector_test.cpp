@@ -60,7 +60,8 @@ class LeaseStore {
     } else if (req.method == "PUT" && item) {
       json put = json::parse(req.body);
       if (conflict_next || lease_.is_null() ||
-          put["metadata"].value("resourceVersion", "") != lease_["metadata"]["resourceVersion"]) {
+          put["metadata"].value("resourceVersion", "") !=
+              lease_["metadata"]["resourceVersion"].get<std::string>()) {
         conflict_next = false;
         test::status_answer(res, 409, "the object has been modified");
         return;
