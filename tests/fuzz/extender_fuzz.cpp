@@ -3,7 +3,10 @@
 // types, the v1.Pod translation with its quantities) on a two-node cluster, as the server would
 // pass a request body. The handlers must answer, never crash, throw or hang: 200 with a JSON
 // body, or 400 with a JSON {"error": reason} that is not empty. Bodies that parse are also
-// re-serialised and parsed again, which must give the same value.
+// re-serialised and parsed again, which must give the same value. The same bytes are also a pod
+// event from the API server (observe_pod, forget_pod, resync on a cluster of their own) and a
+// tessera.io/placement annotation, which must parse or be refused, and round-trip when they
+// parse.
 //
 // Build (clang 19+: clang 14 cannot compile libstdc++'s std::expected):
 //   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++-19 -DTESSERA_BUILD_FUZZ=ON
@@ -22,25 +25,34 @@
 #include "tessera/core/log.hpp"
 #include "tessera/hw/topology/presets.hpp"
 #include "tessera/k8s/extender_service.hpp"
+#include "tessera/k8s/placement_annotation.hpp"
 
 namespace {
 
 using tessera::fuzz::require;
 using namespace tessera;
 
+k8s::ExtenderService* make_service() {
+  (void)core::set_log_level("off");
+  auto* svc =
+      new k8s::ExtenderService(k8s::ExtenderConfig{}, std::make_shared<k8s::RecordOnlyBinder>());
+  for (const char* n : {"node1", "node2"}) {
+    auto t = hw::preset("rtx4090-2s2n", n);
+    require(t.has_value());
+    require(
+        svc->put_topology(n, std::make_shared<const hw::HostTopology>(std::move(*t))).has_value());
+  }
+  return svc;
+}
+
+// The pod events' cluster, apart: what they bind must not change what the verbs see.
+k8s::ExtenderService& events_service() {
+  static k8s::ExtenderService* s = make_service();
+  return *s;
+}
+
 k8s::ExtenderService& service() {
-  static k8s::ExtenderService* s = [] {
-    (void)core::set_log_level("off");
-    auto* svc =
-        new k8s::ExtenderService(k8s::ExtenderConfig{}, std::make_shared<k8s::RecordOnlyBinder>());
-    for (const char* n : {"node1", "node2"}) {
-      auto t = hw::preset("rtx4090-2s2n", n);
-      require(t.has_value());
-      require(svc->put_topology(n, std::make_shared<const hw::HostTopology>(std::move(*t)))
-                  .has_value());
-    }
-    return svc;
-  }();
+  static k8s::ExtenderService* s = make_service();
   return *s;
 }
 
@@ -79,6 +91,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     round_trip(j, k8s::parse_binding_args);
     round_trip(j, k8s::parse_filter_result);
     round_trip(j, k8s::parse_host_priority_list);
+    auto& events = events_service();
+    events.observe_pod(j);
+    events.forget_pod(j);
+    events.resync(nlohmann::json::array({j}), events.list_mark());
+  }
+  if (auto a = k8s::parse_placement_annotation(body)) {
+    const std::string once = k8s::placement_annotation(*a);
+    auto b = k8s::parse_placement_annotation(once);
+    require(b.has_value());
+    require(k8s::placement_annotation(*b) == once);
   }
   return 0;
 }
