@@ -146,11 +146,9 @@ void ExtenderService::observe(const json& object) {
   }
   const std::string node = object.value("spec", json::object()).value("nodeName", "");
   const json annotations = meta.value("annotations", json::object());
-  if (node.empty() || !annotations.is_object() ||
-      !annotations.contains(std::string(kPlacementAnnotation)) ||
-      !annotations[std::string(kPlacementAnnotation)].is_string()) {
-    return;
-  }
+  const auto placement =
+      annotations.is_object() ? annotations.find(kPlacementAnnotation) : annotations.end();
+  if (node.empty() || placement == annotations.end() || !placement->is_string()) return;
   {
     std::shared_lock lock(mu_);
     if (auto i = state_.find_pod(name); i && state_.pod(*i).pod.uid == uid) return;
@@ -160,8 +158,7 @@ void ExtenderService::observe(const json& object) {
     core::logger().warn("restore {}: {}", name, pod.error().message());
     return;
   }
-  auto a =
-      parse_placement_annotation(annotations[std::string(kPlacementAnnotation)].get<std::string>());
+  auto a = parse_placement_annotation(placement->get<std::string>());
   if (!a) {
     core::logger().warn("restore {}: {}", name, a.error().message());
     return;
