@@ -295,17 +295,19 @@ TEST(ScenarioParse, EachMemoryBoundKindsFraction) {
   auto r = parse_scenario(
       mutate("tenants:",
              "sim: {pointwise_bandwidth_fraction: 0.9, gather_bandwidth_fraction: 0.2, "
-             "norm_bandwidth_fraction: 0.4}\ntenants:"),
+             "norm_bandwidth_fraction: 0.4, attention_bandwidth_fraction: 0.95}\ntenants:"),
       "ok.yaml", "/data");
   ASSERT_TRUE(r.has_value()) << r.error().message();
   EXPECT_EQ(r->sim_overrides.pointwise_bandwidth_fraction, 0.9);
   EXPECT_EQ(r->sim_overrides.gather_bandwidth_fraction, 0.2);
   EXPECT_EQ(r->sim_overrides.norm_bandwidth_fraction, 0.4);
-  auto bad = parse_scenario(mutate("tenants:", "sim: {gather_bandwidth_fraction: 3}\ntenants:"),
-                            "bad.yaml", "/data");
-  ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(bad.error().message().find("gather_bandwidth_fraction"), std::string::npos)
-      << bad.error().message();
+  EXPECT_EQ(r->sim_overrides.attention_bandwidth_fraction, 0.95);
+  for (const char* key : {"gather_bandwidth_fraction", "attention_bandwidth_fraction"}) {
+    auto bad = parse_scenario(mutate("tenants:", fmt::format("sim: {{{}: 3}}\ntenants:", key)),
+                              "bad.yaml", "/data");
+    ASSERT_FALSE(bad.has_value()) << key;
+    EXPECT_NE(bad.error().message().find(key), std::string::npos) << bad.error().message();
+  }
 }
 
 TEST(ScenarioParse, ModeOptionsSetTheSchedulersKnobs) {

@@ -116,6 +116,52 @@ TEST(Fit, TheStreamKLibraryIsFittedOnItsOwnRowsAndLeavesTheOtherLibraryAlone) {
   EXPECT_FALSE(g.overrides.gemm_fixed.has_value());
 }
 
+TEST(Fit, AttentionFitsItsFractionsAndTheBenchmarksHostTimePerCall) {
+  sim::SimGpuOverrides truth;
+  truth.attention_compute_fraction = 0.7;
+  truth.attention_bandwidth_fraction = 0.95;
+  const std::string gpu = "H100-SXM5-80GB";
+  Predictor measure(truth, {}, false, {}, {{gpu, HarnessCosts{.host_call = 15000}}});
+  MeasurementSet set;
+  int line = 2;
+  const auto add = [&](workload::Phase phase, int batch, int length) {
+    Measurement m;
+    m.source =
+        fmt::format("inference_sim_kernels_h100/mha/decode/h100/32-8-128-tp1.csv:{}", line++);
+    m.gpu = gpu;
+    m.kind = MeasuredKind::kLayerKernels;
+    m.model = attention_model("attention-32-8-128", 32, 8, 128);
+    m.phase = phase;
+    m.lengths = std::vector<int>(static_cast<std::size_t>(batch), length);
+    m.layer_kernels = {std::string(kAttentionKernels)};
+    m.host_timed_call = true;
+    m.measured_ns = *measure.simulate_ns(m);
+    set.rows.push_back(std::move(m));
+  };
+  for (int length : {1024, 4096, 16384}) add(workload::Phase::kPrefill, 1, length);
+  for (int batch : {1, 8, 64}) {
+    for (int length : {512, 4096, 32768}) add(workload::Phase::kDecode, batch, length);
+  }
+  const auto fits = fit(set);
+  ASSERT_TRUE(fits.has_value()) << fits.error().message();
+  ASSERT_EQ(fits->size(), 1u);
+  const GpuFit& g = fits->front();
+  ASSERT_EQ(g.groups.size(), 1u);
+  EXPECT_EQ(g.groups.front().group, "attention");
+  EXPECT_LT(g.groups.front().loss_after, 1e-3);
+  ASSERT_TRUE(g.overrides.attention_bandwidth_fraction.has_value());
+  EXPECT_NEAR(*g.overrides.attention_bandwidth_fraction, 0.95, 0.03);
+  ASSERT_TRUE(g.overrides.attention_compute_fraction.has_value());
+  EXPECT_NEAR(*g.overrides.attention_compute_fraction, 0.7, 0.05);
+  ASSERT_TRUE(g.harness.has_value());
+  EXPECT_NEAR(static_cast<double>(g.harness->host_call), 15000, 1500);
+  // The host's time belongs to the benchmark: it is printed apart from the scenario section.
+  const std::string text = format_fit(*fits);
+  EXPECT_THAT(text, HasSubstr("host time per call"));
+  const auto section = text.substr(text.find("as a scenario section"));
+  EXPECT_THAT(section.substr(0, section.find('\n')), ::testing::Not(HasSubstr("host_call")));
+}
+
 TEST(Fit, RecoversTheEngineCostsThatMadeTheStepRows) {
   const workload::EngineCosts truth{
       .step = 3'000'000, .prefill = 8'000'000, .per_worker = 1'500'000, .per_sequence = 200'000};

@@ -122,6 +122,23 @@ TEST(Predict, LayerRowsSumTheNamedKernelsOfOneLayer) {
   EXPECT_THAT(missing.error().message(), HasSubstr("no_such_kernel"));
 }
 
+TEST(Predict, ARowTimedFromTheHostAddsTheBenchmarksCostOfACall) {
+  Measurement row = layer_row({std::string(kAttentionKernels)});
+  row.gpu = "H100-SXM5-80GB";
+  Predictor fitted({}, {}, true, {}, {{row.gpu, HarnessCosts{.host_call = 20000}}});
+  const double kernels = *fitted.simulate_ns(row);
+  row.host_timed_call = true;
+  EXPECT_DOUBLE_EQ(*fitted.simulate_ns(row), kernels + 20000);
+  // Without a fit: the calibration's cost for the board, and none with the generic assumptions.
+  Predictor calibrated;
+  EXPECT_GT(calibrated.harness_costs(row.gpu).host_call, 0);
+  Predictor generic({}, {}, false);
+  EXPECT_EQ(generic.harness_costs(row.gpu).host_call, 0);
+  const double timed_from_host = *generic.simulate_ns(row);
+  row.host_timed_call = false;
+  EXPECT_DOUBLE_EQ(*generic.simulate_ns(row), timed_from_host);
+}
+
 TEST(Predict, CategoriesFollowTheWorkNotTheSource) {
   EXPECT_EQ(category(gemm_row(64, 1)), "GEMM, M <= 64");
   EXPECT_EQ(category(gemm_row(65, 1)), "GEMM, 64 < M <= 1024");

@@ -94,6 +94,7 @@ Outcome run_validate_command(const ValidateFlags& f) {
   ProgressLine progress(!f.quiet);
   std::map<std::string, sim::SimGpuOverrides> fitted;
   std::map<std::string, workload::EngineCosts> engine;
+  std::map<std::string, validation::HarnessCosts> harness;
   if (f.fit) {
     TESSERA_ASSIGN_OR_RETURN(
         const std::vector<validation::GpuFit> fits,
@@ -106,9 +107,11 @@ Outcome run_validate_command(const ValidateFlags& f) {
     for (const auto& g : fits) {
       fitted.emplace(g.gpu, g.overrides);
       if (g.engine) engine.emplace(g.gpu, *g.engine);
+      if (g.harness) harness.emplace(g.gpu, *g.harness);
     }
   }
-  validation::Predictor predictor({}, std::move(fitted), !f.generic, std::move(engine));
+  validation::Predictor predictor({}, std::move(fitted), !f.generic, std::move(engine),
+                                  std::move(harness));
   TESSERA_ASSIGN_OR_RETURN(
       const validation::ValidationReport report,
       validation::validate(std::move(set), predictor, static_cast<std::size_t>(f.worst),

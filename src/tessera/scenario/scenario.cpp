@@ -317,6 +317,7 @@ Result<sim::SimGpuOverrides> parse_sim_options(const ConfigNode& n, const hw::Gp
                             "stream_k_tile_knee",
                             "stream_k_fixed",
                             "attention_compute_fraction",
+                            "attention_bandwidth_fraction",
                             "collective_latency",
                             "link_bandwidth_fraction",
                             "co_residency"}));
@@ -360,6 +361,7 @@ Result<sim::SimGpuOverrides> parse_sim_options(const ConfigNode& n, const hw::Gp
   TESSERA_TRY(number("stream_k_tile_knee", o.stream_k_tile_knee));
   TESSERA_TRY(duration("stream_k_fixed", o.stream_k_fixed));
   TESSERA_TRY(number("attention_compute_fraction", o.attention_compute_fraction));
+  TESSERA_TRY(number("attention_bandwidth_fraction", o.attention_bandwidth_fraction));
   TESSERA_TRY(duration("collective_latency", o.collective_latency));
   TESSERA_TRY(number("link_bandwidth_fraction", o.link_bandwidth_fraction));
   if (auto valid = sim::validate_model(gpu, sim::options_for(gpu, o)); !valid) {

@@ -18,13 +18,20 @@ namespace tessera::validation {
 
 namespace {
 
+// What a fit varies: the simulated GPU's options, and what the benchmarks add around the
+// kernels (fitted beside the options whose rows they are in).
+struct Trial {
+  sim::SimGpuOverrides sim;
+  HarnessCosts harness;
+};
+
 struct Option {
   std::string_view key;
   double lo;
   double hi;
   bool duration;
-  void (*set)(sim::SimGpuOverrides&, double);
-  double (*get)(const sim::SimGpuOptions&);
+  void (*set)(Trial&, double);
+  double (*get)(const sim::SimGpuOptions&, const HarnessCosts&);
 };
 
 struct Group {
@@ -35,6 +42,9 @@ struct Group {
 };
 
 constexpr int kFitPasses = 2;
+
+// The option that is the benchmarks' cost of a call timed from the host.
+constexpr std::string_view kHostCall = "host_call";
 
 bool is_gemm(const Measurement& m) {
   return category(m).starts_with("GEMM");
@@ -58,80 +68,105 @@ const std::vector<Group>& groups() {
        [](const Measurement& m) { return category(m).starts_with("elementwise"); },
        [](sim::SimGpuOverrides&) {},
        {{"launch_overhead", 200, 8000, true,
-         [](sim::SimGpuOverrides& o, double v) { o.launch_overhead = whole_ns(v); },
-         [](const sim::SimGpuOptions& o) { return static_cast<double>(o.launch_overhead); }},
+         [](Trial& t, double v) { t.sim.launch_overhead = whole_ns(v); },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) {
+           return static_cast<double>(o.launch_overhead);
+         }},
         {"elementwise_bandwidth_fraction", 0.2, 1, false,
-         [](sim::SimGpuOverrides& o, double v) { o.elementwise_bandwidth_fraction = v; },
-         [](const sim::SimGpuOptions& o) {
+         [](Trial& t, double v) { t.sim.elementwise_bandwidth_fraction = v; },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) {
            return fraction_or_achievable(o.elementwise_bandwidth_fraction, o);
          }},
         {"pointwise_bandwidth_fraction", 0.2, 1, false,
-         [](sim::SimGpuOverrides& o, double v) { o.pointwise_bandwidth_fraction = v; },
-         [](const sim::SimGpuOptions& o) {
+         [](Trial& t, double v) { t.sim.pointwise_bandwidth_fraction = v; },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) {
            return fraction_or_achievable(o.pointwise_bandwidth_fraction, o);
          }},
         {"norm_bandwidth_fraction", 0.1, 1, false,
-         [](sim::SimGpuOverrides& o, double v) { o.norm_bandwidth_fraction = v; },
-         [](const sim::SimGpuOptions& o) {
+         [](Trial& t, double v) { t.sim.norm_bandwidth_fraction = v; },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) {
            return fraction_or_achievable(o.norm_bandwidth_fraction, o);
          }},
         {"sm_bandwidth_multiple", 0.5, 16, false,
-         [](sim::SimGpuOverrides& o, double v) { o.sm_bandwidth_multiple = v; },
-         [](const sim::SimGpuOptions& o) { return o.sm_bandwidth_multiple; }}}},
+         [](Trial& t, double v) { t.sim.sm_bandwidth_multiple = v; },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) {
+           return o.sm_bandwidth_multiple;
+         }}}},
       {"embedding gathers",
        [](const Measurement& m) { return category(m).starts_with("embedding"); },
        [](sim::SimGpuOverrides&) {},
        {{"gather_bandwidth_fraction", 0.02, 1, false,
-         [](sim::SimGpuOverrides& o, double v) { o.gather_bandwidth_fraction = v; },
-         [](const sim::SimGpuOptions& o) {
+         [](Trial& t, double v) { t.sim.gather_bandwidth_fraction = v; },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) {
            return fraction_or_achievable(o.gather_bandwidth_fraction, o);
          }}}},
       {"GEMM",
        [](const Measurement& m) { return is_gemm(m) && !m.gemm_stream_k.value_or(false); },
        [](sim::SimGpuOverrides& o) { o.gemm_tile_selection = true; },
        {{"achievable_bandwidth_fraction", 0.4, 1, false,
-         [](sim::SimGpuOverrides& o, double v) { o.achievable_bandwidth_fraction = v; },
-         [](const sim::SimGpuOptions& o) { return o.achievable_bandwidth_fraction; }},
+         [](Trial& t, double v) { t.sim.achievable_bandwidth_fraction = v; },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) {
+           return o.achievable_bandwidth_fraction;
+         }},
         {"gemm_compute_fraction", 0.3, 1, false,
-         [](sim::SimGpuOverrides& o, double v) { o.gemm_compute_fraction = v; },
-         [](const sim::SimGpuOptions& o) { return o.gemm_compute_fraction; }},
-        {"gemm_tile_knee", 0, 512, false,
-         [](sim::SimGpuOverrides& o, double v) { o.gemm_tile_knee = v; },
-         [](const sim::SimGpuOptions& o) { return o.gemm_tile_knee; }},
-        {"gemm_fixed", 0, 20000, true,
-         [](sim::SimGpuOverrides& o, double v) { o.gemm_fixed = whole_ns(v); },
-         [](const sim::SimGpuOptions& o) { return static_cast<double>(o.gemm_fixed); }}}},
+         [](Trial& t, double v) { t.sim.gemm_compute_fraction = v; },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) { return o.gemm_compute_fraction; }},
+        {"gemm_tile_knee", 0, 512, false, [](Trial& t, double v) { t.sim.gemm_tile_knee = v; },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) { return o.gemm_tile_knee; }},
+        {"gemm_fixed", 0, 20000, true, [](Trial& t, double v) { t.sim.gemm_fixed = whole_ns(v); },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) {
+           return static_cast<double>(o.gemm_fixed);
+         }}}},
       // After the GEMM group, so that a start from the fit without Stream-K is available.
       {"GEMM, Stream-K library",
        [](const Measurement& m) { return is_gemm(m) && m.gemm_stream_k.value_or(false); },
        [](sim::SimGpuOverrides& o) { o.gemm_tile_selection = true; },
        {{"stream_k_compute_fraction", 0.3, 1, false,
-         [](sim::SimGpuOverrides& o, double v) { o.stream_k_compute_fraction = v; },
-         [](const sim::SimGpuOptions& o) { return o.stream_k_compute_fraction; }},
+         [](Trial& t, double v) { t.sim.stream_k_compute_fraction = v; },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) {
+           return o.stream_k_compute_fraction;
+         }},
         {"stream_k_tile_knee", 0, 512, false,
-         [](sim::SimGpuOverrides& o, double v) { o.stream_k_tile_knee = v; },
-         [](const sim::SimGpuOptions& o) { return o.stream_k_tile_knee; }},
+         [](Trial& t, double v) { t.sim.stream_k_tile_knee = v; },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) { return o.stream_k_tile_knee; }},
         {"stream_k_fixed", 0, 20000, true,
-         [](sim::SimGpuOverrides& o, double v) { o.stream_k_fixed = whole_ns(v); },
-         [](const sim::SimGpuOptions& o) { return static_cast<double>(o.stream_k_fixed); }}}},
+         [](Trial& t, double v) { t.sim.stream_k_fixed = whole_ns(v); },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) {
+           return static_cast<double>(o.stream_k_fixed);
+         }}}},
+      // Attention's own fractions, and the host's part of a call that inference_sim's rows
+      // hold (Measurement::host_timed_call), which would otherwise press both fractions down.
       {"attention",
-       [](const Measurement& m) { return category(m) == "attention, prefill"; },
+       [](const Measurement& m) { return category(m).starts_with("attention"); },
        [](sim::SimGpuOverrides&) {},
        {{"attention_compute_fraction", 0.1, 1, false,
-         [](sim::SimGpuOverrides& o, double v) { o.attention_compute_fraction = v; },
-         [](const sim::SimGpuOptions& o) {
+         [](Trial& t, double v) { t.sim.attention_compute_fraction = v; },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) {
            return o.attention_compute_fraction > 0 ? o.attention_compute_fraction
                                                    : o.achievable_compute_fraction;
+         }},
+        {"attention_bandwidth_fraction", 0.4, 1, false,
+         [](Trial& t, double v) { t.sim.attention_bandwidth_fraction = v; },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) {
+           return fraction_or_achievable(o.attention_bandwidth_fraction, o);
+         }},
+        {kHostCall, 0, 100000, true, [](Trial& t, double v) { t.harness.host_call = whole_ns(v); },
+         [](const sim::SimGpuOptions&, const HarnessCosts& h) {
+           return static_cast<double>(h.host_call);
          }}}},
       {"collectives",
        [](const Measurement& m) { return category(m).starts_with("collective"); },
        [](sim::SimGpuOverrides&) {},
        {{"collective_latency", 0, 200000, true,
-         [](sim::SimGpuOverrides& o, double v) { o.collective_latency = whole_ns(v); },
-         [](const sim::SimGpuOptions& o) { return static_cast<double>(o.collective_latency); }},
+         [](Trial& t, double v) { t.sim.collective_latency = whole_ns(v); },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) {
+           return static_cast<double>(o.collective_latency);
+         }},
         {"link_bandwidth_fraction", 0.1, 1, false,
-         [](sim::SimGpuOverrides& o, double v) { o.link_bandwidth_fraction = v; },
-         [](const sim::SimGpuOptions& o) { return o.link_bandwidth_fraction; }}}},
+         [](Trial& t, double v) { t.sim.link_bandwidth_fraction = v; },
+         [](const sim::SimGpuOptions& o, const HarnessCosts&) {
+           return o.link_bandwidth_fraction;
+         }}}},
   };
   return kGroups;
 }
@@ -139,8 +174,11 @@ const std::vector<Group>& groups() {
 // Mean over the rows of min(ln(simulated / measured)^2, 1): symmetric in over- and
 // under-prediction, and capped so that a few rows the model cannot explain (a benchmark's
 // outliers) do not steer the fit.
-double loss(const std::vector<const Measurement*>& rows, const sim::SimGpuOverrides& overrides) {
-  Predictor predictor(overrides, {}, false);
+double loss(const std::vector<const Measurement*>& rows, const Trial& trial) {
+  // Each GPU is fitted on its own rows, so the harness's costs apply to whichever GPU they are.
+  std::map<std::string, HarnessCosts> harness;
+  for (const Measurement* m : rows) harness.emplace(m->gpu, trial.harness);
+  Predictor predictor(trial.sim, {}, false, {}, std::move(harness));
   double sum = 0;
   for (const Measurement* m : rows) {
     const auto ns = predictor.simulate_ns(*m);
@@ -154,7 +192,7 @@ double loss(const std::vector<const Measurement*>& rows, const sim::SimGpuOverri
 struct Objective {
   const std::vector<const Measurement*>* rows;
   const Group* group;
-  sim::SimGpuOverrides base;
+  Trial base;
   int evaluations = 0;
   const FitProgress* progress;
   const std::string* gpu;
@@ -162,7 +200,7 @@ struct Objective {
 
 double objective(const std::vector<double>& x, std::vector<double>& /*gradient*/, void* data) {
   auto* o = static_cast<Objective*>(data);
-  sim::SimGpuOverrides trial = o->base;
+  Trial trial = o->base;
   for (std::size_t i = 0; i < x.size(); ++i) o->group->options[i].set(trial, x[i]);
   ++o->evaluations;
   if (*o->progress) (*o->progress)(*o->gpu, std::string(o->group->name), o->evaluations);
@@ -289,12 +327,13 @@ core::Result<std::optional<GroupFit>> fit_engine(const std::string& gpu,
 core::Status fit_group(const Group& group, const std::vector<const Measurement*>& mine,
                        const FitProgress& progress, GpuFit& g) {
   group.prepare(g.overrides);
+  Trial trial{.sim = g.overrides, .harness = g.harness.value_or(kNoHarnessCosts)};
   const sim::SimGpuOptions current = sim::apply(sim::SimGpuOptions{}, g.overrides);
   std::vector<double> x;
   std::vector<double> lo;
   std::vector<double> hi;
   for (const Option& o : group.options) {
-    x.push_back(o.get(current));
+    x.push_back(o.get(current, trial.harness));
     lo.push_back(o.lo);
     hi.push_back(o.hi);
   }
@@ -302,19 +341,21 @@ core::Status fit_group(const Group& group, const std::vector<const Measurement*>
   GroupFit gf;
   gf.group = std::string(group.name);
   gf.rows = mine.size();
-  gf.loss_before = earlier != g.groups.end() ? earlier->loss_before : loss(mine, g.overrides);
+  gf.loss_before = earlier != g.groups.end() ? earlier->loss_before : loss(mine, trial);
   Objective obj{
-      .rows = &mine, .group = &group, .base = g.overrides, .progress = &progress, .gpu = &g.gpu};
+      .rows = &mine, .group = &group, .base = trial, .progress = &progress, .gpu = &g.gpu};
   TESSERA_ASSIGN_OR_RETURN(
       x, minimise(objective, &obj, x, lo, hi, fmt::format("{} on {}", group.name, g.gpu)));
   for (std::size_t i = 0; i < x.size(); ++i) {
     const Option& o = group.options[i];
-    o.set(g.overrides, x[i]);
+    o.set(trial, x[i]);
     gf.values.push_back({.option = std::string(o.key),
                          .value = o.duration ? std::round(x[i]) : x[i],
                          .duration = o.duration});
+    if (o.key == kHostCall) g.harness = trial.harness;
   }
-  gf.loss_after = loss(mine, g.overrides);
+  g.overrides = trial.sim;
+  gf.loss_after = loss(mine, trial);
   gf.evaluations = obj.evaluations;
   if (earlier != g.groups.end()) {
     gf.evaluations += earlier->evaluations;
@@ -381,13 +422,20 @@ std::string format_fit(const std::vector<GpuFit>& fits) {
     for (const GroupFit& gf : g.groups) {
       out += fmt::format("  {} ({} rows, {} evaluations): loss {:.4f} -> {:.4f}\n", gf.group,
                          gf.rows, gf.evaluations, gf.loss_before, gf.loss_after);
-      std::string& into = gf.group == kEngineGroup ? engine : section;
       for (const FittedValue& v : gf.values) {
         out += fmt::format("    {:<30} {}\n", v.option, value(v));
+        if (v.option == kHostCall) continue;
+        std::string& into = gf.group == kEngineGroup ? engine : section;
         into += fmt::format("{}{}: {}", into.empty() ? "" : ", ", v.option, value(v));
       }
     }
     out += fmt::format("  as a scenario section: sim: {{{}}}\n", section);
+    if (g.harness) {
+      out += fmt::format(
+          "  the benchmarks' host time per call (rows timed from the host; no scenario pays it): "
+          "{}ns\n",
+          g.harness->host_call);
+    }
     if (!engine.empty())
       out += fmt::format("  as an inference tenant's key: engine: {{{}}}\n", engine);
   }

@@ -14,6 +14,7 @@
 
 #include "tessera/backends/sim/gpu/sim_gpu_options.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/validation/harness_costs.hpp"
 #include "tessera/validation/measurement.hpp"
 #include "tessera/workload/serving/engine_costs.hpp"
 
@@ -41,6 +42,7 @@ struct GpuFit {
   std::string gpu;
   sim::SimGpuOverrides overrides;               // every fitted option
   std::optional<workload::EngineCosts> engine;  // fitted on its step rows, if it has any
+  std::optional<HarnessCosts> harness;          // fitted on its rows timed from the host, if any
   std::vector<GroupFit> groups;
 };
 

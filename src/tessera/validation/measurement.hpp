@@ -62,6 +62,9 @@ struct Measurement {
   // kGemm, kLayerKernels, kStep: whether the measured GEMM library has Stream-K kernels
   // (sim::SimGpuOptions::gemm_stream_k); unset, the simulator's own setting.
   std::optional<bool> gemm_stream_k;
+  // kLayerKernels: the benchmark timed the library call from the host, so the span holds the
+  // call's host work before its kernels start (harness_costs.hpp).
+  bool host_timed_call = false;
 
   // kCollective
   Collective collective = Collective::kAllReduce;

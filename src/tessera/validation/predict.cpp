@@ -118,12 +118,14 @@ struct Predictor::Device {
 
 Predictor::Predictor(sim::SimGpuOverrides overrides,
                      std::map<std::string, sim::SimGpuOverrides> per_gpu, bool calibrated,
-                     std::map<std::string, workload::EngineCosts> engine)
+                     std::map<std::string, workload::EngineCosts> engine,
+                     std::map<std::string, HarnessCosts> harness)
     : overrides_(std::move(overrides)),
       per_gpu_(std::move(per_gpu)),
       calibrated_(calibrated),
       engine_(std::move(engine)),
-      default_engine_(calibrated ? workload::default_engine_costs() : workload::kNoEngineCosts) {}
+      default_engine_(calibrated ? workload::default_engine_costs() : workload::kNoEngineCosts),
+      harness_(std::move(harness)) {}
 Predictor::~Predictor() = default;
 
 std::optional<std::string> Predictor::unsupported(const Measurement& m) {
@@ -295,6 +297,7 @@ core::Result<double> Predictor::simulate_ns(const Measurement& m, const KernelSe
       total += ns * group.repeat;
     }
   }
+  if (m.host_timed_call) total += static_cast<double>(harness_costs(m.gpu).host_call);
   return total;
 }
 
@@ -307,6 +310,11 @@ double Predictor::engine_ns(const Measurement& m, const workload::EngineCosts& c
 const workload::EngineCosts& Predictor::engine_costs(const std::string& gpu) const {
   const auto it = engine_.find(gpu);
   return it != engine_.end() ? it->second : default_engine_;
+}
+
+HarnessCosts Predictor::harness_costs(const std::string& gpu) const {
+  if (const auto it = harness_.find(gpu); it != harness_.end()) return it->second;
+  return calibrated_ ? default_harness_costs(gpu) : kNoHarnessCosts;
 }
 
 }  // namespace tessera::validation

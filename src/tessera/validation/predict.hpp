@@ -16,6 +16,7 @@
 #include "tessera/backends/sim/gpu/sim_gpu.hpp"
 #include "tessera/backends/sim/gpu/sim_gpu_options.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/validation/harness_costs.hpp"
 #include "tessera/validation/measurement.hpp"
 #include "tessera/workload/kernels/kernel.hpp"
 #include "tessera/workload/serving/engine_costs.hpp"
@@ -34,10 +35,13 @@ class Predictor {
   // instead of each GPU's calibration: what a fit starts from, so it does not depend on the
   // calibration it produces. Steps add the serving engine's costs: `engine` for the GPUs it
   // names (a fit's), else workload::default_engine_costs() (calibrated) or none (generic).
+  // Rows timed from the host add their benchmark's cost of a call: `harness` for the GPUs it
+  // names (a fit's), else default_harness_costs() (calibrated) or none (generic).
   explicit Predictor(sim::SimGpuOverrides overrides = {},
                      std::map<std::string, sim::SimGpuOverrides> per_gpu = {},
                      bool calibrated = true,
-                     std::map<std::string, workload::EngineCosts> engine = {});
+                     std::map<std::string, workload::EngineCosts> engine = {},
+                     std::map<std::string, HarnessCosts> harness = {});
   ~Predictor();
   Predictor(const Predictor&) = delete;
   Predictor& operator=(const Predictor&) = delete;
@@ -58,6 +62,8 @@ class Predictor {
   static double engine_ns(const Measurement& m, const workload::EngineCosts& costs);
   // The engine costs steps on `gpu` are predicted with.
   const workload::EngineCosts& engine_costs(const std::string& gpu) const;
+  // The benchmark's costs rows on `gpu` are predicted with.
+  HarnessCosts harness_costs(const std::string& gpu) const;
   // The kernels a row runs (for `tessera kernel` to show), in launch order.
   core::Result<workload::KernelSequence> kernels(const Measurement& m) const;
   // One kernel or sequence alone on the whole GPU `gpu`: end of its last kernel - start of its
@@ -74,6 +80,7 @@ class Predictor {
   bool calibrated_ = true;
   std::map<std::string, workload::EngineCosts> engine_;
   workload::EngineCosts default_engine_;
+  std::map<std::string, HarnessCosts> harness_;
   // By GPU, and by the GEMM library a row says it was measured with.
   using DeviceKey = std::pair<std::string, std::optional<bool>>;
   std::map<DeviceKey, std::unique_ptr<Device>> devices_;

@@ -157,6 +157,24 @@ TEST_F(LibraryTiming, ElementwiseKernelsMoveTheirBytesAtTheirOwnFraction) {
   EXPECT_DOUBLE_EQ(model.shape(attention).bytes_per_block, 1000);
 }
 
+TEST_F(LibraryTiming, AttentionStreamsTheKvCacheAtItsOwnFraction) {
+  options.achievable_bandwidth_fraction = 0.8;
+  options.elementwise_bandwidth_fraction = 0.6;
+  options.attention_bandwidth_fraction = 0.96;
+  const TimingModel model(spec, options);
+  auto attention = test::make_kernel("attention", 16, 0, 1200);
+  attention.kind = workload::KernelClass::kAttention;
+  auto gemm = attention;
+  gemm.kind = workload::KernelClass::kGemm;
+  // 1200 bytes at 0.8 / 0.96 occupy the bandwidth as 1000 would at the achievable fraction;
+  // other kernels keep theirs.
+  EXPECT_DOUBLE_EQ(model.shape(attention).bytes_per_block, 1000);
+  EXPECT_DOUBLE_EQ(model.shape(gemm).bytes_per_block, 1200);
+  // Unset, attention streams at the achievable fraction, not the elementwise one.
+  options.attention_bandwidth_fraction = 0;
+  EXPECT_DOUBLE_EQ(TimingModel(spec, options).shape(attention).bytes_per_block, 1200);
+}
+
 TEST_F(LibraryTiming, PointwiseGatherAndNormKernelsHaveFractionsOfTheirOwn) {
   options.achievable_bandwidth_fraction = 0.9;
   options.elementwise_bandwidth_fraction = 0.6;
@@ -227,6 +245,10 @@ TEST(LibraryOptions, EveryNewOptionOutsideItsRangeIsNamed) {
   EXPECT_NE(message([](SimGpuOptions& o) {
               o.attention_compute_fraction = 1.5;
             }).find("attention_compute_fraction"),
+            std::string::npos);
+  EXPECT_NE(message([](SimGpuOptions& o) {
+              o.attention_bandwidth_fraction = -0.5;
+            }).find("attention_bandwidth_fraction"),
             std::string::npos);
   EXPECT_NE(message([](SimGpuOptions& o) {
               o.elementwise_bandwidth_fraction = 2;

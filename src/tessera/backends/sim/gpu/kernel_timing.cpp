@@ -66,6 +66,10 @@ TimingModel::TimingModel(const hw::GpuSpec& spec, const SimGpuOptions& options) 
       scale(options.gather_bandwidth_fraction);
   byte_scale_[static_cast<std::size_t>(workload::KernelClass::kNorm)] =
       scale(options.norm_bandwidth_fraction);
+  if (options.attention_bandwidth_fraction > 0) {
+    byte_scale_[static_cast<std::size_t>(workload::KernelClass::kAttention)] =
+        options.achievable_bandwidth_fraction / options.attention_bandwidth_fraction;
+  }
   link_fraction_ = options.link_bandwidth_fraction;
   device_bandwidth_ =
       spec.memory_bandwidth_bytes_per_s * options.achievable_bandwidth_fraction / 1e9;

@@ -38,8 +38,8 @@ SimGpuOptions a100() {
 }
 
 // Fitted on vidur's H100 operator profiles of the same three models, inference_sim's H100 FP8
-// GEMMs (n = 6144) and FlashAttention-3 prefills (three head shapes), vidur's DGX H100
-// all-reduce profile, and (the library with Stream-K kernels) LLMServingSim's Llama-3.1-8B
+// GEMMs (n = 6144), FlashAttention-3 prefills and FlashInfer decodes (three head shapes), vidur's
+// DGX H100 all-reduce profile, and (the library with Stream-K kernels) LLMServingSim's Llama-3.1-8B
 // GEMMs.
 SimGpuOptions h100() {
   SimGpuOptions o;
@@ -57,7 +57,8 @@ SimGpuOptions h100() {
   o.stream_k_compute_fraction = 0.8249;
   o.stream_k_tile_knee = 1.859;
   o.stream_k_fixed = 4402;
-  o.attention_compute_fraction = 0.6452;
+  o.attention_compute_fraction = 0.7271;
+  o.attention_bandwidth_fraction = 0.9552;
   o.collective_latency = 3337;
   o.link_bandwidth_fraction = 0.8068;
   return o;

@@ -138,6 +138,12 @@ core::Status validate_model(const hw::GpuSpec& spec, const SimGpuOptions& o) {
                     "achievable_compute_fraction",
                     o.attention_compute_fraction));
   }
+  if (!(o.attention_bandwidth_fraction >= 0 && o.attention_bandwidth_fraction <= 1)) {
+    return bad_option(
+        fmt::format("attention_bandwidth_fraction is {}; use a value in (0, 1], or 0 for "
+                    "achievable_bandwidth_fraction",
+                    o.attention_bandwidth_fraction));
+  }
   if (o.collective_latency < 0) {
     return bad_option(
         fmt::format("collective_latency is {} ns; it cannot be negative", o.collective_latency));
@@ -182,6 +188,7 @@ SimGpuOptions apply(SimGpuOptions out, const SimGpuOverrides& o) {
   set(out.stream_k_tile_knee, o.stream_k_tile_knee);
   set(out.stream_k_fixed, o.stream_k_fixed);
   set(out.attention_compute_fraction, o.attention_compute_fraction);
+  set(out.attention_bandwidth_fraction, o.attention_bandwidth_fraction);
   set(out.collective_latency, o.collective_latency);
   set(out.link_bandwidth_fraction, o.link_bandwidth_fraction);
   set(out.co_residency, o.co_residency);

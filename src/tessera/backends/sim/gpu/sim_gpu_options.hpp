@@ -85,6 +85,11 @@ struct SimGpuOptions {
   // Fraction of the tensor peak attention kernels (FlashAttention) reach; 0: the
   // achievable_compute_fraction of every kernel.
   double attention_compute_fraction = 0;
+  // Fraction of peak DRAM bandwidth attention kernels reach while they stream the KV cache:
+  // decode attention reads long contiguous pages with nothing to write back but one row per
+  // head, and measures closer to the peak than GEMMs, whose achievable fraction is the
+  // default (docs/validate.md, "Attention"). 0: achievable_bandwidth_fraction.
+  double attention_bandwidth_fraction = 0;
 
   // Collectives between GPUs: a latency per sequential step over the link
   // (workload::Kernel::link_steps; NCCL's handshake and its protocol's flush per ring step) on
@@ -167,6 +172,7 @@ struct SimGpuOverrides {
   std::optional<double> stream_k_tile_knee;
   std::optional<core::Nanos> stream_k_fixed;
   std::optional<double> attention_compute_fraction;
+  std::optional<double> attention_bandwidth_fraction;
   std::optional<core::Nanos> collective_latency;
   std::optional<double> link_bandwidth_fraction;
   std::optional<bool> co_residency;
