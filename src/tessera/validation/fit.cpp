@@ -175,9 +175,9 @@ const std::vector<Group>& groups() {
 // under-prediction, and capped so that a few rows the model cannot explain (a benchmark's
 // outliers) do not steer the fit.
 double loss(const std::vector<const Measurement*>& rows, const Trial& trial) {
-  // Each GPU is fitted on its own rows, so the harness's costs apply to whichever GPU they are.
+  // A fit's rows are all of one GPU (fit() groups them so): the harness's costs are that GPU's.
   std::map<std::string, HarnessCosts> harness;
-  for (const Measurement* m : rows) harness.emplace(m->gpu, trial.harness);
+  if (!rows.empty()) harness.emplace(rows.front()->gpu, trial.harness);
   Predictor predictor(trial.sim, {}, false, {}, std::move(harness));
   double sum = 0;
   for (const Measurement* m : rows) {
