@@ -20,6 +20,8 @@ metrics::TenantReport inference(const std::string& name, double e2e_p99, double 
   s.completed = 100;
   s.e2e_ms.count = 100;
   s.e2e_ms.p99 = e2e_p99;
+  s.tpot_ms.count = 100;
+  s.tpot_ms.p99 = e2e_p99 / 50;
   s.output_tokens_per_s = tokens_per_s;
   s.slo_attainment = attainment;
   t.inference = s;
@@ -101,6 +103,31 @@ TEST(Claim, TailAgainstRunningAlone) {
   ASSERT_TRUE(v.has_value()) << v.error().message();
   EXPECT_DOUBLE_EQ(*v, 4.0);  // 400 ms against 100 ms alone
   EXPECT_TRUE(lower_is_better(vs_alone));
+}
+
+TEST(Claim, TokenTailAgainstRunningAlone) {
+  const Metric tpot{.quantity = Quantity::kTpotP99VsAlone, .tenant = "hp", .counter = ""};
+  auto v = metric_value(report(), tpot, "mps");
+  ASSERT_TRUE(v.has_value()) << v.error().message();
+  EXPECT_DOUBLE_EQ(*v, 13.0);  // 26 ms against 2 ms alone
+  EXPECT_TRUE(lower_is_better(tpot));
+  EXPECT_EQ(label(tpot), "hp tpot p99 x alone");
+}
+
+TEST(Claim, ThroughputAgainstMps) {
+  const Metric vs_mps{.quantity = Quantity::kThroughputVsMps, .tenant = "be", .counter = ""};
+  auto v = metric_value(report(), vs_mps, "ours");
+  ASSERT_TRUE(v.has_value()) << v.error().message();
+  EXPECT_DOUBLE_EQ(*v, 400.0 / 300.0);
+  EXPECT_FALSE(lower_is_better(vs_mps));
+  EXPECT_EQ(label(vs_mps), "be thr x mps");
+  // Without an mps row there is nothing to compare with, and the message says so.
+  metrics::RunReport no_mps = report();
+  no_mps.modes.erase(no_mps.modes.begin() + 1);
+  auto missing = metric_value(no_mps, vs_mps, "ours");
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().message().find("needs the mps mode"), std::string::npos)
+      << missing.error().message();
 }
 
 TEST(Claim, BestOfSeveralBaselinesIsTheStrongest) {

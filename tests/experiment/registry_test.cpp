@@ -27,7 +27,7 @@ TEST(ExperimentRegistry, NamesAreUniqueAndFindable) {
     EXPECT_EQ(*found, &e);
   }
   for (const char* name :
-       {"inference-stacking", "hybrid", "training-colocation", "mixed", "trace-serving",
+       {"inference-stacking", "hybrid", "training-colocation", "mixed", "trace-serving", "frontier",
         "right-sizing", "dvfs", "overheads", "mig-general", "mig-ml", "mig-llm", "mig-predictor",
         "flextopo-preemption", "flextopo-serving"}) {
     EXPECT_TRUE(names.count(name)) << name << " is missing";

@@ -3,6 +3,7 @@
 // configurations); drawn in headless Chromium without an error (hybrid; skipped where no chromium
 // binary is on PATH); and the studies that run no scenario refuse the flag, saying so.
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -22,6 +23,7 @@ namespace {
 using test::count;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 const std::filesystem::path kWorkDir = TESSERA_REPORT_TEST_DIR;
 
@@ -104,6 +106,36 @@ TEST(ExperimentReportInBrowser, EveryPlotIsDrawnAndAScreenshotIsLeft) {
       kWorkDir);
   EXPECT_EQ(shot.exit_status, 0) << shot.log;
   EXPECT_TRUE(std::filesystem::exists(screenshot));
+}
+
+TEST(ExperimentReportInBrowser, TheFrontierIsDrawnWithEveryPolicysPoints) {
+  const std::optional<std::filesystem::path> chromium = test::find_chromium();
+  if (!chromium) GTEST_SKIP() << "no chromium binary on PATH (scripts/install-deps.sh installs it)";
+  std::filesystem::create_directories(kWorkDir);
+  const std::filesystem::path page = kWorkDir / "frontier-report.html";
+  std::filesystem::remove(page);
+  const test::CliRun made = test::run_cli(
+      {"tessera", "experiment", "frontier", "-q", "--duration", "2s", "--report", page.c_str()});
+  ASSERT_EQ(made.status, 0) << made.err;
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(count(html, "Frontier</h2>"), 1u);
+
+  const test::ChromiumRun run = test::run_chromium(*chromium, page, {"--dump-dom"}, kWorkDir);
+  EXPECT_EQ(run.exit_status, 0) << run.log;
+  EXPECT_THAT(test::console_errors(run.log), IsEmpty());
+  const std::vector<std::string> plots = test::plot_elements(run.stdout_text);
+  // The frontier first (it follows the figures), then the run's own plots.
+  ASSERT_GE(plots.size(), 1u);
+  const std::string& frontier = plots.front();
+  EXPECT_THAT(frontier, HasSubstr("hp p99 x alone against train thr x alone"));
+  EXPECT_THAT(frontier, HasSubstr("class=\"marks\""));
+  // Each point is labelled: the baselines by name, priority-fill's by its share.
+  for (const char* label : {"lithos", "tpot-first", "mps", "0.05", "0.75"}) {
+    EXPECT_THAT(frontier, HasSubstr(fmt::format(">{}</text>", label))) << label;
+  }
+  // Exclusive runs each tenant on a GPU of its own: not a point on the frontier.
+  EXPECT_THAT(frontier, Not(HasSubstr(">exclusive</text>")));
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   out.push_back(command<RunFlags>(
       "demo",
       "LLM inference with an SLO beside a training job on a simulated H100, under every "
-      "sharing mode: the baselines, lithos, cogpu and tpot-first (the built-in "
+      "sharing mode: the baselines, lithos, cogpu, tpot-first and priority-fill (the built-in "
       "examples/demo.yaml)",
       add_demo_options, run_demo_command));
   out.push_back(command<ExperimentFlags>(

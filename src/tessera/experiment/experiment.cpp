@@ -101,6 +101,7 @@ bool has_row(const Experiment& e, const scenario::Scenario& s, const std::string
 
 bool needs_exclusive(const Metric& m) {
   return m.quantity == Quantity::kNormalizedThroughput || m.quantity == Quantity::kE2eP99VsAlone ||
+         m.quantity == Quantity::kTpotP99VsAlone ||
          m.quantity == Quantity::kAggregateNormalizedThroughput ||
          m.quantity == Quantity::kTrainingNormalizedThroughput;
 }
@@ -117,6 +118,12 @@ core::Status validate_metric(const Experiment& e, const scenario::Scenario& s, c
         "experiment '{}': '{}' is relative to each tenant alone, so scenario '{}' must run the "
         "exclusive mode",
         e.name, label(m), s.name)));
+  }
+  if (m.quantity == Quantity::kThroughputVsMps && !has_row(e, s, "mps")) {
+    return std::unexpected(invalid(
+        fmt::format("experiment '{}': '{}' is relative to MPS, so scenario '{}' must run the "
+                    "mps mode",
+                    e.name, label(m), s.name)));
   }
   return {};
 }

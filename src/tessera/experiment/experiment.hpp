@@ -5,6 +5,7 @@
 // result rests on. The one list of experiments, of every kind, is registry.hpp.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,13 @@ struct Config {
   std::string scenario_file;  // under examples/experiments/, e.g. "hybrid.yaml"
 };
 
+// A plot of every row of a configuration, `y` against `x`, in the HTML report; the rows of one
+// policy (the part of a row's name before a space) are joined by a line, in order of `x`.
+struct FrontierPlot {
+  Metric x;
+  Metric y;
+};
+
 struct Experiment {
   std::string name;    // the command's argument: `tessera experiment NAME`
   std::string paper;   // "LithOS (SOSP 2025)"
@@ -44,6 +52,7 @@ struct Experiment {
   // The rows a custom `run` reports (claims are checked against these); empty: the scenario's
   // modes.
   std::vector<std::string> rows = {};
+  std::optional<FrontierPlot> frontier = std::nullopt;
 };
 
 // The text of examples/experiments/FILE as built into the binary.

@@ -28,6 +28,48 @@ report::Table claims_table(const std::vector<ClaimResult>& claims) {
   return t;
 }
 
+// Every row at (x, y), the rows of one policy joined in order of x, each point labelled (a sweep's
+// points by their setting). Exclusive is left out: it runs each tenant on a GPU of its own.
+nlohmann::json frontier_spec(const Experiment& e, const ConfigResult& c) {
+  using nlohmann::json;
+  const FrontierPlot& f = *e.frontier;
+  json values = json::array();
+  for (const auto& m : c.report.modes) {
+    const auto x = metric_value(c.report, f.x, m.mode);
+    const auto y = metric_value(c.report, f.y, m.mode);
+    if (!x || !y || m.mode == "exclusive") continue;
+    const auto space = m.mode.find(' ');
+    values.push_back({{"row", m.mode},
+                      {"policy", m.mode.substr(0, space)},
+                      {"point", space == std::string::npos ? m.mode : m.mode.substr(space + 1)},
+                      {"x", *x},
+                      {"y", *y}});
+  }
+  const json x = {{"field", "x"}, {"type", "quantitative"}, {"title", label(f.x)}};
+  const json y = {{"field", "y"},
+                  {"type", "quantitative"},
+                  {"title", label(f.y)},
+                  {"scale", {{"zero", false}}}};
+  const json colour = {{"field", "policy"}, {"type", "nominal"}, {"title", "policy"}};
+  return {
+      {"$schema", "https://vega.github.io/schema/vega-lite/v5.json"},
+      {"title", fmt::format("{} against {}", label(f.y), label(f.x))},
+      {"data", {{"values", std::move(values)}}},
+      {"width", 520},
+      {"height", 320},
+      {"layer",
+       json::array({{{"mark", {{"type", "line"}, {"strokeWidth", 1.5}}},
+                     {"encoding", {{"x", x}, {"y", y}, {"color", colour}, {"order", x}}}},
+                    {{"mark", {{"type", "point"}, {"filled", true}, {"size", 60}}},
+                     {"encoding",
+                      {{"x", x},
+                       {"y", y},
+                       {"color", colour},
+                       {"tooltip", json::array({{{"field", "row"}, {"type", "nominal"}}, x, y})}}}},
+                    {{"mark", {{"type", "text"}, {"align", "left"}, {"dx", 6}, {"dy", -6}}},
+                     {"encoding", {{"x", x}, {"y", y}, {"text", {{"field", "point"}}}}}}})}};
+}
+
 }  // namespace
 
 std::string format_html_report(const ExperimentResult& result) {
@@ -46,6 +88,7 @@ std::string format_html_report(const ExperimentResult& result) {
     if (!c.claims.empty()) page.table(claims_table(c.claims));
     page.table(table_of("The experiment's figures per mode", result_rows(e, c.report)))
         .paragraph(source_line(e, s));
+    if (e.frontier) page.section(fmt::format("{}Frontier", prefix)).vega_lite(frontier_spec(e, c));
     scenario::add_run_sections(page, c.report, prefix);
   }
   return page.render();

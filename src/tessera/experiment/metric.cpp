@@ -76,21 +76,29 @@ Result<double> e2e_p99(const metrics::TenantReport& t, std::string_view what) {
   return statistic(s->e2e_ms, s->e2e_ms.p99, t, what);
 }
 
-Result<double> e2e_p99_vs_alone(const metrics::RunReport& report, const metrics::TenantReport& t,
-                                std::string_view what) {
-  auto alone_mode = find_mode(report, "exclusive");
-  if (!alone_mode) {
-    return std::unexpected(missing(
-        fmt::format("{} needs the exclusive mode (each tenant alone) in the same run", what)));
-  }
-  TESSERA_ASSIGN_OR_RETURN(const auto* alone, find_tenant(**alone_mode, t.name));
-  TESSERA_ASSIGN_OR_RETURN(const double reference, e2e_p99(*alone, what));
-  TESSERA_ASSIGN_OR_RETURN(const double value, e2e_p99(t, what));
-  if (reference <= 0) {
+Result<double> tpot_p99(const metrics::TenantReport& t, std::string_view what) {
+  TESSERA_ASSIGN_OR_RETURN(const auto* s, inference_of(t, what));
+  return statistic(s->tpot_ms, s->tpot_ms.p99, t, what);
+}
+
+// `figure` of `t` over the same figure of its tenant under mode `reference` of the same run.
+template <class Figure>
+Result<double> relative_to(const metrics::RunReport& report, std::string_view reference,
+                           const metrics::TenantReport& t, std::string_view what, Figure figure) {
+  auto reference_mode = find_mode(report, reference);
+  if (!reference_mode) {
     return std::unexpected(
-        missing(fmt::format("'{}' has a zero e2e P99 alone, so no ratio can be formed", t.name)));
+        missing(fmt::format("{} needs the {} mode{} in the same run", what, reference,
+                            reference == "exclusive" ? " (each tenant alone)" : "")));
   }
-  return value / reference;
+  TESSERA_ASSIGN_OR_RETURN(const auto* other, find_tenant(**reference_mode, t.name));
+  TESSERA_ASSIGN_OR_RETURN(const double base, figure(*other));
+  TESSERA_ASSIGN_OR_RETURN(const double value, figure(t));
+  if (base <= 0) {
+    return std::unexpected(missing(fmt::format(
+        "'{}' has a zero {} under {}, so no ratio can be formed", t.name, what, reference)));
+  }
+  return value / base;
 }
 
 Result<double> tenant_value(const metrics::RunReport& report, const metrics::TenantReport& t,
@@ -101,12 +109,14 @@ Result<double> tenant_value(const metrics::RunReport& report, const metrics::Ten
       TESSERA_ASSIGN_OR_RETURN(const auto* s, inference_of(t, what));
       return statistic(s->ttft_ms, s->ttft_ms.p99, t, what);
     }
-    case Quantity::kTpotP99Ms: {
-      TESSERA_ASSIGN_OR_RETURN(const auto* s, inference_of(t, what));
-      return statistic(s->tpot_ms, s->tpot_ms.p99, t, what);
-    }
+    case Quantity::kTpotP99Ms: return tpot_p99(t, what);
     case Quantity::kE2eP99Ms: return e2e_p99(t, what);
-    case Quantity::kE2eP99VsAlone: return e2e_p99_vs_alone(report, t, what);
+    case Quantity::kE2eP99VsAlone:
+      return relative_to(report, "exclusive", t, what,
+                         [&](const metrics::TenantReport& x) { return e2e_p99(x, what); });
+    case Quantity::kTpotP99VsAlone:
+      return relative_to(report, "exclusive", t, what,
+                         [&](const metrics::TenantReport& x) { return tpot_p99(x, what); });
     case Quantity::kTtftMeanMs: {
       TESSERA_ASSIGN_OR_RETURN(const auto* s, inference_of(t, what));
       return statistic(s->ttft_ms, s->ttft_ms.mean, t, what);
@@ -125,6 +135,10 @@ Result<double> tenant_value(const metrics::RunReport& report, const metrics::Ten
     }
     case Quantity::kThroughput: return throughput(t);
     case Quantity::kNormalizedThroughput: return normalized(report, t);
+    case Quantity::kThroughputVsMps:
+      return relative_to(
+          report, "mps", t, what,
+          [](const metrics::TenantReport& x) -> Result<double> { return throughput(x); });
     default:
       return std::unexpected(core::Error(core::Domain::kScenario, core::Code::kInternal,
                                          fmt::format("{} is not a per-tenant figure", what)));
@@ -137,6 +151,7 @@ bool lower_is_better(const Metric& metric) {
   switch (metric.quantity) {
     case Quantity::kThroughput:
     case Quantity::kNormalizedThroughput:
+    case Quantity::kThroughputVsMps:
     case Quantity::kAggregateNormalizedThroughput:
     case Quantity::kTrainingNormalizedThroughput: return false;
     case Quantity::kCounter: return metric.counter_lower_is_better;
@@ -151,11 +166,13 @@ std::string label(const Metric& metric) {
     case Quantity::kTpotP99Ms: return who + "tpot p99 ms";
     case Quantity::kE2eP99Ms: return who + "e2e p99 ms";
     case Quantity::kE2eP99VsAlone: return who + "p99 x alone";
+    case Quantity::kTpotP99VsAlone: return who + "tpot p99 x alone";
     case Quantity::kTtftMeanMs: return who + "ttft mean ms";
     case Quantity::kTpotMeanMs: return who + "tpot mean ms";
     case Quantity::kSloViolationPct: return who + "slo miss %";
     case Quantity::kThroughput: return who + "thr/s";
     case Quantity::kNormalizedThroughput: return who + "thr x alone";
+    case Quantity::kThroughputVsMps: return who + "thr x mps";
     case Quantity::kAggregateNormalizedThroughput: return "sum thr x alone";
     case Quantity::kTrainingNormalizedThroughput: return "train thr x alone";
     case Quantity::kEnergyJ: return "energy J";

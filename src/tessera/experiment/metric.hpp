@@ -17,12 +17,16 @@ enum class Quantity {
   // A tenant's e2e P99 over its e2e P99 alone on a GPU (the run's `exclusive` mode): how far a
   // policy keeps it from the physical limit (the goal: within 1.2x).
   kE2eP99VsAlone,
+  kTpotP99VsAlone,  // the same for its time per output token
   kTtftMeanMs,
   kTpotMeanMs,
   kSloViolationPct,  // a tenant's arrived requests that missed a target or did not finish, in %
   kThroughput,       // a tenant's output tokens/s (inference) or samples/s (training)
   // A tenant's throughput over its throughput alone on a GPU (the run's `exclusive` mode).
   kNormalizedThroughput,
+  // A tenant's throughput over its throughput under `mps` in the same run: what a policy gives
+  // best-effort work against the GPU's own sharing.
+  kThroughputVsMps,
   // The sum of every tenant's normalized throughput (LithOS's aggregate throughput).
   kAggregateNormalizedThroughput,
   // The same sum over the training tenants only.

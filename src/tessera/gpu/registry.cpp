@@ -10,6 +10,7 @@
 #include "tessera/gpu/modes/lithos/lithos_mode.hpp"
 #include "tessera/gpu/modes/mig/mig_mode.hpp"
 #include "tessera/gpu/modes/mps/mps.hpp"
+#include "tessera/gpu/modes/priority_fill/priority_fill_mode.hpp"
 #include "tessera/gpu/modes/static_partitions/static_partitions.hpp"
 #include "tessera/gpu/modes/time_slicing/time_slicing.hpp"
 #include "tessera/gpu/policy/cogpu_policy.hpp"
@@ -55,6 +56,11 @@ const std::vector<ModeEntry>& sharing_modes() {
       mode_entry<LithosMode>(
           "lithos", "priority TPC scheduling with stealing and kernel atomization (LithOS)",
           lithos_option_fields()),
+      mode_entry<PriorityFillMode>(
+          "priority-fill",
+          "latency-critical tenants first at high stream priority on every SM; best-effort "
+          "tenants fill the rest, held to a reserve while latency-critical work runs (tessera)",
+          priority_fill_option_fields()),
   };
   return modes;
 }

@@ -1,0 +1,122 @@
+#include "tessera/gpu/modes/priority_fill/priority_fill_mode.hpp"
+
+#include <algorithm>
+
+#include "tessera/core/try.hpp"
+
+namespace tessera::gpu {
+
+using core::Code;
+using core::Domain;
+
+core::Status PriorityFillMode::attach(device::GpuDevice& device,
+                                      std::span<const TenantInfo> tenants) {
+  if (device_ != nullptr) return std::unexpected(already_attached(name()));
+  const auto caps = device.capabilities();
+  if (!caps.sm_partitions) {
+    return core::failf(Domain::kGpu, Code::kUnsupported,
+                       "priority-fill confines best-effort work to an SM set, and {} has no SM "
+                       "partitions; use mps on it",
+                       device.spec().name);
+  }
+  TESSERA_ASSIGN_OR_RETURN(auto grid, PartitionGrid::of(device.spec()));
+  TESSERA_ASSIGN_OR_RETURN(auto table, TenantTable::make(name(), tenants));
+  std::vector<FillTenant> state;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const TenantInfo& info = table.info(i);
+    const bool has_target = info.ttft_slo > 0 || info.tpot_slo > 0;
+    state.push_back(FillTenant{.latency_critical = info.latency_critical && has_target,
+                               .priority = info.priority});
+  }
+  // Without stream priorities, the reserve alone protects latency-critical work.
+  auto priorities =
+      caps.stream_priorities ? fill_stream_priorities(state) : std::vector<int>(state.size(), 0);
+  auto sets = fill_sm_sets(grid, options_.best_effort_share, state);
+  std::vector<device::StreamId> streams;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    TESSERA_ASSIGN_OR_RETURN(
+        const auto stream,
+        device.create_stream(device::StreamConfig{
+            .context = context_for(i), .sms = sets[i], .priority = priorities[i]}));
+    streams.push_back(stream);
+  }
+  tenants_ = std::move(table);
+  grid_ = grid;
+  in_flight_.assign(state.size(), 0);
+  state_ = std::move(state);
+  streams_ = std::move(streams);
+  priorities_ = std::move(priorities);
+  sets_ = std::move(sets);
+  device_ = &device;
+  attached_at_ = device.executor().now();
+  return {};
+}
+
+core::Status PriorityFillMode::submit(TenantId tenant, workload::KernelSequencePtr sequence,
+                                      std::uint64_t tag, device::DoneCallback done) {
+  TESSERA_ASSIGN_OR_RETURN(const auto index, tenants_.index_of(name(), tenant));
+  if (failure_) return std::unexpected(*failure_);
+  FillTenant& t = state_[index];
+  const bool was_busy = t.busy;
+  ++in_flight_[index];
+  t.busy = true;
+  if (!was_busy && t.latency_critical) resize();
+  auto status = device_->submit(streams_[index], std::move(sequence), tag,
+                                [this, index, done = std::move(done)](
+                                    const device::SubmissionDone& d) { on_done(index, d, done); });
+  if (!status) {
+    t.busy = --in_flight_[index] > 0;
+    if (was_busy != t.busy && t.latency_critical) resize();
+  }
+  return status;
+}
+
+void PriorityFillMode::on_done(std::size_t index, const device::SubmissionDone& done,
+                               const device::DoneCallback& callback) {
+  state_[index].busy = --in_flight_[index] > 0;
+  // The tenant's next submission, if its callback makes one at once, keeps the reserve in place.
+  if (callback) callback(done);
+  if (state_[index].latency_critical) resize();
+}
+
+void PriorityFillMode::resize() {
+  auto sets = fill_sm_sets(grid_, options_.best_effort_share, state_);
+  if (sets == sets_) return;
+  const core::Nanos now = device_->executor().now();
+  const bool reserved =
+      std::any_of(sets.begin(), sets.end(), [](const device::SmMask& m) { return !m.empty(); });
+  if (reserve_since_ >= 0 && !reserved) reserve_time_ += now - reserve_since_;
+  if (reserve_since_ < 0 && reserved) reserve_since_ = now;
+  if (!reserved) reserve_since_ = -1;
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    if (sets[i] == sets_[i]) continue;
+    const auto status = device_->configure_stream(
+        streams_[i], device::StreamConfig{
+                         .context = context_for(i), .sms = sets[i], .priority = priorities_[i]});
+    if (!status) {
+      if (!failure_) failure_ = status.error();
+      continue;
+    }
+    sets_[i] = sets[i];
+  }
+  ++resizes_;
+}
+
+std::vector<PartitionInfo> PriorityFillMode::partitions() const {
+  if (device_ == nullptr) return {};
+  return {PartitionInfo{.name = "shared",
+                        .sms = device::SmMask::first(device_->spec().sms),
+                        .bandwidth_domain = device::kWholeDevice,
+                        .tenants = tenants_.ids()}};
+}
+
+std::vector<ModeCounter> PriorityFillMode::counters() const {
+  if (device_ == nullptr) return {};
+  const core::Nanos now = device_->executor().now();
+  const core::Nanos held = reserve_time_ + (reserve_since_ >= 0 ? now - reserve_since_ : 0);
+  const auto elapsed = static_cast<double>(std::max<core::Nanos>(1, now - attached_at_));
+  return {{"reserve_time_fraction", static_cast<double>(held) / elapsed},
+          {"resizes", static_cast<double>(resizes_)}};
+}
+
+}  // namespace tessera::gpu

@@ -1,0 +1,44 @@
+#pragma once
+// The policy of "priority-fill" (modes/priority_fill/): latency-critical tenants run first on the
+// whole GPU, best-effort tenants fill what they leave. Pure: tenants' state in, each stream's SM
+// set out; it never calls the device and never reads a clock.
+//
+// A tenant is served first when it is latency-critical and has a latency target (a TTFT or TPOT
+// SLO); every other one, an inference service without a target included, is best-effort here.
+//
+// - Stream priorities order block dispatch: a latency-critical kernel places its blocks before
+//   any best-effort kernel grows or starts, and more important latency-critical tenants before
+//   less important ones. Running blocks are never preempted, so a latency-critical kernel waits
+//   at most for the best-effort blocks on the SMs it needs to end.
+// - While any latency-critical tenant has work in flight, best-effort tenants are held to a
+//   reserve of `best_effort_share` of the SMs (the highest-numbered ones, away from the free SMs
+//   the block scheduler fills first): bandwidth and issue slots go to the latency-critical
+//   kernels everywhere else. When none has, best-effort tenants get every SM.
+// - The change applies at kernel boundaries (a stream's SM set changes from its next kernel), so
+//   no kernel is split and outputs stay those of the unshared run.
+
+#include <span>
+#include <vector>
+
+#include "tessera/device/sm_mask.hpp"
+#include "tessera/gpu/policy/physical_contexts.hpp"
+
+namespace tessera::gpu {
+
+struct FillTenant {
+  bool latency_critical = false;  // latency-critical with a latency target
+  int priority = 0;
+  bool busy = false;  // a submission queued or running
+};
+
+// Stream priority per tenant, same order: 0 for best-effort tenants; latency-critical tenants
+// from 1, one level per distinct TenantInfo::priority, least important lowest.
+std::vector<int> fill_stream_priorities(std::span<const FillTenant> tenants);
+
+// SM set per tenant, same order; an empty mask is every SM (device::StreamConfig's convention).
+// `best_effort_share` in (0, 1]: the reserve is that fraction of grid.usable_sms, rounded to the
+// grid (so never less than its minimum partition).
+std::vector<device::SmMask> fill_sm_sets(const PartitionGrid& grid, double best_effort_share,
+                                         std::span<const FillTenant> tenants);
+
+}  // namespace tessera::gpu
