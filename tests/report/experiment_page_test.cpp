@@ -75,22 +75,40 @@ TEST(ExperimentReportPage, StudiesThatRunNoScenarioRefuseTheFlag) {
   }
 }
 
+// `tessera experiment NAME -q --duration DURATION --report` written to kWorkDir/FILE, and the
+// page as headless Chromium renders it.
+struct RenderedReport {
+  std::filesystem::path page;
+  std::string html;
+  test::ChromiumRun dom;
+};
+
+std::optional<RenderedReport> render_report(const std::filesystem::path& chromium, const char* name,
+                                            const char* duration, const char* file) {
+  std::filesystem::create_directories(kWorkDir);
+  RenderedReport out{.page = kWorkDir / file, .html = {}, .dom = {}};
+  std::filesystem::remove(out.page);
+  const test::CliRun made = test::run_cli(
+      {"tessera", "experiment", name, "-q", "--duration", duration, "--report", out.page.c_str()});
+  EXPECT_EQ(made.status, 0) << made.err;
+  if (made.status != 0) return std::nullopt;
+  std::ifstream in(out.page);
+  out.html.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  out.dom = test::run_chromium(chromium, out.page, {"--dump-dom"}, kWorkDir);
+  EXPECT_EQ(out.dom.exit_status, 0) << out.dom.log;
+  EXPECT_THAT(test::console_errors(out.dom.log), IsEmpty());
+  return out;
+}
+
 TEST(ExperimentReportInBrowser, EveryPlotIsDrawnAndAScreenshotIsLeft) {
   const std::optional<std::filesystem::path> chromium = test::find_chromium();
   if (!chromium) GTEST_SKIP() << "no chromium binary on PATH (scripts/install-deps.sh installs it)";
-  std::filesystem::create_directories(kWorkDir);
-  const std::filesystem::path page = kWorkDir / "experiment-report.html";
-  std::filesystem::remove(page);
   // hybrid: one configuration, an inference tenant with an SLO beside a trainer.
-  const test::CliRun made = test::run_cli(
-      {"tessera", "experiment", "hybrid", "-q", "--duration", "3s", "--report", page.c_str()});
-  ASSERT_EQ(made.status, 0) << made.err;
-  std::ifstream in(page);
-  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-
-  const test::ChromiumRun run = test::run_chromium(*chromium, page, {"--dump-dom"}, kWorkDir);
-  EXPECT_EQ(run.exit_status, 0) << run.log;
-  EXPECT_THAT(test::console_errors(run.log), IsEmpty());
+  const auto report = render_report(*chromium, "hybrid", "3s", "experiment-report.html");
+  ASSERT_TRUE(report);
+  const std::filesystem::path& page = report->page;
+  const std::string& html = report->html;
+  const test::ChromiumRun& run = report->dom;
   const std::vector<std::string> plots = test::plot_elements(run.stdout_text);
   EXPECT_EQ(count(html, "<div class=\"plot\""), 4u);
   ASSERT_EQ(plots.size(), 4u);  // hp's TTFT and TPOT CDFs, throughput, SLO attainment
@@ -111,19 +129,10 @@ TEST(ExperimentReportInBrowser, EveryPlotIsDrawnAndAScreenshotIsLeft) {
 TEST(ExperimentReportInBrowser, TheFrontierIsDrawnWithEveryPolicysPoints) {
   const std::optional<std::filesystem::path> chromium = test::find_chromium();
   if (!chromium) GTEST_SKIP() << "no chromium binary on PATH (scripts/install-deps.sh installs it)";
-  std::filesystem::create_directories(kWorkDir);
-  const std::filesystem::path page = kWorkDir / "frontier-report.html";
-  std::filesystem::remove(page);
-  const test::CliRun made = test::run_cli(
-      {"tessera", "experiment", "frontier", "-q", "--duration", "2s", "--report", page.c_str()});
-  ASSERT_EQ(made.status, 0) << made.err;
-  std::ifstream in(page);
-  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(count(html, "Frontier</h2>"), 1u);
-
-  const test::ChromiumRun run = test::run_chromium(*chromium, page, {"--dump-dom"}, kWorkDir);
-  EXPECT_EQ(run.exit_status, 0) << run.log;
-  EXPECT_THAT(test::console_errors(run.log), IsEmpty());
+  const auto report = render_report(*chromium, "frontier", "2s", "frontier-report.html");
+  ASSERT_TRUE(report);
+  EXPECT_EQ(count(report->html, "Frontier</h2>"), 1u);
+  const test::ChromiumRun& run = report->dom;
   const std::vector<std::string> plots = test::plot_elements(run.stdout_text);
   // The frontier first (it follows the figures), then the run's own plots.
   ASSERT_GE(plots.size(), 1u);
