@@ -21,10 +21,10 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
 cmake --build "$BUILD_DIR" -j "$JOBS" --target tessera_fuzzers
 
 # Inputs made from the public data: the topology fuzzer's first byte picks the reader (0 NCCL
-# XML, 1 tessera JSON, 2 hwloc XML); the trace fuzzer gets the head of a real trace.
+# XML, 1 tessera JSON, 2 hwloc XML); the trace fuzzers get the heads of real traces.
 generated="$BUILD_DIR/seeds"
 rm -rf "$generated"
-mkdir -p "$generated/topology" "$generated/trace_csv"
+mkdir -p "$generated/topology" "$generated/trace_csv" "$generated/trace_jsonl"
 for f in "$DATA"/topology/nccl_azure/*.xml; do
   [ -f "$f" ] && { printf '\0'; cat "$f"; } > "$generated/topology/nccl-$(basename "$f")"
 done
@@ -34,6 +34,9 @@ done
 for f in "$DATA"/llm_traces/azure_llm_2023/*.csv; do
   [ -f "$f" ] && head -n 20 "$f" > "$generated/trace_csv/$(basename "$f")"
 done
+for f in "$DATA"/llm_traces/mooncake_fast25/*.jsonl; do
+  [ -f "$f" ] && head -n 20 "$f" > "$generated/trace_jsonl/$(basename "$f")"
+done
 
 # target, the longest input it is given, and its seed folders.
 targets=(
@@ -41,6 +44,7 @@ targets=(
   "scenario 4096 examples"
   "jobs_file 4096 examples/mig"
   "trace_csv 4096 tests/fuzz/corpus/trace_csv $generated/trace_csv"
+  "trace_jsonl 4096 tests/fuzz/corpus/trace_jsonl $generated/trace_jsonl"
   "topology 65536 tests/fuzz/corpus/topology $generated/topology"
   "extender 8192 tests/k8s/golden $DATA/k8s/extender/wire_examples"
   "agent_allocations 4096 tests/fuzz/corpus/agent_allocations"

@@ -497,7 +497,7 @@ core::Result<FlextopoResult> run_flextopo_serving(const FlextopoOptions& options
   topts.horizon =
       static_cast<core::Nanos>(static_cast<double>(plan.trace_window) * plan.trace_time_scale);
   TESSERA_ASSIGN_OR_RETURN(const auto whole,
-                           core::with_context(workload::load_trace_csv(trace, topts),
+                           core::with_context(workload::load_trace(trace, topts),
                                               "flextopo-serving's request stream"));
   std::vector<workload::Request> stream;
   for (std::size_t i = 0; i < whole.size(); i += static_cast<std::size_t>(plan.trace_share)) {

@@ -97,7 +97,7 @@ Result<std::vector<std::vector<workload::Request>>> build_arrivals(const Scenari
       workload::TraceOptions opts = t.arrivals.trace;
       opts.horizon = s.duration;
       TESSERA_ASSIGN_OR_RETURN(
-          out[i], core::with_context(workload::load_trace_csv(t.arrivals.trace_path, opts),
+          out[i], core::with_context(workload::load_trace(t.arrivals.trace_path, opts),
                                      fmt::format("tenant '{}'", t.name)));
     } else {
       TESSERA_ASSIGN_OR_RETURN(

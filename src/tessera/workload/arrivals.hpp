@@ -76,4 +76,17 @@ core::Result<std::vector<Request>> parse_trace_csv(std::string_view text,
                                                    const std::string& source_name,
                                                    const TraceOptions& options);
 
+// Reads a trace in the Mooncake format (github.com/kvcache-ai/Mooncake, FAST'25 traces): one JSON
+// object per line with `timestamp` (ms from the trace's start, a non-negative number),
+// `input_length` and `output_length` (tokens); other fields (`hash_ids`) are ignored. Blank
+// lines are skipped. Rows must be in non-decreasing time order; token counts follow
+// load_trace_csv's rules (0 reads as 1, negative is an error); the options apply as there.
+// Errors name file and line.
+core::Result<std::vector<Request>> parse_trace_jsonl(std::string_view text,
+                                                     const std::string& source_name,
+                                                     const TraceOptions& options);
+
+// A trace file by its name: `.jsonl` is the Mooncake format, anything else the Azure CSV.
+core::Result<std::vector<Request>> load_trace(const std::string& path, const TraceOptions& options);
+
 }  // namespace tessera::workload

@@ -15,6 +15,7 @@
 
 #include "tessera/core/file_read.hpp"
 #include "tessera/workload/arrivals.hpp"
+#include "tessera/workload/traces/trace_rows.hpp"
 
 namespace tessera::workload {
 
@@ -164,42 +165,17 @@ class Parser {
   const std::string& source_;
 };
 
-struct Row {
-  core::Nanos time;
-  int input;
-  int output;
-};
-
-core::Status check_options(const TraceOptions& o, const std::string& source) {
-  if (!std::isfinite(o.time_scale) || o.time_scale <= 0) {
-    return core::failf(core::Domain::kWorkload, core::Code::kInvalidArgument,
-                       "trace {}: time_scale must be a positive number (1 replays in real "
-                       "time, 2 stretches the trace to half the rate), got {}",
-                       source, o.time_scale);
-  }
-  if (o.max_requests < -1) {
-    return core::failf(core::Domain::kWorkload, core::Code::kInvalidArgument,
-                       "trace {}: max_requests must be -1 (all) or a count >= 0, got {}", source,
-                       o.max_requests);
-  }
-  if (o.horizon < 0) {
-    return core::failf(core::Domain::kWorkload, core::Code::kInvalidArgument,
-                       "trace {}: horizon must not be negative, got {} ns", source, o.horizon);
-  }
-  return {};
-}
-
 }  // namespace
 
 core::Result<std::vector<Request>> parse_trace_csv(std::string_view text,
                                                    const std::string& source_name,
                                                    const TraceOptions& options) {
-  if (auto s = check_options(options, source_name); !s) return std::unexpected(s.error());
+  if (auto s = check_trace_options(options, source_name); !s) return std::unexpected(s.error());
   const Parser parser(source_name);
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // UTF-8 byte-order mark
 
   std::optional<Columns> columns;
-  std::vector<Row> rows;
+  std::vector<TraceRow> rows;
   int line_no = 0;
   std::size_t pos = 0;
   while (pos <= text.size()) {
@@ -243,7 +219,7 @@ core::Result<std::vector<Request>> parse_trace_csv(std::string_view text,
     if (!input) return std::unexpected(input.error());
     auto output = parser.tokens(fields[columns->generated], kGenerated, line_no);
     if (!output) return std::unexpected(output.error());
-    rows.push_back(Row{*time, *input, *output});
+    rows.push_back(TraceRow{*time, *input, *output});
   }
   if (!columns) {
     return core::failf(core::Domain::kWorkload, core::Code::kParse,
@@ -255,27 +231,7 @@ core::Result<std::vector<Request>> parse_trace_csv(std::string_view text,
                        "{}: no request rows after the header", source_name);
   }
 
-  std::vector<Request> out;
-  const core::Nanos first = rows.front().time;
-  for (const Row& r : rows) {
-    if (options.max_requests >= 0 &&
-        static_cast<std::int64_t>(out.size()) >= options.max_requests) {
-      break;
-    }
-    const core::Nanos raw = r.time - first;
-    core::Nanos offset = raw;
-    if (options.time_scale != 1.0) {
-      const double scaled = std::round(static_cast<double>(raw) * options.time_scale);
-      // At 2^63 ns or later (about 292 years) the offset does not fit in Nanos, and it is past
-      // every horizon, kNever included.
-      if (scaled >= 0x1p63) break;
-      offset = static_cast<core::Nanos>(scaled);
-    }
-    if (offset >= options.horizon) break;  // rows are sorted: every later one is later still
-    out.push_back(Request{
-        .id = out.size(), .arrival = offset, .input_tokens = r.input, .output_tokens = r.output});
-  }
-  return out;
+  return requests_from_rows(rows, options);
 }
 
 core::Result<std::vector<Request>> load_trace_csv(const std::string& path,
