@@ -244,6 +244,17 @@ TEST(ScenarioParse, HostLaunchCostsAndCudaGraphs) {
       << bad.error().message();
 }
 
+TEST(ScenarioParse, AServiceShardedOverGpusTalksOverTheirNvlink) {
+  auto r = parse_scenario(mutate("model: llama-3-8b", "model: llama-3-8b\n    tensor_parallel: 2"),
+                          "ok.yaml", "/data");
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const auto& tp = r->tenants[0].inference.tensor_parallel;
+  EXPECT_EQ(tp.degree, 2);
+  EXPECT_DOUBLE_EQ(tp.link_bytes_per_s, 450e9);  // the H100 SXM's NVLink, one direction
+  EXPECT_EQ(parse_scenario(kValid, "ok.yaml", "/data")->tenants[0].inference.tensor_parallel.degree,
+            1);
+}
+
 TEST(ScenarioParse, ATrainingTenantTrainsInItsPrecision) {
   auto r =
       parse_scenario(mutate("batch: 32", "batch: 32\n    precision: tf32"), "ok.yaml", "/data");
@@ -462,7 +473,13 @@ INSTANTIATE_TEST_SUITE_P(
                 mutate("tenants:", "sim: {l2_cache: 50MB}\ntenants:"),
                 {"unknown field 'l2_cache'"}},
         BadCase{
-            "poisson with cv", mutate("process: gamma", "process: poisson"), {"Poisson", "gamma"}}),
+            "poisson with cv", mutate("process: gamma", "process: poisson"), {"Poisson", "gamma"}},
+        BadCase{"tensor parallel over no GPUs",
+                mutate("model: llama-3-8b", "model: llama-3-8b\n    tensor_parallel: 0"),
+                {"bad.yaml:11:", "tensor_parallel", "1 to 8", "got 0"}},
+        BadCase{"tensor parallel that does not divide the heads",
+                mutate("model: llama-3-8b", "model: llama-3-8b\n    tensor_parallel: 3"),
+                {"bad.yaml:11:", "tensor_parallel", "3"}}),
     [](const auto& info) {
       std::string name = info.param.what;
       for (auto& ch : name)

@@ -7,6 +7,7 @@
 #include "tessera/core/file_read.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/gpu/registry.hpp"
+#include "tessera/workload/models/tensor_parallel.hpp"
 #include "tessera/workload/models/training.hpp"
 #include "tessera/workload/models/transformer.hpp"
 
@@ -220,6 +221,24 @@ Result<workload::ServingMemory> parse_kv_cache(const ConfigNode& n, const hw::Gp
   return *sized;
 }
 
+// The model sharded over N GPUs like the scenario's, of one server: their collectives run over
+// the GPU's NVLink (an NVSwitch server, as a DGX), or through host memory where it has none.
+Result<workload::TensorParallel> parse_tensor_parallel(const ConfigNode& n, const hw::GpuSpec& gpu,
+                                                       const workload::ModelConfig& model) {
+  TESSERA_ASSIGN_OR_RETURN(const std::int64_t degree, n.as_int());
+  if (degree < 1 || degree > 8) {
+    return std::unexpected(n.error(fmt::format(
+        "tensor_parallel is the number of GPUs the model is sharded over, 1 to 8, got {}",
+        degree)));
+  }
+  workload::TensorParallel tp;
+  tp.degree = static_cast<int>(degree);
+  if (gpu.nvlink_bytes_per_s > 0) tp.link_bytes_per_s = gpu.nvlink_bytes_per_s;
+  TESSERA_TRY(core::map_error(workload::validate(model, tp),
+                              [&](const core::Error& e) { return n.error(e.message()); }));
+  return tp;
+}
+
 Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir,
                                 const hw::GpuSpec& gpu) {
   TenantSpec t;
@@ -244,7 +263,7 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
   if (kind == "inference") {
     TESSERA_TRY(n.check_keys({"name", "kind", "model", "precision", "priority", "sm_share", "slo",
                               "arrivals", "max_num_seqs", "max_batched_tokens", "engine",
-                              "kv_cache", "cuda_graphs"}));
+                              "kv_cache", "cuda_graphs", "tensor_parallel"}));
     t.kind = TenantSpec::Kind::kInference;
     t.inference.name = t.name;
     TESSERA_ASSIGN_OR_RETURN(t.inference.model,
@@ -262,6 +281,10 @@ Result<TenantSpec> parse_tenant(const ConfigNode& n, const std::string& base_dir
       TESSERA_ASSIGN_OR_RETURN(t.inference.engine, parse_engine(*engine));
     }
     TESSERA_ASSIGN_OR_RETURN(t.inference.cuda_graphs, n.bool_or("cuda_graphs", true));
+    if (auto tp = n.find("tensor_parallel")) {
+      TESSERA_ASSIGN_OR_RETURN(t.inference.tensor_parallel,
+                               parse_tensor_parallel(*tp, gpu, t.inference.model));
+    }
     if (auto kv = n.find("kv_cache")) {
       TESSERA_ASSIGN_OR_RETURN(t.memory, parse_kv_cache(*kv, gpu, t.inference));
       t.inference.kv_cache = t.memory->cache;
