@@ -496,9 +496,9 @@ core::Result<FlextopoResult> run_flextopo_serving(const FlextopoOptions& options
   topts.time_scale = plan.trace_time_scale;
   topts.horizon =
       static_cast<core::Nanos>(static_cast<double>(plan.trace_window) * plan.trace_time_scale);
-  TESSERA_ASSIGN_OR_RETURN(const auto whole,
-                           core::with_context(workload::load_trace(trace, topts),
-                                              "flextopo-serving's request stream"));
+  TESSERA_ASSIGN_OR_RETURN(
+      const auto whole,
+      core::with_context(workload::load_trace(trace, topts), "flextopo-serving's request stream"));
   std::vector<workload::Request> stream;
   for (std::size_t i = 0; i < whole.size(); i += static_cast<std::size_t>(plan.trace_share)) {
     stream.push_back(whole[i]);

@@ -96,9 +96,9 @@ Result<std::vector<std::vector<workload::Request>>> build_arrivals(const Scenari
     if (t.arrivals.kind == ArrivalSpec::Kind::kTrace) {
       workload::TraceOptions opts = t.arrivals.trace;
       opts.horizon = s.duration;
-      TESSERA_ASSIGN_OR_RETURN(
-          out[i], core::with_context(workload::load_trace(t.arrivals.trace_path, opts),
-                                     fmt::format("tenant '{}'", t.name)));
+      TESSERA_ASSIGN_OR_RETURN(out[i],
+                               core::with_context(workload::load_trace(t.arrivals.trace_path, opts),
+                                                  fmt::format("tenant '{}'", t.name)));
     } else {
       TESSERA_ASSIGN_OR_RETURN(
           out[i], workload::generate_arrivals(t.arrivals.synthetic, s.duration, streams, t.name));
