@@ -81,10 +81,12 @@ Result<double> tpot_p99(const metrics::TenantReport& t, std::string_view what) {
   return statistic(s->tpot_ms, s->tpot_ms.p99, t, what);
 }
 
-// `figure` of `t` over the same figure of its tenant under mode `reference` of the same run.
+// `figure` (named `noun` in messages) of `t` over the same figure of its tenant under mode
+// `reference` of the same run.
 template <class Figure>
 Result<double> relative_to(const metrics::RunReport& report, std::string_view reference,
-                           const metrics::TenantReport& t, std::string_view what, Figure figure) {
+                           const metrics::TenantReport& t, std::string_view what,
+                           std::string_view noun, Figure figure) {
   auto reference_mode = find_mode(report, reference);
   if (!reference_mode) {
     return std::unexpected(
@@ -96,7 +98,7 @@ Result<double> relative_to(const metrics::RunReport& report, std::string_view re
   TESSERA_ASSIGN_OR_RETURN(const double value, figure(t));
   if (base <= 0) {
     return std::unexpected(missing(fmt::format(
-        "'{}' has a zero {} under {}, so no ratio can be formed", t.name, what, reference)));
+        "'{}' has a zero {} under {}, so no ratio can be formed", t.name, noun, reference)));
   }
   return value / base;
 }
@@ -112,10 +114,10 @@ Result<double> tenant_value(const metrics::RunReport& report, const metrics::Ten
     case Quantity::kTpotP99Ms: return tpot_p99(t, what);
     case Quantity::kE2eP99Ms: return e2e_p99(t, what);
     case Quantity::kE2eP99VsAlone:
-      return relative_to(report, "exclusive", t, what,
+      return relative_to(report, "exclusive", t, what, "e2e P99",
                          [&](const metrics::TenantReport& x) { return e2e_p99(x, what); });
     case Quantity::kTpotP99VsAlone:
-      return relative_to(report, "exclusive", t, what,
+      return relative_to(report, "exclusive", t, what, "TPOT P99",
                          [&](const metrics::TenantReport& x) { return tpot_p99(x, what); });
     case Quantity::kTtftMeanMs: {
       TESSERA_ASSIGN_OR_RETURN(const auto* s, inference_of(t, what));
@@ -137,7 +139,7 @@ Result<double> tenant_value(const metrics::RunReport& report, const metrics::Ten
     case Quantity::kNormalizedThroughput: return normalized(report, t);
     case Quantity::kThroughputVsMps:
       return relative_to(
-          report, "mps", t, what,
+          report, "mps", t, what, "throughput",
           [](const metrics::TenantReport& x) -> Result<double> { return throughput(x); });
     default:
       return std::unexpected(core::Error(core::Domain::kScenario, core::Code::kInternal,

@@ -9,6 +9,19 @@ namespace tessera::gpu {
 using core::Code;
 using core::Domain;
 
+namespace {
+
+// Tenant `index`'s stream: its context, the SM set the policy gives it and its priority.
+device::StreamConfig stream_config(std::size_t index, const device::SmMask& sms, int priority) {
+  return device::StreamConfig{.context = context_for(index),
+                              .sms = sms,
+                              .max_sms = 0,
+                              .bandwidth_domain = device::kWholeDevice,
+                              .priority = priority};
+}
+
+}  // namespace
+
 core::Status PriorityFillMode::attach(device::GpuDevice& device,
                                       std::span<const TenantInfo> tenants) {
   if (device_ != nullptr) return std::unexpected(already_attached(name()));
@@ -34,10 +47,8 @@ core::Status PriorityFillMode::attach(device::GpuDevice& device,
   auto sets = fill_sm_sets(grid, options_.best_effort_share, state);
   std::vector<device::StreamId> streams;
   for (std::size_t i = 0; i < table.size(); ++i) {
-    TESSERA_ASSIGN_OR_RETURN(
-        const auto stream,
-        device.create_stream(device::StreamConfig{
-            .context = context_for(i), .sms = sets[i], .priority = priorities[i]}));
+    TESSERA_ASSIGN_OR_RETURN(const auto stream,
+                             device.create_stream(stream_config(i, sets[i], priorities[i])));
     streams.push_back(stream);
   }
   tenants_ = std::move(table);
@@ -56,27 +67,29 @@ core::Status PriorityFillMode::submit(TenantId tenant, workload::KernelSequenceP
                                       std::uint64_t tag, device::DoneCallback done) {
   TESSERA_ASSIGN_OR_RETURN(const auto index, tenants_.index_of(name(), tenant));
   if (failure_) return std::unexpected(*failure_);
-  FillTenant& t = state_[index];
-  const bool was_busy = t.busy;
-  ++in_flight_[index];
-  t.busy = true;
-  if (!was_busy && t.latency_critical) resize();
+  if (count(index, +1)) resize();
   auto status = device_->submit(streams_[index], std::move(sequence), tag,
                                 [this, index, done = std::move(done)](
                                     const device::SubmissionDone& d) { on_done(index, d, done); });
-  if (!status) {
-    t.busy = --in_flight_[index] > 0;
-    if (was_busy != t.busy && t.latency_critical) resize();
-  }
+  if (!status && count(index, -1)) resize();
   return status;
+}
+
+bool PriorityFillMode::count(std::size_t index, int delta) {
+  FillTenant& t = state_[index];
+  const bool was_busy = t.busy;
+  in_flight_[index] += delta;
+  t.busy = in_flight_[index] > 0;
+  return t.latency_critical && t.busy != was_busy;
 }
 
 void PriorityFillMode::on_done(std::size_t index, const device::SubmissionDone& done,
                                const device::DoneCallback& callback) {
-  state_[index].busy = --in_flight_[index] > 0;
-  // The tenant's next submission, if its callback makes one at once, keeps the reserve in place.
+  const bool changed = count(index, -1);
+  // The tenant's next submission, if its callback makes one at once, keeps the reserve in place:
+  // the sets are recomputed only after it.
   if (callback) callback(done);
-  if (state_[index].latency_critical) resize();
+  if (changed) resize();
 }
 
 void PriorityFillMode::resize() {
@@ -85,14 +98,16 @@ void PriorityFillMode::resize() {
   const core::Nanos now = device_->executor().now();
   const bool reserved =
       std::any_of(sets.begin(), sets.end(), [](const device::SmMask& m) { return !m.empty(); });
-  if (reserve_since_ >= 0 && !reserved) reserve_time_ += now - reserve_since_;
-  if (reserve_since_ < 0 && reserved) reserve_since_ = now;
-  if (!reserved) reserve_since_ = -1;
+  if (reserved && reserve_since_ < 0) {
+    reserve_since_ = now;
+  } else if (!reserved && reserve_since_ >= 0) {
+    reserve_time_ += now - reserve_since_;
+    reserve_since_ = -1;
+  }
   for (std::size_t i = 0; i < sets.size(); ++i) {
     if (sets[i] == sets_[i]) continue;
-    const auto status = device_->configure_stream(
-        streams_[i], device::StreamConfig{
-                         .context = context_for(i), .sms = sets[i], .priority = priorities_[i]});
+    const auto status =
+        device_->configure_stream(streams_[i], stream_config(i, sets[i], priorities_[i]));
     if (!status) {
       if (!failure_) failure_ = status.error();
       continue;

@@ -38,6 +38,9 @@ class PriorityFillMode final : public SharingMode {
   device::SmMask sm_set(std::size_t index) const { return sets_[index]; }
 
  private:
+  // Adds `delta` to tenant `index`'s submissions in flight; true when that turned a protected
+  // tenant busy or idle, which changes the sets.
+  bool count(std::size_t index, int delta);
   void resize();
   void on_done(std::size_t index, const device::SubmissionDone& done,
                const device::DoneCallback& callback);
