@@ -29,6 +29,28 @@ core::Status check_sm_mask(const hw::GpuSpec& spec, const SmMask& sms) {
   return {};
 }
 
+core::Status check_span(StreamId stream, const workload::KernelSequencePtr& sequence,
+                        const KernelSpan& span) {
+  if (auto st = check_submitted_sequence(stream, sequence); !st) return st;
+  const auto& groups = sequence->groups;
+  const auto& c = span.from;
+  if (c.group >= groups.size() || c.rep < 0 || c.rep >= groups[c.group].repeat ||
+      c.index >= groups[c.group].kernels.size()) {
+    return core::failf(Domain::kDevice, Code::kInvalidArgument,
+                       "stream {}: a span starts at group {}, repetition {}, kernel {}, which is "
+                       "not a kernel of the sequence ({} groups); start it at a kernel",
+                       stream, c.group, c.rep, c.index, groups.size());
+  }
+  const std::int64_t left = workload::kernels_from(*sequence, c);
+  if (span.count <= 0 || span.count > left) {
+    return core::failf(Domain::kDevice, Code::kInvalidArgument,
+                       "stream {}: a span of {} kernels from group {}, repetition {}, kernel {}; "
+                       "the sequence has {} kernels from there, so ask for 1 to {}",
+                       stream, span.count, c.group, c.rep, c.index, left, left);
+  }
+  return {};
+}
+
 core::Status check_submitted_sequence(StreamId stream,
                                       const workload::KernelSequencePtr& sequence) {
   if (!sequence) {

@@ -21,6 +21,10 @@ core::Status check_sm_mask(const hw::GpuSpec& spec, const SmMask& sms);
 
 // kInvalidArgument for a null sequence passed to submit on `stream`.
 core::Status check_submitted_sequence(StreamId stream, const workload::KernelSequencePtr& sequence);
+// The sequence is not null, the span starts at one of its kernels and holds 1 to the number of
+// kernels from there to the sequence's end.
+core::Status check_span(StreamId stream, const workload::KernelSequencePtr& sequence,
+                        const KernelSpan& span);
 
 // validate_sequence (occupancy.hpp) of a sequence submitted on `stream`, the error prefixed with
 // the stream.

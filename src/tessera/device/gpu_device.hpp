@@ -47,6 +47,15 @@ struct Capabilities {
   // be asked to stop at its next checkpoint (CoGPU's resident control kernel).
   bool kernel_preemption = false;
   bool stream_priorities = false;  // StreamConfig::priority orders block dispatch
+  // A stream's current submission can be ended after the kernels it has begun (end_after_head),
+  // so a scheduler can hand over a span of many kernels and still move the rest at any boundary.
+  bool early_end = false;
+};
+
+// `count` whole kernels of a sequence, from `from` on, in the order SequenceCursor walks them.
+struct KernelSpan {
+  workload::SequenceCursor from{};
+  std::int64_t count = 0;
 };
 
 struct StreamConfig {
@@ -88,6 +97,9 @@ struct SubmissionDone {
   core::Nanos submitted;
   core::Nanos started;   // first kernel began
   core::Nanos finished;  // last kernel ended
+  // Kernels it ran to their end: for a span (submit_span), fewer than it asked for when
+  // end_after_head ended it early.
+  std::int64_t kernels = 0;
 };
 using DoneCallback = std::function<void(const SubmissionDone&)>;
 
@@ -123,6 +135,20 @@ class GpuDevice {
                                     BlockRange range, std::uint64_t tag, DoneCallback done) {
     (void)sequence, (void)range, (void)tag, (void)done;
     return unsupported(stream, "block-range launches");
+  }
+  // Queues `span` of `sequence` as one submission, run as if the sequence held only those kernels;
+  // `done` reports how many ran (SubmissionDone::kernels). The span must be non-empty and inside
+  // the sequence. This default submits a copy of the span's kernels; a backend that can run a
+  // sequence from a position overrides it, so a resubmitted sequence is recognised as the same.
+  virtual core::Status submit_span(StreamId stream, workload::KernelSequencePtr sequence,
+                                   KernelSpan span, std::uint64_t tag, DoneCallback done);
+  // Ends the stream's current submission after the kernels it has begun: the one at its head, and
+  // on a backend that issues ahead of the GPU every one already issued. Its done callback runs when
+  // they have finished, with SubmissionDone::kernels saying how many ran; the rest never runs.
+  // Later submissions are unaffected and an idle stream is left alone. Needs
+  // Capabilities::early_end.
+  virtual core::Status end_after_head(StreamId stream) {
+    return unsupported(stream, "ending a submission early");
   }
   // Asks the kernel now running on `stream` to stop at its next checkpoint. It gives its SMs back
   // there (reported as a KernelEvent with yielded = true) and the rest of its work stays at the

@@ -14,11 +14,13 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/nvml/fake_nvml_env.hpp"
 #include "support/cuda_test_env.hpp"
 #include "tessera/backends/cuda/kernel_params.h"
+#include "tessera/device/argument_checks.hpp"
 #include "tessera/device/wall_clock_executor.hpp"
 #include "tessera/gpu/check/determinism_checker.hpp"
 #include "tessera/gpu/modes/lithos/lithos_options.hpp"
@@ -137,6 +139,7 @@ TEST(CudaGpu, SpecFromTheCatalogWithTheDriversSmsAndGranules) {
   ASSERT_FALSE(domain);
   EXPECT_THAT(domain.error().message(), HasSubstr("does not support bandwidth domains"));
   EXPECT_TRUE(caps.stream_priorities);
+  EXPECT_TRUE(caps.early_end);
   EXPECT_FALSE(rig.gpu->suspend_context(1));
   EXPECT_FALSE(rig.gpu->set_clock_mhz(1000));
 }
@@ -498,6 +501,383 @@ TEST(CudaGpu, AYieldRequestedWhileTheRestWaitsStopsTheRestAtItsNextCheckpoint) {
   ASSERT_EQ(rig.recorder.events.size(), 3u);
   EXPECT_TRUE(rig.recorder.events[1].yielded);
   EXPECT_FALSE(rig.recorder.events[2].yielded);
+}
+
+// --- Spans (submit_span) and end_after_head ---
+
+// The grids of the emulated launches, in the order the fake ran them (the kernels of these tests
+// have block counts of their own, so a grid names its kernel).
+std::vector<int> grids_run(const json& log) {
+  std::vector<int> out;
+  for (const auto& launch : emulate_launches(log)) out.push_back(launch["grid"][0].get<int>());
+  return out;
+}
+
+// cuLaunchKernel* calls made so far (issued launches, run or not; the control kernel's too).
+int launch_calls(const json& log) {
+  int n = 0;
+  for (const auto& call : log["calls"]) {
+    if (call.value("call", "").starts_with("cuLaunchKernel")) ++n;
+  }
+  return n;
+}
+
+// What done callbacks reported, in the order they ran.
+struct Dones {
+  std::vector<device::SubmissionDone> got;
+  device::DoneCallback callback() {
+    return [this](const device::SubmissionDone& d) { got.push_back(d); };
+  }
+};
+
+workload::SequenceCursor at(std::uint32_t group, std::int32_t rep, std::uint32_t index) {
+  return {.group = group, .rep = rep, .index = index};
+}
+
+// a b a b a b | c | d e d e: 11 kernels in three groups; grids 2, 3, 5, 7 and 11.
+workload::KernelSequencePtr layered_sequence() {
+  workload::KernelSequence s;
+  s.groups.push_back({.kernels = {kernel("a", 2), kernel("b", 3)}, .repeat = 3});
+  s.groups.push_back({.kernels = {kernel("c", 5)}, .repeat = 1});
+  s.groups.push_back({.kernels = {kernel("d", 7), kernel("e", 11)}, .repeat = 2});
+  return std::make_shared<const workload::KernelSequence>(std::move(s));
+}
+
+// a b, ten times: 20 kernels.
+workload::KernelSequencePtr long_sequence() {
+  workload::KernelSequence s;
+  s.groups.push_back({.kernels = {kernel("a", 2), kernel("b", 3)}, .repeat = 10});
+  return std::make_shared<const workload::KernelSequence>(std::move(s));
+}
+
+// w x y z: grids 13, 17, 19 and 23.
+workload::KernelSequencePtr four_kernels() {
+  workload::KernelSequence s;
+  s.groups.push_back(
+      {.kernels = {kernel("w", 13), kernel("x", 17), kernel("y", 19), kernel("z", 23)}});
+  return std::make_shared<const workload::KernelSequence>(std::move(s));
+}
+
+std::vector<std::uint64_t> tags_seen(const Recorder& recorder) {
+  std::vector<std::uint64_t> out;
+  for (const auto& e : recorder.events) out.push_back(e.submission_tag);
+  return out;
+}
+
+TEST(CudaGpu, ASpanRunsExactlyItsKernelsFromItsStart) {
+  Rig rig(reverse_script());
+  ASSERT_NE(rig.gpu, nullptr) << rig.error;
+  auto s = rig.gpu->create_stream(config(device::SmMask::range(0, 32)));
+  ASSERT_TRUE(s);
+  const auto seq = layered_sequence();
+  ASSERT_EQ(seq->kernel_count(), 11);
+  Dones dones;
+  // From the second kernel of the first group's second repetition, on into the next group.
+  ASSERT_TRUE(
+      rig.gpu->submit_span(*s, seq, {.from = at(0, 1, 1), .count = 4}, 1, dones.callback()));
+  // From the middle of a repetition into the next one.
+  ASSERT_TRUE(
+      rig.gpu->submit_span(*s, seq, {.from = at(2, 0, 1), .count = 2}, 2, dones.callback()));
+  // The sequence's last kernel alone.
+  ASSERT_TRUE(
+      rig.gpu->submit_span(*s, seq, {.from = at(2, 1, 1), .count = 1}, 3, dones.callback()));
+  // The whole sequence, as a span and as a submission; then a block range.
+  ASSERT_TRUE(rig.gpu->submit_span(*s, seq, {.from = {}, .count = 11}, 4, dones.callback()));
+  ASSERT_TRUE(rig.gpu->submit(*s, seq, 5, dones.callback()));
+  ASSERT_TRUE(rig.gpu->submit_range(*s, workload::single_kernel(kernel("atom", 10)),
+                                    {.begin = 3, .end = 7}, 6, dones.callback()));
+  ASSERT_TRUE(rig.drain());
+
+  const std::vector<int> whole{2, 3, 2, 3, 2, 3, 5, 7, 11, 7, 11};
+  std::vector<int> grids{3, 2, 3, 5, 11, 7, 11};
+  grids.insert(grids.end(), whole.begin(), whole.end());
+  grids.insert(grids.end(), whole.begin(), whole.end());
+  grids.push_back(4);  // the range's blocks
+  EXPECT_EQ(grids_run(rig.fake.log()), grids);
+
+  const std::vector<std::string> whole_names{"a", "b", "a", "b", "a", "b", "c", "d", "e", "d", "e"};
+  std::vector<std::string> names{"b", "a", "b", "c", "e", "d", "e"};
+  names.insert(names.end(), whole_names.begin(), whole_names.end());
+  names.insert(names.end(), whole_names.begin(), whole_names.end());
+  names.emplace_back("atom");
+  EXPECT_EQ(rig.recorder.names, names);
+
+  std::vector<std::uint64_t> tags;
+  const std::vector<std::pair<std::uint64_t, std::int64_t>> counts{{1, 4},  {2, 2},  {3, 1},
+                                                                   {4, 11}, {5, 11}, {6, 1}};
+  for (const auto& [tag, count] : counts) tags.insert(tags.end(), count, tag);
+  EXPECT_EQ(tags_seen(rig.recorder), tags);
+  ASSERT_FALSE(rig.recorder.events.empty());
+  EXPECT_EQ(rig.recorder.events.back().blocks, (device::BlockRange{.begin = 3, .end = 7}));
+
+  ASSERT_EQ(dones.got.size(), counts.size());
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    EXPECT_EQ(dones.got[i].stream, *s);
+    EXPECT_EQ(dones.got[i].tag, counts[i].first);
+    EXPECT_EQ(dones.got[i].kernels, counts[i].second) << "tag " << counts[i].first;
+    EXPECT_LE(dones.got[i].started, dones.got[i].finished);
+  }
+  EXPECT_EQ(rig.gpu->stats().kernels_completed, 4 + 2 + 1 + 11 + 11 + 1);
+}
+
+TEST(CudaGpu, ABadSpanIsRefusedAsByEveryBackend) {
+  Rig rig(reverse_script());
+  ASSERT_NE(rig.gpu, nullptr) << rig.error;
+  auto s = rig.gpu->create_stream(config(device::SmMask::range(0, 32)));
+  ASSERT_TRUE(s);
+  const auto seq = layered_sequence();  // 11 kernels; groups of 2 x 3, 1 x 1 and 2 x 2
+  const auto never = [](const device::SubmissionDone& d) {
+    ADD_FAILURE() << "a refused span (tag " << d.tag << ") reported done";
+  };
+  const std::vector<device::KernelSpan> bad{
+      {.from = {}, .count = 0},            // empty
+      {.from = {}, .count = -1},           // negative
+      {.from = {}, .count = 12},           // one past the sequence's end
+      {.from = at(2, 0, 1), .count = 4},   // 3 kernels from there
+      {.from = at(0, 2, 1), .count = 7},   // 6 kernels from there
+      {.from = at(0, 0, 2), .count = 1},   // group 0 has kernels 0 and 1
+      {.from = at(1, 0, 1), .count = 1},   // group 1 has kernel 0
+      {.from = at(0, 3, 0), .count = 1},   // group 0 repeats 3 times
+      {.from = at(1, 1, 0), .count = 1},   // group 1 runs once
+      {.from = at(0, -1, 0), .count = 1},  // no repetition before the first
+      {.from = at(3, 0, 0), .count = 1},   // there are 3 groups
+  };
+  for (const auto& span : bad) {
+    SCOPED_TRACE(::testing::Message()
+                 << "group " << span.from.group << ", repetition " << span.from.rep << ", kernel "
+                 << span.from.index << ", count " << span.count);
+    const auto want = device::check_span(*s, seq, span);
+    ASSERT_FALSE(want);
+    const auto got = rig.gpu->submit_span(*s, seq, span, 1, never);
+    ASSERT_FALSE(got);
+    EXPECT_EQ(got.error().code(), core::Code::kInvalidArgument);
+    EXPECT_EQ(got.error().message(), want.error().message());
+  }
+  const device::KernelSpan first{.from = {}, .count = 1};
+  // No sequence.
+  {
+    const auto want = device::check_span(*s, nullptr, first);
+    ASSERT_FALSE(want);
+    const auto got = rig.gpu->submit_span(*s, nullptr, first, 2, never);
+    ASSERT_FALSE(got);
+    EXPECT_EQ(got.error().code(), core::Code::kInvalidArgument);
+    EXPECT_EQ(got.error().message(), want.error().message());
+  }
+  // No such stream (one stream was created).
+  {
+    const auto got = rig.gpu->submit_span(*s + 1, seq, first, 3, never);
+    ASSERT_FALSE(got);
+    EXPECT_EQ(got.error().code(), core::Code::kNotFound);
+    EXPECT_EQ(got.error().message(), device::check_stream_id(*s + 1, 1).error().message());
+  }
+  // Nothing was queued, and the device still takes a good span.
+  Dones dones;
+  ASSERT_TRUE(
+      rig.gpu->submit_span(*s, seq, {.from = at(0, 2, 1), .count = 2}, 4, dones.callback()));
+  ASSERT_TRUE(rig.drain());
+  EXPECT_EQ(grids_run(rig.fake.log()), (std::vector<int>{3, 5}));
+  EXPECT_EQ(tags_seen(rig.recorder), (std::vector<std::uint64_t>{4, 4}));
+  ASSERT_EQ(dones.got.size(), 1u);
+  EXPECT_EQ(dones.got[0].tag, 4u);
+  EXPECT_EQ(dones.got[0].kernels, 2);
+  EXPECT_EQ(rig.gpu->stats().kernels_completed, 2);
+}
+
+TEST(CudaGpu, EndAfterHeadEndsASubmissionAfterItsIssuedKernels) {
+  auto options = small_options();
+  options.issue_window = 3;
+  Rig rig(reverse_script(), options);
+  ASSERT_NE(rig.gpu, nullptr) << rig.error;
+  ASSERT_TRUE(rig.gpu->capabilities().early_end);
+  auto s = rig.gpu->create_stream(config(device::SmMask::range(0, 32)));
+  ASSERT_TRUE(s);
+  const auto seq = long_sequence();
+  Dones dones;
+  // Cut as soon as it is handed over: the window's kernels are issued and run, the rest never
+  // does; the submission queued behind it runs whole.
+  ASSERT_TRUE(
+      rig.gpu->submit_span(*s, seq, {.from = at(0, 1, 1), .count = 15}, 1, dones.callback()));
+  ASSERT_TRUE(rig.gpu->submit(*s, four_kernels(), 2, dones.callback()));
+  ASSERT_TRUE(rig.gpu->end_after_head(*s));
+  ASSERT_TRUE(rig.drain());
+  EXPECT_EQ(grids_run(rig.fake.log()), (std::vector<int>{3, 2, 3, 13, 17, 19, 23}));
+  EXPECT_EQ(tags_seen(rig.recorder), (std::vector<std::uint64_t>{1, 1, 1, 2, 2, 2, 2}));
+  ASSERT_EQ(dones.got.size(), 2u);
+  EXPECT_EQ(dones.got[0].tag, 1u);
+  EXPECT_EQ(dones.got[0].kernels, options.issue_window);
+  EXPECT_EQ(dones.got[1].tag, 2u);
+  EXPECT_EQ(dones.got[1].kernels, 4);
+  EXPECT_EQ(rig.gpu->stats().kernels_completed, 7);
+
+  // Cut while it runs: the kernels that ran and those issued when it was cut; nothing more.
+  ASSERT_TRUE(rig.gpu->submit_span(*s, seq, {.from = {}, .count = 20}, 3, dones.callback()));
+  const std::size_t before = rig.recorder.events.size();
+  for (int i = 0; i < 100 && rig.recorder.events.size() == before; ++i) {
+    ASSERT_TRUE(rig.gpu->poll());
+  }
+  const auto ran = static_cast<std::int64_t>(rig.recorder.events.size() - before);
+  ASSERT_GT(ran, 0);
+  ASSERT_LT(ran + options.issue_window, 20);  // so that the cut leaves kernels out
+  ASSERT_TRUE(rig.gpu->end_after_head(*s));
+  ASSERT_TRUE(rig.drain());
+  ASSERT_EQ(dones.got.size(), 3u);
+  EXPECT_EQ(dones.got[2].tag, 3u);
+  EXPECT_EQ(dones.got[2].kernels, ran + options.issue_window);
+  ASSERT_EQ(static_cast<std::int64_t>(rig.recorder.events.size() - before),
+            ran + options.issue_window);
+  for (std::size_t i = before; i < rig.recorder.events.size(); ++i) {
+    EXPECT_EQ(rig.recorder.events[i].submission_tag, 3u);
+    EXPECT_EQ(rig.recorder.names[i], (i - before) % 2 == 0 ? "a" : "b");
+  }
+  EXPECT_EQ(emulate_launches(rig.fake.log()).size(), 7 + ran + options.issue_window);
+  EXPECT_EQ(rig.gpu->stats().kernels_completed, 7 + ran + options.issue_window);
+}
+
+TEST(CudaGpu, EndAfterHeadLeavesALaterSubmissionAlone) {
+  // Window 2: the head submission's two kernels fill it and the next has nothing issued;
+  // window 3: the next has its first kernel issued behind them.
+  for (const int window : {2, 3}) {
+    SCOPED_TRACE(::testing::Message() << "issue_window " << window);
+    auto options = small_options();
+    options.issue_window = window;
+    Rig rig(reverse_script(), options);
+    ASSERT_NE(rig.gpu, nullptr) << rig.error;
+    auto s = rig.gpu->create_stream(config(device::SmMask::range(0, 32)));
+    ASSERT_TRUE(s);
+    Dones dones;
+    // b a: both issued at once, so the span has issued its last kernel.
+    ASSERT_TRUE(rig.gpu->submit_span(*s, layered_sequence(), {.from = at(0, 0, 1), .count = 2}, 1,
+                                     dones.callback()));
+    ASSERT_TRUE(rig.gpu->end_after_head(*s));
+    ASSERT_TRUE(rig.gpu->submit(*s, four_kernels(), 2, dones.callback()));
+    ASSERT_TRUE(rig.gpu->end_after_head(*s));
+    ASSERT_TRUE(rig.drain());
+    EXPECT_EQ(grids_run(rig.fake.log()), (std::vector<int>{3, 2, 13, 17, 19, 23}));
+    EXPECT_EQ(tags_seen(rig.recorder), (std::vector<std::uint64_t>{1, 1, 2, 2, 2, 2}));
+    ASSERT_EQ(dones.got.size(), 2u);
+    EXPECT_EQ(dones.got[0].tag, 1u);
+    EXPECT_EQ(dones.got[0].kernels, 2);
+    EXPECT_EQ(dones.got[1].tag, 2u);
+    EXPECT_EQ(dones.got[1].kernels, 4);
+    EXPECT_EQ(rig.gpu->stats().kernels_completed, 6);
+  }
+}
+
+TEST(CudaGpu, EndAfterHeadOnAnIdleStreamDoesNothing) {
+  Rig rig(reverse_script());
+  ASSERT_NE(rig.gpu, nullptr) << rig.error;
+  auto s0 = rig.gpu->create_stream(config(device::SmMask::range(0, 8), 1));
+  auto s1 = rig.gpu->create_stream(config(device::SmMask::range(8, 16), 2));
+  ASSERT_TRUE(s0 && s1);
+  Dones dones;
+  // A stream that never had work; then one whose neighbour has work, which is left alone.
+  ASSERT_TRUE(rig.gpu->end_after_head(*s0));
+  ASSERT_TRUE(rig.gpu->submit(*s1, four_kernels(), 1, dones.callback()));
+  ASSERT_TRUE(rig.gpu->end_after_head(*s0));
+  // No such stream (two were created).
+  const auto missing = rig.gpu->end_after_head(2);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code(), core::Code::kNotFound);
+  EXPECT_EQ(missing.error().message(), device::check_stream_id(2, 2).error().message());
+  ASSERT_TRUE(rig.drain());
+  ASSERT_EQ(dones.got.size(), 1u);
+  EXPECT_EQ(dones.got[0].tag, 1u);
+  EXPECT_EQ(dones.got[0].kernels, 4);
+  // A stream whose work has all run: nothing to end, and nothing carries over to its next
+  // submission.
+  ASSERT_TRUE(rig.gpu->submit_span(*s0, layered_sequence(), {.from = at(1, 0, 0), .count = 2}, 2,
+                                   dones.callback()));
+  ASSERT_TRUE(rig.drain());
+  ASSERT_TRUE(rig.gpu->end_after_head(*s0));
+  ASSERT_TRUE(rig.gpu->submit(*s0, four_kernels(), 3, dones.callback()));
+  ASSERT_TRUE(rig.drain());
+  EXPECT_EQ(grids_run(rig.fake.log()), (std::vector<int>{13, 17, 19, 23, 5, 7, 13, 17, 19, 23}));
+  ASSERT_EQ(dones.got.size(), 3u);
+  EXPECT_EQ(dones.got[1].tag, 2u);
+  EXPECT_EQ(dones.got[1].kernels, 2);
+  EXPECT_EQ(dones.got[2].tag, 3u);
+  EXPECT_EQ(dones.got[2].kernels, 4);
+  EXPECT_EQ(rig.gpu->stats().kernels_completed, 10);
+}
+
+TEST(CudaGpu, EndAfterHeadWhileAYieldedKernelWaitsRunsItsRestAndNoMore) {
+  Rig rig(reverse_script());
+  ASSERT_NE(rig.gpu, nullptr) << rig.error;
+  auto s = rig.gpu->create_stream(config(device::SmMask::range(0, 32)));
+  ASSERT_TRUE(s);
+  // p has checkpoints (issued alone); q and r wait behind it.
+  workload::KernelSequence seq;
+  seq.groups.push_back({.kernels = {kernel("p", 6, 4), kernel("q", 3), kernel("r", 5)}});
+  Dones dones;
+  ASSERT_TRUE(rig.gpu->submit(*s, std::make_shared<const workload::KernelSequence>(seq), 1,
+                              dones.callback()));
+  ASSERT_TRUE(rig.gpu->request_yield(*s));
+  for (int i = 0; i < 100 && rig.recorder.events.empty(); ++i) ASSERT_TRUE(rig.gpu->poll());
+  ASSERT_EQ(rig.recorder.events.size(), 1u);
+  ASSERT_TRUE(rig.recorder.events[0].yielded);
+  EXPECT_TRUE(dones.got.empty());
+  // Queued behind it, before the cut: it must run whole.
+  ASSERT_TRUE(rig.gpu->submit(*s, four_kernels(), 2, dones.callback()));
+  ASSERT_TRUE(rig.gpu->end_after_head(*s));
+  ASSERT_TRUE(rig.drain());
+  // p's first part, its rest, then the later submission; q and r never.
+  EXPECT_EQ(grids_run(rig.fake.log()), (std::vector<int>{6, 6, 13, 17, 19, 23}));
+  EXPECT_EQ(rig.recorder.names, (std::vector<std::string>{"p", "p", "w", "x", "y", "z"}));
+  ASSERT_EQ(rig.recorder.events.size(), 6u);
+  EXPECT_FALSE(rig.recorder.events[1].yielded);
+  EXPECT_EQ(tags_seen(rig.recorder), (std::vector<std::uint64_t>{1, 1, 2, 2, 2, 2}));
+  ASSERT_EQ(dones.got.size(), 2u);
+  EXPECT_EQ(dones.got[0].tag, 1u);
+  EXPECT_EQ(dones.got[0].kernels, 1);  // p, counted once
+  EXPECT_EQ(dones.got[1].tag, 2u);
+  EXPECT_EQ(dones.got[1].kernels, 4);
+  EXPECT_EQ(rig.gpu->stats().kernels_completed, 5);
+}
+
+TEST(CudaGpu, EndAfterHeadBeforeAnyKernelIsIssuedRunsTheFirstAlone) {
+  Rig rig(reverse_script());
+  ASSERT_NE(rig.gpu, nullptr) << rig.error;
+  auto s = rig.gpu->create_stream(config(device::SmMask::range(0, 32)));
+  ASSERT_TRUE(s);
+  const int launches_at_start = launch_calls(rig.fake.log());  // the control kernel
+  Dones dones;
+  // x (one checkpoint) goes alone; the span behind it starts with a checkpointed kernel too.
+  ASSERT_TRUE(rig.gpu->submit(*s, workload::single_kernel(kernel("x", 6, 1)), 1, dones.callback()));
+  workload::KernelSequence later;
+  later.groups.push_back({.kernels = {kernel("u", 5, 2), kernel("v", 7), kernel("w", 9)}});
+  ASSERT_TRUE(rig.gpu->submit_span(*s, std::make_shared<const workload::KernelSequence>(later),
+                                   {.from = {}, .count = 3}, 2, dones.callback()));
+  // x yields; asked again while its rest waits, the rest runs with the yield flag up and ends
+  // (its one checkpoint was its last). The flag is then cleared, and u, which can yield, waits
+  // for that: the span has nothing issued.
+  ASSERT_TRUE(rig.gpu->request_yield(*s));
+  for (int i = 0; i < 100 && rig.recorder.events.empty(); ++i) ASSERT_TRUE(rig.gpu->poll());
+  ASSERT_EQ(rig.recorder.events.size(), 1u);
+  ASSERT_TRUE(rig.recorder.events[0].yielded);
+  ASSERT_TRUE(rig.gpu->request_yield(*s));
+  for (int i = 0; i < 100 && rig.recorder.events.size() < 2; ++i) ASSERT_TRUE(rig.gpu->poll());
+  ASSERT_EQ(rig.recorder.events.size(), 2u);
+  ASSERT_FALSE(rig.recorder.events[1].yielded);
+  ASSERT_EQ(dones.got.size(), 1u);
+  EXPECT_EQ(dones.got[0].tag, 1u);
+  EXPECT_EQ(dones.got[0].kernels, 1);
+  ASSERT_EQ(launch_calls(rig.fake.log()), launches_at_start + 2) << "u was issued already";
+
+  ASSERT_TRUE(rig.gpu->end_after_head(*s));
+  ASSERT_TRUE(rig.drain());
+  EXPECT_EQ(grids_run(rig.fake.log()), (std::vector<int>{6, 6, 5}));
+  EXPECT_EQ(rig.recorder.names, (std::vector<std::string>{"x", "x", "u"}));
+  EXPECT_EQ(tags_seen(rig.recorder), (std::vector<std::uint64_t>{1, 1, 2}));
+  ASSERT_EQ(dones.got.size(), 2u);
+  EXPECT_EQ(dones.got[1].tag, 2u);
+  EXPECT_EQ(dones.got[1].kernels, 1);
+  EXPECT_EQ(rig.gpu->stats().kernels_completed, 2);
+  // The stream goes on as usual.
+  ASSERT_TRUE(rig.gpu->submit(*s, four_kernels(), 3, dones.callback()));
+  ASSERT_TRUE(rig.drain());
+  ASSERT_EQ(dones.got.size(), 3u);
+  EXPECT_EQ(dones.got[2].kernels, 4);
+  EXPECT_EQ(grids_run(rig.fake.log()), (std::vector<int>{6, 6, 5, 13, 17, 19, 23}));
 }
 
 TEST(CudaGpu, PayloadRunsOnTheLaunchsStreamAndContext) {

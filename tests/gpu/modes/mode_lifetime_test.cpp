@@ -54,6 +54,15 @@ class VanishingDevice final : public test::ForwardingGpuDevice {
         .ForwardingGpuDevice::submit_range(stream, std::move(sequence), range, tag,
                                            std::move(done));
   }
+  core::Status submit_span(device::StreamId stream, workload::KernelSequencePtr sequence,
+                           device::KernelSpan span, std::uint64_t tag,
+                           device::DoneCallback done) override {
+    return check("submit_span")
+        .ForwardingGpuDevice::submit_span(stream, std::move(sequence), span, tag, std::move(done));
+  }
+  core::Status end_after_head(device::StreamId stream) override {
+    return check("end_after_head").ForwardingGpuDevice::end_after_head(stream);
+  }
   core::Status request_yield(device::StreamId stream) override {
     return check("request_yield").ForwardingGpuDevice::request_yield(stream);
   }

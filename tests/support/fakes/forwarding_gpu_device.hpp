@@ -40,6 +40,14 @@ class ForwardingGpuDevice : public device::GpuDevice {
                             device::DoneCallback done) override {
     return inner_.submit_range(stream, std::move(sequence), range, tag, std::move(done));
   }
+  core::Status submit_span(device::StreamId stream, workload::KernelSequencePtr sequence,
+                           device::KernelSpan span, std::uint64_t tag,
+                           device::DoneCallback done) override {
+    return inner_.submit_span(stream, std::move(sequence), span, tag, std::move(done));
+  }
+  core::Status end_after_head(device::StreamId stream) override {
+    return inner_.end_after_head(stream);
+  }
   core::Status request_yield(device::StreamId stream) override {
     return inner_.request_yield(stream);
   }

@@ -282,7 +282,8 @@ device::Capabilities CudaGpu::capabilities() const {
       .clock_control = impl_->nvml != nullptr && impl_->nvml->can_lock_clocks(),
       .block_ranges = true,
       .kernel_preemption = impl_->control != nullptr,
-      .stream_priorities = true};
+      .stream_priorities = true,
+      .early_end = true};
 }
 
 device::Executor& CudaGpu::executor() {
@@ -365,7 +366,21 @@ core::Status CudaGpu::submit(device::StreamId stream, workload::KernelSequencePt
   TESSERA_TRY(s.usable());
   TESSERA_TRY(s.check_stream(stream));
   TESSERA_TRY(device::check_submitted_sequence(stream, sequence));
-  return s.enqueue(stream, std::move(sequence), device::BlockRange{}, tag, std::move(done));
+  const auto first = SequenceCursor::first(*sequence);
+  const std::int64_t count = sequence->kernel_count();
+  return s.enqueue(stream, std::move(sequence), first, count, device::BlockRange{}, tag,
+                   std::move(done));
+}
+
+core::Status CudaGpu::submit_span(device::StreamId stream, workload::KernelSequencePtr sequence,
+                                  device::KernelSpan span, std::uint64_t tag,
+                                  device::DoneCallback done) {
+  auto& s = *impl_;
+  TESSERA_TRY(s.usable());
+  TESSERA_TRY(s.check_stream(stream));
+  TESSERA_TRY(device::check_span(stream, sequence, span));
+  return s.enqueue(stream, std::move(sequence), span.from, span.count, device::BlockRange{}, tag,
+                   std::move(done));
 }
 
 core::Status CudaGpu::submit_range(device::StreamId stream, workload::KernelSequencePtr sequence,
@@ -375,22 +390,67 @@ core::Status CudaGpu::submit_range(device::StreamId stream, workload::KernelSequ
   TESSERA_TRY(s.usable());
   TESSERA_TRY(s.check_stream(stream));
   TESSERA_TRY(device::validate_range_submission(stream, sequence, range.begin, range.end));
-  return s.enqueue(stream, std::move(sequence), range, tag, std::move(done));
+  const auto first = SequenceCursor::first(*sequence);
+  return s.enqueue(stream, std::move(sequence), first, 1, range, tag, std::move(done));
 }
 
 core::Status CudaGpu::Impl::enqueue(device::StreamId stream, workload::KernelSequencePtr sequence,
+                                    SequenceCursor from, std::int64_t count,
                                     device::BlockRange range, std::uint64_t tag,
                                     device::DoneCallback done) {
-  TESSERA_TRY(device::validate_stream_sequence(spec, stream, *sequence));
+  StreamState& st = streams[stream];
+  if (sequence != st.validated) {
+    TESSERA_TRY(device::validate_stream_sequence(spec, stream, *sequence));
+    st.validated = sequence;
+  }
   auto sub = std::make_shared<Submission>();
-  sub->next = SequenceCursor::first(*sequence);
+  sub->next = from;
+  sub->left = count;
   sub->sequence = std::move(sequence);
   sub->range = range;
   sub->tag = tag;
   sub->done = std::move(done);
   sub->submitted = executor.now();
-  streams[stream].queue.push_back(std::move(sub));
+  st.queue.push_back(std::move(sub));
   issue(stream);
+  return usable();
+}
+
+core::Status CudaGpu::end_after_head(device::StreamId stream) {
+  auto& s = *impl_;
+  TESSERA_TRY(s.usable());
+  TESSERA_TRY(s.check_stream(stream));
+  return s.end_after_head(stream);
+}
+
+core::Status CudaGpu::Impl::end_after_head(device::StreamId stream) {
+  StreamState& st = streams[stream];
+  if (st.queue.empty()) return {};  // idle, or the current submission's last kernel is issued
+  const auto sub = st.queue.front();
+  // The stream's current submission is the one of its head launch: a yielded kernel's rest (the
+  // head kernel, which still runs), else the oldest launch in flight. When that is not the front
+  // of the queue, it has issued its last kernel already and ends as it is; the front is a later
+  // submission, which must not be touched.
+  const Launch* head = nullptr;
+  if (st.rest) {
+    head = &*st.rest;
+  } else if (!st.in_flight.empty()) {
+    head = &st.in_flight.front();
+  }
+  if (head != nullptr && head->submission != sub) return {};
+  if (head == nullptr) {
+    // Nothing issued yet (its first kernel waits for the yield flag to be lowered): that kernel
+    // still runs, alone.
+    sub->left = 1;
+    return {};
+  }
+  // The last launch issued is its own (nothing of a later submission is issued before it leaves
+  // the queue); what it has not issued never runs.
+  Launch& last = st.rest ? *st.rest : st.in_flight.back();
+  last.last_of_submission = true;
+  sub->left = 0;
+  st.queue.pop_front();
+  issue(stream);  // the next submission may start behind it
   return usable();
 }
 

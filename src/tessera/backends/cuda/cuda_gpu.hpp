@@ -21,7 +21,10 @@
 // goes to the new context's stream after a cuStreamWaitEvent on the event recorded after the
 // previous kernel: a remap between two kernels needs no copy (all green contexts share the
 // device's memory) and never reorders. At most `issue_window` kernels of a stream are issued
-// ahead of the GPU; a reconfiguration applies from the first kernel not yet issued.
+// ahead of the GPU; a reconfiguration applies from the first kernel not yet issued. A span
+// (submit_span) walks the submitted sequence in place from its first kernel, so a scheduler can
+// hand over many kernels at once; end_after_head ends a submission after the kernels already
+// issued (at least its head kernel), since an issued kernel cannot be taken back from the GPU.
 //
 // Kernels. A workload::Kernel runs as tessera_emulate (emulation.hpp) with its launch
 // configuration, unless a payload is bound to its name (bind_payload): then the payload's real
@@ -124,6 +127,10 @@ class CudaGpu final : public device::GpuDevice {
   core::Status submit_range(device::StreamId stream, workload::KernelSequencePtr sequence,
                             device::BlockRange range, std::uint64_t tag,
                             device::DoneCallback done) override;
+  core::Status submit_span(device::StreamId stream, workload::KernelSequencePtr sequence,
+                           device::KernelSpan span, std::uint64_t tag,
+                           device::DoneCallback done) override;
+  core::Status end_after_head(device::StreamId stream) override;
   core::Status request_yield(device::StreamId stream) override;
   core::Status suspend_context(device::ContextId context) override;
   core::Status resume_context(device::ContextId context) override;

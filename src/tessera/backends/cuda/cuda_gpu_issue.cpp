@@ -1,6 +1,8 @@
 // CudaGpu's launches: kernels leave a stream's queue one at a time, at most issue_window ahead of
 // the GPU, each into the CUstream of the context its stream's configuration names at that moment,
-// bracketed by two events; a remap waits on the previous launch's end event.
+// bracketed by two events; a remap waits on the previous launch's end event. A submission walks
+// its sequence in place from its first kernel and leaves the queue with its last (the span's
+// count reached, or the sequence's end).
 
 #include <atomic>
 #include <utility>
@@ -36,7 +38,7 @@ void CudaGpu::Impl::issue(device::StreamId id) {
       return;  // a checkpointed launch is alone in flight
     }
     if (st.queue.empty()) return;
-    // Every queued submission has a kernel left (validate_sequence refuses empty ones).
+    // Every queued submission has a kernel left to issue: it leaves the queue with its last.
     const auto sub = st.queue.front();
     const workload::KernelSequence& seq = *sub->sequence;
     if (static_cast<int>(st.in_flight.size()) >= options.issue_window) return;
@@ -56,8 +58,13 @@ void CudaGpu::Impl::issue(device::StreamId id) {
     l.cursor = sub->next;
     l.blocks = sub->range.size() > 0 ? sub->range : device::BlockRange{.begin = 0, .end = k.blocks};
     l.yieldable = yieldable;
-    l.last_of_submission = !sub->next.advance(seq);
-    if (l.last_of_submission) st.queue.pop_front();
+    // A span ends after its count of kernels, which may be before the sequence does.
+    const bool more = sub->next.advance(seq);
+    l.last_of_submission = --sub->left <= 0 || !more;
+    if (l.last_of_submission) {
+      sub->left = 0;
+      st.queue.pop_front();
+    }
     if (!launch(id, std::move(l))) return;
   }
 }

@@ -88,7 +88,10 @@ void CudaGpu::Impl::deliver(Completion& c) {
   st.last_end_time = c.end;
   Submission& sub = *l.submission;
   if (sub.started < 0) sub.started = c.start;
-  if (!c.yielded) ++kernels_completed;  // a yielded launch is part of a kernel that counts once
+  if (!c.yielded) {  // a yielded launch is part of a kernel that counts once, when it ends
+    ++kernels_completed;
+    ++sub.kernels;
+  }
   sm_ns += static_cast<double>(l.where->sms) * static_cast<double>(c.end - c.start);
   l.start.reset();
   l.previous.reset();
@@ -109,7 +112,8 @@ void CudaGpu::Impl::deliver(Completion& c) {
                                       .tag = sub.tag,
                                       .submitted = sub.submitted,
                                       .started = sub.started,
-                                      .finished = c.end};
+                                      .finished = c.end,
+                                      .kernels = sub.kernels};
     const device::DoneCallback callback = std::move(sub.done);
     callback(done);
   }

@@ -1,5 +1,6 @@
 #include "tessera/gpu/modes/virtual_context.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace tessera::gpu {
@@ -64,6 +65,109 @@ std::uint64_t VirtualContext::next_tag() const {
 
 std::int64_t VirtualContext::next_block() const {
   return cursor_.block;
+}
+
+workload::SequenceCursor VirtualContext::next_position() const {
+  return workload::SequenceCursor{.group = static_cast<std::uint32_t>(cursor_.group),
+                                  .rep = cursor_.repeat,
+                                  .index = static_cast<std::uint32_t>(cursor_.kernel)};
+}
+
+std::int64_t VirtualContext::kernels_left() const {
+  if (!has_next()) return 0;
+  return workload::kernels_from(*submissions_[launching_].sequence, next_position());
+}
+
+const workload::KernelSequencePtr& VirtualContext::next_sequence() const {
+  return submissions_[launching_].sequence;
+}
+
+std::int64_t VirtualContext::kernels_before_checkpointed(std::int64_t limit) const {
+  const auto& groups = submissions_[launching_].sequence->groups;
+  const auto first_checkpointed = [](const std::vector<workload::Kernel>& kernels,
+                                     std::size_t from) {
+    for (std::size_t k = from; k < kernels.size(); ++k) {
+      if (kernels[k].checkpoints > 0) return k;
+    }
+    return kernels.size();
+  };
+  std::int64_t n = 0;
+  for (std::size_t g = cursor_.group; g < groups.size() && n < limit; ++g) {
+    const auto& kernels = groups[g].kernels;
+    const std::size_t from = g == cursor_.group ? cursor_.kernel : 0;
+    const int repeats = groups[g].repeat - (g == cursor_.group ? cursor_.repeat : 0);
+    if (const auto k = first_checkpointed(kernels, from); k < kernels.size()) {
+      return std::min(n + static_cast<std::int64_t>(k - from), limit);
+    }
+    n += static_cast<std::int64_t>(kernels.size() - from);
+    if (repeats <= 1) continue;
+    // Every repetition is the same kernels: one pass over the group decides the rest of them.
+    if (const auto k = first_checkpointed(kernels, 0); k < kernels.size()) {
+      return std::min(n + static_cast<std::int64_t>(k), limit);
+    }
+    n += static_cast<std::int64_t>(kernels.size()) * (repeats - 1);
+  }
+  return std::min(n, limit);
+}
+
+void VirtualContext::skip_kernels(std::int64_t n) {
+  const auto& groups = submissions_[launching_].sequence->groups;
+  while (n > 0) {
+    const auto& g = groups[cursor_.group];
+    const auto size = static_cast<std::int64_t>(g.kernels.size());
+    const std::int64_t in_repeat = size - static_cast<std::int64_t>(cursor_.kernel);
+    if (n < in_repeat) {
+      cursor_.kernel += static_cast<std::size_t>(n);
+      return;
+    }
+    n -= in_repeat;
+    cursor_.kernel = 0;
+    ++cursor_.repeat;
+    const auto repeats = std::min<std::int64_t>(n / size, g.repeat - cursor_.repeat);
+    cursor_.repeat += static_cast<int>(repeats);
+    n -= repeats * size;
+    settle();
+  }
+}
+
+core::Status VirtualContext::launch_run(std::int64_t count, core::Nanos now) {
+  if (!has_next() || cursor_.block != 0) {
+    return core::fail(Domain::kGpu, Code::kFailedPrecondition,
+                      "virtual context: launch_run needs a kernel not yet handed out in part; "
+                      "check has_next() and next_block() first");
+  }
+  const std::int64_t left = kernels_left();
+  if (count <= 0 || count >= left) {
+    return core::failf(Domain::kGpu, Code::kInvalidArgument,
+                       "virtual context: a run of {} kernels, but its submission has {} from "
+                       "here; a run holds 1 to {} (never the submission's last kernel)",
+                       count, left, left - 1);
+  }
+  auto& sub = submissions_[launching_];
+  if (sub.started < 0) sub.started = now;
+  in_flight_.push_back(Piece{.ends_submission = false, .kernels = count, .from = cursor_});
+  skip_kernels(count);
+  return {};
+}
+
+core::Status VirtualContext::run_finished(std::int64_t ran, core::Nanos now) {
+  if (in_flight_.empty() || in_flight_.front().kernels == 0) {
+    return core::fail(Domain::kGpu, Code::kFailedPrecondition,
+                      "virtual context: a run finished but the oldest piece in flight is not "
+                      "one; report each launched piece exactly once");
+  }
+  const Piece run = in_flight_.front();
+  if (ran < 0 || ran > run.kernels || (ran < run.kernels && in_flight_.size() > 1)) {
+    return core::failf(Domain::kGpu, Code::kInvalidArgument,
+                       "virtual context: a run of {} kernels ran {} with {} pieces in flight; a "
+                       "run ends early only when nothing was launched after it",
+                       run.kernels, ran, in_flight_.size());
+  }
+  if (ran < run.kernels) {
+    cursor_ = run.from;
+    skip_kernels(ran);
+  }
+  return piece_finished(now);
 }
 
 core::Status VirtualContext::launch_blocks(std::int64_t end, core::Nanos now) {

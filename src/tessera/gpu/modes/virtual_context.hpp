@@ -4,6 +4,10 @@
 // device one piece at a time (a whole kernel, or a block-range atom of one), so where a piece
 // runs can change between pieces while what each kernel computes cannot.
 //
+// A piece may also be a run: several whole kernels of one submission handed to the device as one
+// span (device::KernelSpan), which the device may end early at a kernel boundary
+// (GpuDevice::end_after_head); the kernels it did not run are handed out again.
+//
 // Pieces finish in the order they were launched (the schedulers keep one device stream per
 // virtual context). The context only keeps order and times; it never calls the device.
 
@@ -32,16 +36,35 @@ class VirtualContext {
   workload::Phase next_phase() const;    // phase of the submission it belongs to
   std::uint64_t next_tag() const;        // tag of the submission it belongs to
   std::int64_t next_block() const;       // blocks of next() already handed out as atoms (0 if none)
+  // next()'s position in its submission's sequence (KernelSpan::from), and the kernels of that
+  // submission from next() to its end.
+  workload::SequenceCursor next_position() const;
+  std::int64_t kernels_left() const;
+  // The sequence next() belongs to (KernelSpan's sequence).
+  const workload::KernelSequencePtr& next_sequence() const;
+  // Kernels from next() on, at most `limit`, before the first that can be preempted
+  // (workload::Kernel::checkpoints > 0): a scheduler that asks for a yield knows which kernel
+  // is running only when that kernel goes alone.
+  std::int64_t kernels_before_checkpointed(std::int64_t limit) const;
 
   // Hands out blocks [next_block(), end) of next() (end == next().blocks launches it whole / its
   // last atom); the cursor moves past the kernel when its last block is handed out. Records the
   // submission's start time. Needs has_next() and next_block() < end <= next().blocks.
   core::Status launch_blocks(std::int64_t end, core::Nanos now);
 
-  // One launched piece (a whole kernel or an atom) finished. When every piece of a submission's
-  // last kernel has finished, the submission's done callback runs (after the context's state is
-  // updated, so it may push more work). Fails if no piece is in flight.
+  // Hands out `count` whole kernels from next() on as one run, short of the submission's last
+  // kernel: a run never ends its submission, so what its end says about the submission stays with
+  // the last kernel's own piece. Needs has_next(), next_block() == 0 and
+  // 0 < count < kernels_left().
+  core::Status launch_run(std::int64_t count, core::Nanos now);
+
+  // One launched piece (a whole kernel, an atom or a run) finished. When every piece of a
+  // submission's last kernel has finished, the submission's done callback runs (after the
+  // context's state is updated, so it may push more work). Fails if no piece is in flight.
   core::Status piece_finished(core::Nanos now);
+  // The oldest piece, a run, finished after `ran` of its kernels: the ones it did not run are
+  // next() again. A run cut short must be the only piece in flight.
+  core::Status run_finished(std::int64_t ran, core::Nanos now);
 
   int pieces_in_flight() const { return static_cast<int>(in_flight_.size()); }
   bool idle() const { return submissions_.empty(); }  // nothing queued and nothing in flight
@@ -64,11 +87,15 @@ class VirtualContext {
     std::int64_t block = 0;
   };
   struct Piece {
-    bool ends_submission;  // launched the last blocks of its submission's last kernel
+    bool ends_submission;      // launched the last blocks of its submission's last kernel
+    std::int64_t kernels = 0;  // a run's kernels (0: not a run)
+    Cursor from{};             // where a run began
   };
 
   // Moves the cursor onto a real kernel (skipping empty groups) or past the submission.
   void settle();
+  // Moves the cursor `n` whole kernels on, within the submission (never onto its end).
+  void skip_kernels(std::int64_t n);
 
   device::StreamId stream_;
   std::deque<Submission> submissions_;  // unfinished, in submission order

@@ -1,5 +1,7 @@
 #include "tessera/workload/kernels/kernel.hpp"
 
+#include <algorithm>
+
 namespace tessera::workload {
 
 std::string_view to_string(KernelClass c) {
@@ -45,6 +47,46 @@ KernelSequencePtr single_kernel(const Kernel& kernel, Phase phase) {
   seq->groups.push_back(KernelGroup{.kernels = {kernel}, .repeat = 1});
   seq->phase = phase;
   return seq;
+}
+
+std::int64_t kernels_from(const KernelSequence& seq, const SequenceCursor& from) {
+  if (from.group >= seq.groups.size()) return 0;
+  const auto& here = seq.groups[from.group];
+  const auto size = static_cast<std::int64_t>(here.kernels.size());
+  std::int64_t n = size - from.index + size * (here.repeat - from.rep - 1);
+  for (std::size_t g = from.group + 1; g < seq.groups.size(); ++g) {
+    n += static_cast<std::int64_t>(seq.groups[g].kernels.size()) * seq.groups[g].repeat;
+  }
+  return n;
+}
+
+KernelSequencePtr span_of(const KernelSequence& seq, const SequenceCursor& from,
+                          std::int64_t count) {
+  auto out = std::make_shared<KernelSequence>();
+  out->phase = seq.phase;
+  out->graph = seq.graph;
+  out->mid_generation = seq.mid_generation;
+  SequenceCursor c = from;
+  for (std::int64_t left = count; left > 0;) {
+    const auto& g = seq.groups[c.group];
+    const auto size = static_cast<std::int64_t>(g.kernels.size());
+    if (c.index > 0 || left < size) {  // part of one repetition
+      const std::int64_t take = std::min(size - c.index, left);
+      const auto first = g.kernels.begin() + c.index;
+      out->groups.push_back(KernelGroup{.kernels = {first, first + take}, .repeat = 1});
+      left -= take;
+      c.index += static_cast<std::uint32_t>(take - 1);
+      c.advance(seq);
+      continue;
+    }
+    const auto reps = static_cast<int>(std::min<std::int64_t>(g.repeat - c.rep, left / size));
+    out->groups.push_back(KernelGroup{.kernels = g.kernels, .repeat = reps});
+    left -= reps * size;
+    c.rep += reps - 1;
+    c.index = static_cast<std::uint32_t>(size - 1);
+    c.advance(seq);
+  }
+  return out;
 }
 
 std::int64_t KernelSequence::kernel_count() const {

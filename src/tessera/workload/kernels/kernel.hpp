@@ -143,7 +143,15 @@ struct SequenceCursor {
     return group < seq.groups.size();
   }
   const Kernel& kernel(const KernelSequence& seq) const { return seq.groups[group].kernels[index]; }
+  bool operator==(const SequenceCursor&) const = default;
 };
+
+// Kernels of `seq` from `from` (included) to its end, in launch order; 0 when `from` is past it.
+std::int64_t kernels_from(const KernelSequence& seq, const SequenceCursor& from);
+// A sequence of `count` kernels of `seq` from `from` on, with its phase and flags (the kernels
+// copied; repeated layers stay one group). Needs 0 < count <= kernels_from(seq, from).
+KernelSequencePtr span_of(const KernelSequence& seq, const SequenceCursor& from,
+                          std::int64_t count);
 
 // A sequence of just `kernel`, for schedulers that launch kernel by kernel.
 KernelSequencePtr single_kernel(const Kernel& kernel, Phase phase = Phase::kUnspecified);

@@ -101,7 +101,9 @@ struct Submission {
   device::DoneCallback done;
   core::Nanos submitted = 0;
   core::Nanos started = -1;
-  SequenceCursor next;  // the next kernel to issue
+  SequenceCursor next;       // the next kernel to issue (a span's first kernel at the start)
+  std::int64_t left = 0;     // kernels still to issue; 0 once its last is issued or it was ended
+  std::int64_t kernels = 0;  // kernels it ran to their end (a yielded one once, when it ends)
 };
 
 // One launch on the GPU.
@@ -137,8 +139,11 @@ struct Completion {
 struct StreamState {
   device::StreamConfig config;
   std::deque<std::shared_ptr<Submission>> queue;  // submissions with kernels not yet issued
-  std::deque<Launch> in_flight;                   // issued, not delivered, in issue order
-  std::optional<Launch> rest;                     // a yielded launch to run again, at the head
+  // The sequence last validated: spans of one sequence, submitted again and again, are
+  // validated once.
+  workload::KernelSequencePtr validated;
+  std::deque<Launch> in_flight;      // issued, not delivered, in issue order
+  std::optional<Launch> rest;        // a yielded launch to run again, at the head
   OwnedEvent last_end;               // the last issued launch's end event, until the next takes it
   CUstream last_custream = nullptr;  // the CUstream it was recorded on
   core::Nanos last_end_time = -1;    // executor time of the last delivered launch's end
@@ -213,8 +218,11 @@ struct CudaGpu::Impl {
   core::Status usable() const;
   core::Status check_stream(device::StreamId stream) const;
   core::Status check_config(const device::StreamConfig& config) const;
+  // Queues `count` kernels of `sequence` from `from` (a block range: its one kernel).
   core::Status enqueue(device::StreamId stream, workload::KernelSequencePtr sequence,
-                       device::BlockRange range, std::uint64_t tag, device::DoneCallback done);
+                       SequenceCursor from, std::int64_t count, device::BlockRange range,
+                       std::uint64_t tag, device::DoneCallback done);
+  core::Status end_after_head(device::StreamId stream);
   bool idle() const;
   core::Status raise_yield_flag(device::StreamId stream);
 

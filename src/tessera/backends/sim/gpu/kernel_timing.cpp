@@ -153,6 +153,7 @@ std::size_t TimingModel::GemmKeyHash::operator()(const GemmKey& k) const {
   mix(std::hash<std::int64_t>{}(k.groups));
   mix(std::hash<int>{}(k.pipe * 4099 + k.sms));
   mix(std::hash<double>{}(k.bandwidth));
+  mix(std::hash<double>{}(k.operand_bytes));
   return h;
 }
 
@@ -164,7 +165,8 @@ TimingModel::GemmChoice TimingModel::gemm_choice(const KernelShape& shape, int s
                     .groups = shape.gemm.groups,
                     .pipe = static_cast<int>(shape.pipe),
                     .sms = sms,
-                    .bandwidth = domain_bandwidth};
+                    .bandwidth = domain_bandwidth,
+                    .operand_bytes = shape.gemm.operand_bytes};
   if (const auto it = gemm_choices_.find(key); it != gemm_choices_.end()) return it->second;
   const double m = static_cast<double>(shape.gemm.m);
   const double n = static_cast<double>(shape.gemm.n);

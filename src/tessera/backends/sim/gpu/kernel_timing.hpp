@@ -122,6 +122,7 @@ class TimingModel {
     std::int64_t m, n, k, groups;
     int pipe, sms;
     double bandwidth;
+    double operand_bytes;  // GEMMs of one shape move different bytes (a convolution's im2col)
     bool operator==(const GemmKey&) const = default;
   };
   struct GemmKeyHash {

@@ -57,7 +57,8 @@ device::Capabilities SimGpu::capabilities() const {
                               .clock_control = true,
                               .block_ranges = true,
                               .kernel_preemption = true,
-                              .stream_priorities = true};
+                              .stream_priorities = true,
+                              .early_end = true};
 }
 
 core::Status SimGpu::usable() const {
@@ -227,7 +228,34 @@ core::Status SimGpu::submit(device::StreamId stream, workload::KernelSequencePtr
   if (auto st = usable(); !st) return st;
   if (auto st = check_stream(stream); !st) return st;
   if (auto st = device::check_submitted_sequence(stream, sequence); !st) return st;
-  return enqueue(stream, std::move(sequence), device::BlockRange{}, tag, std::move(done));
+  return enqueue(stream,
+                 Submission{.sequence = std::move(sequence), .tag = tag, .done = std::move(done)});
+}
+
+core::Status SimGpu::submit_span(device::StreamId stream, workload::KernelSequencePtr sequence,
+                                 device::KernelSpan span, std::uint64_t tag,
+                                 device::DoneCallback done) {
+  if (auto st = usable(); !st) return st;
+  if (auto st = check_stream(stream); !st) return st;
+  if (auto st = device::check_span(stream, sequence, span); !st) return st;
+  return enqueue(stream, Submission{.sequence = std::move(sequence),
+                                    .from = span.from,
+                                    .count = span.count,
+                                    .tag = tag,
+                                    .done = std::move(done)});
+}
+
+core::Status SimGpu::end_after_head(device::StreamId stream) {
+  if (auto st = usable(); !st) return st;
+  if (auto st = check_stream(stream); !st) return st;
+  Stream& st = streams_[stream];
+  if (st.queue.empty()) return {};
+  begin_op();
+  // A batch's kernel in flight becomes the stream's running kernel; the ones after it never run.
+  if (st.cur.phase == Phase::kBatched) split_batch(stream);
+  st.left = 1;
+  end_op();
+  return {};
 }
 
 core::Status SimGpu::submit_range(device::StreamId stream, workload::KernelSequencePtr sequence,
@@ -238,23 +266,23 @@ core::Status SimGpu::submit_range(device::StreamId stream, workload::KernelSeque
   if (auto k = device::validate_range_submission(stream, sequence, range.begin, range.end); !k) {
     return std::unexpected(k.error());
   }
-  return enqueue(stream, std::move(sequence), range, tag, std::move(done));
+  return enqueue(
+      stream,
+      Submission{
+          .sequence = std::move(sequence), .range = range, .tag = tag, .done = std::move(done)});
 }
 
-core::Status SimGpu::enqueue(device::StreamId stream, workload::KernelSequencePtr sequence,
-                             device::BlockRange range, std::uint64_t tag,
-                             device::DoneCallback done) {
+core::Status SimGpu::enqueue(device::StreamId stream, Submission submission) {
   Stream& st = streams_[stream];
-  if (sequence != st.validated) {
-    if (auto v = device::validate_stream_sequence(spec_, stream, *sequence); !v) return v;
-    st.validated = sequence;
+  if (submission.sequence != st.validated) {
+    if (auto v = device::validate_stream_sequence(spec_, stream, *submission.sequence); !v) {
+      return v;
+    }
+    st.validated = submission.sequence;
   }
   begin_op();
-  st.queue.push_back(Submission{.sequence = std::move(sequence),
-                                .range = range,
-                                .tag = tag,
-                                .done = std::move(done),
-                                .submitted = engine_.now()});
+  submission.submitted = engine_.now();
+  st.queue.push_back(std::move(submission));
   if (st.queue.size() == 1 && st.cur.phase == Phase::kIdle) {
     begin_submission(stream);
     make_ready(stream);

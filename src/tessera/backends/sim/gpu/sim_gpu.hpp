@@ -98,6 +98,10 @@ class SimGpu final : public device::GpuDevice {
   core::Status submit_range(device::StreamId stream, workload::KernelSequencePtr sequence,
                             device::BlockRange range, std::uint64_t tag,
                             device::DoneCallback done) override;
+  core::Status submit_span(device::StreamId stream, workload::KernelSequencePtr sequence,
+                           device::KernelSpan span, std::uint64_t tag,
+                           device::DoneCallback done) override;
+  core::Status end_after_head(device::StreamId stream) override;
   core::Status request_yield(device::StreamId stream) override;
 
   core::Status suspend_context(device::ContextId context) override;
@@ -113,9 +117,14 @@ class SimGpu final : public device::GpuDevice {
   // A position in a kernel sequence: group, repetition of the group, kernel within it.
   using Cursor = workload::SequenceCursor;
 
+  // Kernels of a submission that runs its sequence to the end.
+  static constexpr std::int64_t kToTheEnd = INT64_MAX;
+
   struct Submission {
     workload::KernelSequencePtr sequence;
-    device::BlockRange range;  // of its only kernel (submit_range); empty: whole kernels
+    device::BlockRange range{};  // of its only kernel (submit_range); empty: whole kernels
+    Cursor from{};               // its first kernel, when count is not kToTheEnd (submit_span)
+    std::int64_t count = kToTheEnd;
     std::uint64_t tag = 0;
     device::DoneCallback done;
     core::Nanos submitted = 0;
@@ -211,6 +220,7 @@ class SimGpu final : public device::GpuDevice {
     core::Nanos tail = -1;  // when its last wave leaves SMs idle (< 0: never)
     int tail_sms = 0;       // SMs it holds from then on
     core::Nanos launched;   // when the host had launched it
+    std::int64_t left;      // Stream::left while it is the stream's kernel
   };
 
   struct Stream {
@@ -219,6 +229,9 @@ class SimGpu final : public device::GpuDevice {
     std::uint32_t context = 0;  // index into contexts_
     std::deque<Submission> queue;
     Cursor cursor;  // the current kernel within queue.front()
+    // Kernels of queue.front() from the cursor's on, and those it has run to their end.
+    std::int64_t left = 0;
+    std::int64_t ran = 0;
     // queue.front()'s distinct kernels, group after group (repeats share an entry).
     std::vector<KernelInfo> kernels;
     std::vector<std::uint32_t> group_first;  // index in kernels of each group's first kernel
@@ -281,8 +294,7 @@ class SimGpu final : public device::GpuDevice {
   // --- Structure (sim_gpu.cpp) ---
   core::Status usable() const;
   core::Status check_stream(device::StreamId stream) const;
-  core::Status enqueue(device::StreamId stream, workload::KernelSequencePtr sequence,
-                       device::BlockRange range, std::uint64_t tag, device::DoneCallback done);
+  core::Status enqueue(device::StreamId stream, Submission submission);
   core::Result<SmSet> resolve_sms(const device::StreamConfig& config) const;
   core::Status check_config(const device::StreamConfig& config) const;
   std::uint32_t context_index(device::ContextId id);
@@ -300,6 +312,12 @@ class SimGpu final : public device::GpuDevice {
   static bool advance(const workload::KernelSequence& seq, Cursor& c) { return c.advance(seq); }
   static const workload::Kernel& kernel_at(const workload::KernelSequence& seq, const Cursor& c) {
     return c.kernel(seq);
+  }
+  // The stream's current kernel ran to its end: the cursor moves to its next one. False when the
+  // submission has no kernel left.
+  static bool next_kernel(Stream& st) {
+    ++st.ran;
+    return --st.left > 0 && advance(*st.queue.front().sequence, st.cursor);
   }
   static KernelInfo& info_at(Stream& st, const Cursor& c) {
     return st.kernels[st.group_first[c.group] + c.index];

@@ -72,6 +72,7 @@ void SimGpu::start_batch(std::uint32_t s) {
   const auto max_items = static_cast<std::size_t>(st.batch_limit);
   st.batch.clear();
   Cursor c = st.cursor;
+  std::int64_t left = st.left;
   core::Nanos t = now;
   core::Nanos host = st.host_free;  // the first kernel is launched: it is ready
   int most = 1;
@@ -90,11 +91,12 @@ void SimGpu::start_batch(std::uint32_t s) {
                                  .demand = planned.rates.demand,
                                  .tail = planned.to_tail < 0 ? -1 : t + planned.to_tail,
                                  .tail_sms = planned.tail.sms,
-                                 .launched = host});
+                                 .launched = host,
+                                 .left = left});
     most = std::max(most, n);
     t = end;
     Cursor next = c;
-    if (!advance(seq, next)) {
+    if (--left == 0 || !advance(seq, next)) {
       st.batch_ends_submission = true;
       st.batch_next = next;
       break;
@@ -140,6 +142,8 @@ void SimGpu::on_batch_done(std::uint32_t s) {
   st.batch_timer = 0;
   st.batch_limit = std::min(2 * st.batch_limit, options_.max_batch_kernels);
   st.host_free = st.batch.back().launched;
+  st.ran += static_cast<std::int64_t>(st.batch.size());
+  st.left = st.batch.back().left - 1;
   for (const auto& item : st.batch) account_item(s, item);
   st.batch.clear();
   free_ |= l.held;
@@ -165,6 +169,8 @@ void SimGpu::split_batch(std::uint32_t s) {
   st.host_free = item.launched;
   st.batch.clear();
   st.cursor = item.cursor;
+  st.left = item.left;
+  st.ran += static_cast<std::int64_t>(j);
 
   free_ |= l.held;
   l.kernel = item.kernel;

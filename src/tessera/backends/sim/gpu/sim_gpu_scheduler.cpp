@@ -15,7 +15,9 @@ void SimGpu::begin_submission(std::uint32_t s) {
   Stream& st = streams_[s];
   const Submission& sub = st.queue.front();
   const workload::KernelSequence& seq = *sub.sequence;
-  st.cursor = first_cursor(seq);
+  st.cursor = sub.count == kToTheEnd ? first_cursor(seq) : sub.from;
+  st.left = sub.count;
+  st.ran = 0;
   // The host starts launching it once it has launched everything before it; a graph launches in
   // one call (a range of one kernel cannot be a graph's).
   st.host_start = std::max(sub.submitted, st.host_free);
@@ -127,7 +129,8 @@ void SimGpu::continue_stream(std::uint32_t s, bool submission_ended) {
                                                                     .tag = sub.tag,
                                                                     .submitted = sub.submitted,
                                                                     .started = sub.started,
-                                                                    .finished = engine_.now()},
+                                                                    .finished = engine_.now(),
+                                                                    .kernels = st.ran},
                                      .callback = std::move(sub.done),
                                      .keep_alive = std::move(sub.sequence)});
   st.queue.pop_front();
@@ -416,7 +419,7 @@ void SimGpu::on_kernel_done(std::uint32_t s) {
   retire(s);
   push_kernel_event(s, l.kernel, l.start, engine_.now(), l.sms_at_start);
   st.checkpoints_passed = 0;
-  const bool more = advance(*st.queue.front().sequence, st.cursor);
+  const bool more = next_kernel(st);
   continue_stream(s, !more);
   end_op();
 }

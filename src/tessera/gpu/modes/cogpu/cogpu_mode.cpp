@@ -22,6 +22,7 @@ CoGpuMode::~CoGpuMode() {
     if (c.remap_timer) executor_->cancel(*c.remap_timer);
   }
   if (residency_timer_) executor_->cancel(*residency_timer_);
+  if (boundary_timer_) executor_->cancel(*boundary_timer_);
 }
 
 core::Status CoGpuMode::attach(device::GpuDevice& device, std::span<const TenantInfo> tenants) {
@@ -52,6 +53,7 @@ core::Status CoGpuMode::attach(device::GpuDevice& device, std::span<const Tenant
   std::vector<Context> contexts(tenants.size());
   device_ = &device;
   executor_ = &device.executor();
+  runs_ = device.capabilities().early_end;
   grid_ = grid;
   layout_order_ = order;
   for (std::size_t k = 0; k < order.size(); ++k) {
@@ -180,7 +182,10 @@ void CoGpuMode::retarget(std::size_t i, const device::SmMask& target) {
   c.target = target;
   c.last_change = now;
   switch (c.state) {
-    case State::kRunning: c.state = State::kDraining; break;
+    case State::kRunning:
+      c.state = State::kDraining;
+      end_run(i);
+      break;
     case State::kDraining:
       if (target == c.mask && !c.yield_requested) c.state = State::kRunning;
       break;
@@ -216,6 +221,9 @@ void CoGpuMode::pump() {
     moved = false;
     for (std::size_t i = 0; i < contexts_.size() && !failure_; ++i) moved = step(i) || moved;
   }
+  // Fed kernel by kernel, the policy would see that change at the next kernel boundary of any
+  // context: every run ends there.
+  if (std::exchange(inputs_changed_, false)) end_runs();
   const core::Nanos now = executor_->now();
   for (auto& c : contexts_) {
     const bool blocked = c.state != State::kRunning && !c.in_flight && c.vc.has_next();
@@ -280,18 +288,52 @@ void CoGpuMode::moved(Context& c, const device::SmMask& to) {
 void CoGpuMode::launch(std::size_t i) {
   auto& c = contexts_[i];
   const workload::Kernel& k = c.vc.next();
-  auto piece = workload::single_kernel(k, c.vc.next_phase());
   const std::uint64_t tag = c.vc.next_tag();
-  const int checkpoints = k.checkpoints;
-  if (auto st = c.vc.launch_blocks(k.blocks, executor_->now()); !st) {
-    return fail(st.error().with_context(name()));
+  const core::Nanos now = executor_->now();
+  auto done = [this, i](const device::SubmissionDone& d) { on_piece_done(i, d); };
+  // From a nanosecond before a residency ends until the policy has seen it end, kernels go alone.
+  const bool at_boundary = boundary_at_ != core::kNever && now >= boundary_at_ - 1;
+  const std::int64_t run = runs_ && !at_boundary
+                               ? c.vc.kernels_before_checkpointed(c.vc.kernels_left() - 1)
+                               : std::int64_t{0};
+  core::Status st;
+  if (run > 0) {
+    const device::KernelSpan span{.from = c.vc.next_position(), .count = run};
+    auto sequence = c.vc.next_sequence();
+    if (auto r = c.vc.launch_run(run, now); !r) return fail(r.error().with_context(name()));
+    c.in_flight = true;
+    c.in_run = true;
+    c.in_flight_checkpoints = 0;
+    st = device_->submit_span(c.stream, std::move(sequence), span, tag, std::move(done));
+  } else {
+    const int checkpoints = k.checkpoints;
+    const device::KernelSpan span{.from = c.vc.next_position(), .count = 1};
+    auto sequence = runs_ ? c.vc.next_sequence() : workload::single_kernel(k, c.vc.next_phase());
+    const auto phase = c.vc.next_phase();
+    if (auto r = c.vc.launch_blocks(k.blocks, now); !r) {
+      return fail(r.error().with_context(name()));
+    }
+    // The submission's last kernel: what the policy sees of the context's next kernel changes.
+    const auto next = c.vc.has_next() ? c.vc.next_phase() : workload::Phase::kUnspecified;
+    if (next != phase) inputs_changed_ = true;
+    c.in_flight = true;
+    c.in_flight_checkpoints = checkpoints;
+    st = runs_ ? device_->submit_span(c.stream, std::move(sequence), span, tag, std::move(done))
+               : device_->submit(c.stream, std::move(sequence), tag, std::move(done));
   }
-  c.in_flight = true;
-  c.in_flight_checkpoints = checkpoints;
-  auto st = device_->submit(c.stream, std::move(piece), tag,
-                            [this, i](const device::SubmissionDone& d) { on_piece_done(i, d); });
   if (!st)
     fail(st.error().with_context(fmt::format("{}: tenant '{}'", name(), tenants_.info(i).name)));
+}
+
+void CoGpuMode::end_run(std::size_t i) {
+  auto& c = contexts_[i];
+  if (!c.in_run || c.run_ended) return;
+  c.run_ended = true;
+  if (auto st = device_->end_after_head(c.stream); !st) fail(st.error().with_context(name()));
+}
+
+void CoGpuMode::end_runs() {
+  for (std::size_t i = 0; i < contexts_.size(); ++i) end_run(i);
 }
 
 void CoGpuMode::try_yield(std::size_t i) {
@@ -333,6 +375,8 @@ void CoGpuMode::on_kernel_complete(const device::KernelEvent& event) {
 void CoGpuMode::on_piece_done(std::size_t i, const device::SubmissionDone& done) {
   auto& c = contexts_[i];
   c.in_flight = false;
+  const bool run = std::exchange(c.in_run, false);
+  c.run_ended = false;
   if (c.yield_requested) {  // it ran past its last checkpoint before the flag was seen
     c.yield_requested = false;
     set_owned(c, c.yield_to);
@@ -340,13 +384,15 @@ void CoGpuMode::on_piece_done(std::size_t i, const device::SubmissionDone& done)
     c.state = c.mask == c.target ? State::kRunning : State::kDraining;
   }
   ++busy_;
-  auto st = c.vc.piece_finished(done.finished);
+  auto st =
+      run ? c.vc.run_finished(done.kernels, done.finished) : c.vc.piece_finished(done.finished);
   --busy_;
   if (!st) return fail(st.error().with_context(name()));
   if (busy_ == 0) pump();
 }
 
 void CoGpuMode::schedule_residency_check() {
+  if (runs_) schedule_boundary();
   // A partition held for its residency may shrink when it ends, and a policy deciding by time
   // may change its answer, with no event to say so.
   const core::Nanos now = executor_->now();
@@ -367,6 +413,27 @@ void CoGpuMode::schedule_residency_check() {
     residency_timer_.reset();
     residency_check_at_ = core::kNever;
     pump();
+  });
+}
+
+void CoGpuMode::schedule_boundary() {
+  // Fed kernel by kernel, the policy would see a busy tenant's residency end at the first kernel
+  // boundary after it; runs end a nanosecond before, so that boundary ends a piece.
+  const core::Nanos now = executor_->now();
+  core::Nanos at = core::kNever;
+  for (std::size_t i = 0; i < contexts_.size(); ++i) {
+    const auto& c = contexts_[i];
+    const core::Nanos until = c.last_change + options_.remap_min_residency;
+    if (tenants_.info(i).latency_critical && !c.vc.idle() && until > now) at = std::min(at, until);
+  }
+  if (at == boundary_at_) return;
+  if (boundary_timer_) executor_->cancel(*boundary_timer_);
+  boundary_timer_.reset();
+  boundary_at_ = at;
+  if (at == core::kNever) return;
+  boundary_timer_ = executor_->schedule_at(std::max(now, at - 1), [this] {
+    boundary_timer_.reset();
+    end_runs();
   });
 }
 

@@ -14,9 +14,19 @@
 // resident control kernel raising a flag) instead of waiting for its end; its rest then runs on
 // the new partition, and the device's save at the checkpoint is the cost of that move.
 //
-// The policy is re-evaluated on every submission and completion, and at the time its last answer
-// names (RemapTargets::revisit_at); CoGpuOptions::remap_min_residency keeps a latency-critical
-// partition from shrinking right after it changed.
+// The policy is re-evaluated on every submission and kernel completion, and at the time its last
+// answer names (RemapTargets::revisit_at); CoGpuOptions::remap_min_residency keeps a
+// latency-critical partition from shrinking right after it changed.
+//
+// Runs. On a device that can end a submission early (Capabilities::early_end), a context is fed
+// every kernel of a submission but its last as one span, and the last alone. Between two kernels
+// of a run, no input of the policy changes but the clock, and the clock matters only where a
+// latency-critical partition's residency ends: a run is ended at its next kernel boundary
+// (GpuDevice::end_after_head) whenever its context must move, and every run is ended when a
+// residency ends while its tenant is busy, so the policy still decides at the first kernel
+// boundary after it. The decisions, and so the outputs, are the ones of feeding kernel by kernel,
+// with one device submission per run instead of per kernel. A kernel with checkpoints goes alone,
+// so a yield is asked of the kernel the runtime knows is running.
 
 #include <memory>
 #include <optional>
@@ -71,6 +81,8 @@ class CoGpuMode final : public SharingMode, private device::DeviceObserver {
     device::SmMask owned;   // SMs it holds; pairwise disjoint between contexts
     State state = State::kRunning;
     bool in_flight = false;
+    bool in_run = false;     // the piece in flight is a run
+    bool run_ended = false;  // and the device was asked to end it early
     int in_flight_checkpoints = 0;
     bool yield_requested = false;
     device::SmMask yield_to;  // the stream's configuration while a yield is pending
@@ -100,6 +112,10 @@ class CoGpuMode final : public SharingMode, private device::DeviceObserver {
   void on_piece_done(std::size_t i, const device::SubmissionDone& done);
   void on_kernel_complete(const device::KernelEvent& event) override;
   void schedule_residency_check();
+  // Ends context i's run at its next kernel boundary, if one is in flight.
+  void end_run(std::size_t i);
+  void end_runs();
+  void schedule_boundary();
   device::StreamConfig config_for(std::size_t i, const device::SmMask& sms) const;
   void fail(core::Error error);
 
@@ -118,6 +134,12 @@ class CoGpuMode final : public SharingMode, private device::DeviceObserver {
   int busy_ = 0;  // inside a completion: submissions wait for its pump
   std::optional<device::TimerId> residency_timer_;  // also the policy's revisit_at
   core::Nanos residency_check_at_ = core::kNever;
+  // When a busy latency-critical tenant's residency ends: runs end there (see Runs above).
+  std::optional<device::TimerId> boundary_timer_;
+  core::Nanos boundary_at_ = core::kNever;
+  bool runs_ = false;  // the device has Capabilities::early_end
+  // A launch since the last decision changed what the policy sees (see Runs above).
+  bool inputs_changed_ = false;
   core::Nanos revisit_at_ = core::kNever;  // the policy's last RemapTargets::revisit_at
   std::optional<core::Error> failure_;
   std::int64_t remaps_ = 0;
