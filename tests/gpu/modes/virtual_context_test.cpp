@@ -132,5 +132,98 @@ TEST(VirtualContext, QueuesSubmissionsAndLetsDoneCallbacksPushMore) {
   EXPECT_TRUE(vc.idle());
 }
 
+
+TEST(VirtualContext, CountsKernelsLeftAndWhereTheNextOneIs) {
+  VirtualContext vc;
+  EXPECT_EQ(vc.kernels_left(), 0);
+  ASSERT_TRUE(vc.push(abab_c(), 1, nullptr, 0));
+  EXPECT_EQ(vc.kernels_left(), 5);
+  EXPECT_EQ(vc.next_position(), (workload::SequenceCursor{.group = 0, .rep = 0, .index = 0}));
+  ASSERT_TRUE(vc.launch_blocks(4, 0));  // a
+  ASSERT_TRUE(vc.launch_blocks(2, 0));  // b
+  ASSERT_TRUE(vc.launch_blocks(4, 0));  // a, second repetition
+  EXPECT_EQ(vc.kernels_left(), 2);
+  EXPECT_EQ(vc.next_position(), (workload::SequenceCursor{.group = 0, .rep = 1, .index = 1}));
+  EXPECT_EQ(vc.next().name, "b");
+}
+
+TEST(VirtualContext, ARunHandsOutKernelsShortOfTheLastAndEndsNoSubmission) {
+  VirtualContext vc;
+  Done done;
+  const auto seq = abab_c();
+  ASSERT_TRUE(vc.push(seq, 3, done.callback(), 10));
+  EXPECT_EQ(vc.next_sequence(), seq);
+  ASSERT_TRUE(vc.launch_run(4, 20));
+  EXPECT_EQ(vc.pieces_in_flight(), 1);
+  EXPECT_EQ(vc.next().name, "c");
+  EXPECT_EQ(vc.kernels_left(), 1);
+  ASSERT_TRUE(vc.run_finished(4, 60));
+  EXPECT_TRUE(done.list.empty());  // the last kernel goes in a piece of its own
+  ASSERT_TRUE(vc.launch_blocks(1, 60));
+  ASSERT_TRUE(vc.piece_finished(70));
+  ASSERT_EQ(done.list.size(), 1u);
+  EXPECT_EQ(done.list[0].started, 20);
+  EXPECT_EQ(done.list[0].finished, 70);
+  EXPECT_TRUE(vc.idle());
+}
+
+TEST(VirtualContext, ARunEndedEarlyHandsOutWhatItDidNotRunAgain) {
+  VirtualContext vc;
+  ASSERT_TRUE(vc.push(abab_c(), 1, nullptr, 0));
+  ASSERT_TRUE(vc.launch_run(4, 0));  // a b a b
+  ASSERT_TRUE(vc.run_finished(3, 5));
+  EXPECT_EQ(vc.next().name, "b");
+  EXPECT_EQ(vc.next_position(), (workload::SequenceCursor{.group = 0, .rep = 1, .index = 1}));
+  EXPECT_EQ(vc.kernels_left(), 2);
+  ASSERT_TRUE(vc.launch_run(1, 5));
+  ASSERT_TRUE(vc.run_finished(0, 6));  // ended before its first kernel: nothing ran
+  EXPECT_EQ(vc.next().name, "b");
+  EXPECT_EQ(vc.kernels_left(), 2);
+}
+
+TEST(VirtualContext, RefusesRunsThatWouldEndTheSubmissionOrStartInsideAKernel) {
+  VirtualContext vc;
+  EXPECT_FALSE(vc.launch_run(1, 0));  // nothing queued
+  ASSERT_TRUE(vc.push(abab_c(), 1, nullptr, 0));
+  auto whole = vc.launch_run(5, 0);
+  ASSERT_FALSE(whole);
+  EXPECT_THAT(whole.error().message(), HasSubstr("never the submission's last kernel"));
+  EXPECT_FALSE(vc.launch_run(0, 0));
+  ASSERT_TRUE(vc.launch_blocks(2, 0));  // half of a's blocks
+  EXPECT_FALSE(vc.launch_run(1, 0));
+  ASSERT_TRUE(vc.piece_finished(1));
+  EXPECT_FALSE(vc.run_finished(0, 1));  // no run in flight
+}
+
+TEST(VirtualContext, ARunEndsEarlyOnlyWhenNothingWasLaunchedAfterIt) {
+  VirtualContext vc;
+  ASSERT_TRUE(vc.push(abab_c(), 1, nullptr, 0));
+  ASSERT_TRUE(vc.launch_run(2, 0));
+  ASSERT_TRUE(vc.launch_blocks(4, 0));
+  auto early = vc.run_finished(1, 1);
+  ASSERT_FALSE(early);
+  EXPECT_THAT(early.error().message(), HasSubstr("nothing was launched after it"));
+  ASSERT_TRUE(vc.run_finished(2, 1));  // ran whole: fine with a piece behind it
+}
+
+TEST(VirtualContext, CountsKernelsBeforeTheFirstThatCanBePreempted) {
+  auto seq = std::make_shared<workload::KernelSequence>();
+  auto persistent = kernel("p", 8);
+  persistent.checkpoints = 4;
+  seq->groups.push_back({.kernels = {kernel("a", 1), kernel("b", 1)}, .repeat = 3});
+  seq->groups.push_back({.kernels = {kernel("c", 1), persistent, kernel("d", 1)}, .repeat = 2});
+  VirtualContext vc;
+  ASSERT_TRUE(vc.push(seq, 1, nullptr, 0));
+  EXPECT_EQ(vc.kernels_before_checkpointed(100), 7);  // a b a b a b c
+  EXPECT_EQ(vc.kernels_before_checkpointed(3), 3);
+  ASSERT_TRUE(vc.launch_run(7, 0));
+  ASSERT_TRUE(vc.run_finished(7, 1));
+  EXPECT_EQ(vc.kernels_before_checkpointed(100), 0);  // p is next
+  ASSERT_TRUE(vc.launch_blocks(8, 1));
+  ASSERT_TRUE(vc.piece_finished(2));
+  // d, then c of the second repetition, then p again.
+  EXPECT_EQ(vc.kernels_before_checkpointed(100), 2);
+}
+
 }  // namespace
 }  // namespace tessera::gpu

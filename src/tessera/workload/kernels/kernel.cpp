@@ -67,7 +67,7 @@ KernelSequencePtr span_of(const KernelSequence& seq, const SequenceCursor& from,
   out->graph = seq.graph;
   out->mid_generation = seq.mid_generation;
   SequenceCursor c = from;
-  for (std::int64_t left = count; left > 0;) {
+  for (std::int64_t left = count; left > 0 && c.group < seq.groups.size();) {
     const auto& g = seq.groups[c.group];
     const auto size = static_cast<std::int64_t>(g.kernels.size());
     if (c.index > 0 || left < size) {  // part of one repetition

@@ -146,10 +146,12 @@ struct SequenceCursor {
   bool operator==(const SequenceCursor&) const = default;
 };
 
-// Kernels of `seq` from `from` (included) to its end, in launch order; 0 when `from` is past it.
+// Kernels of `seq` from `from` (a kernel of it, or past its end) to its end, in launch order; 0
+// when `from` is past it.
 std::int64_t kernels_from(const KernelSequence& seq, const SequenceCursor& from);
 // A sequence of `count` kernels of `seq` from `from` on, with its phase and flags (the kernels
-// copied; repeated layers stay one group). Needs 0 < count <= kernels_from(seq, from).
+// copied; repeated layers stay one group). Needs 0 < count <= kernels_from(seq, from); a larger
+// count stops at the sequence's end.
 KernelSequencePtr span_of(const KernelSequence& seq, const SequenceCursor& from,
                           std::int64_t count);
 

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <vector>
+
 #include "backends/sim/gpu/sim_test_util.hpp"
 #include "support/test_gpu.hpp"
 #include "tessera/backends/sim/gpu/kernel_timing.hpp"
@@ -98,6 +102,80 @@ TEST_F(LibraryTiming, StreamKLeavesAGemmThatFillsItsWavesAlone) {
   const auto c = model.gemm_choice(model.shape(g), 16, 1600);
   EXPECT_NEAR(c.compute_ns_at_boost, 2.0 * 256 * 128 * 256 / 4000, 1e-6);
   EXPECT_DOUBLE_EQ(c.bytes, (1024.0 * 256 + 256.0 * 512 + 1024.0 * 512) * 2);
+}
+
+TEST_F(LibraryTiming, GemmsOfOneShapeThatMoveDifferentBytesAreChosenForApart) {
+  // Three GEMMs of 128 x 128 x 4096 on 16 SMs (ASplitKAddsItsPartialSumsToTheBytes): a dense
+  // layer; a convolution's implicit GEMM, which reads its activations (a ninth of the im2col
+  // matrix) rather than A; and one whose operands stream a gigabyte, memory-bound however it is
+  // tiled, so splitting K (more bytes, no time saved) does not pay.
+  const auto dense = workload::make_gemm(workload::dense_gemm("dense", 128, 128, 4096, 2));
+  workload::GemmDesc conv_desc = workload::dense_gemm("conv", 128, 128, 4096, 2);
+  conv_desc.kind = workload::KernelClass::kConv;
+  conv_desc.a_bytes /= 9;
+  const auto conv = workload::make_gemm(conv_desc);
+  workload::GemmDesc streaming_desc = workload::dense_gemm("streaming", 128, 128, 4096, 2);
+  streaming_desc.a_bytes = 1e9 - streaming_desc.b_bytes - streaming_desc.c_bytes;
+  const auto streaming = workload::make_gemm(streaming_desc);
+  const workload::Kernel* gemms[] = {&dense, &conv, &streaming};
+  for (const auto* g : gemms) {
+    ASSERT_EQ(g->gemm.m, 128);
+    ASSERT_EQ(g->gemm.n, 128);
+    ASSERT_EQ(g->gemm.k, 4096);
+    ASSERT_EQ(g->gemm.groups, 1);
+  }
+  const double a = 128.0 * 4096 * 2;
+  const double b = 4096.0 * 128 * 2;
+  const double c = 128.0 * 128 * 2;
+  ASSERT_DOUBLE_EQ(dense.gemm.operand_bytes, a + b + c);
+  ASSERT_DOUBLE_EQ(conv.gemm.operand_bytes, a / 9 + b + c);
+  ASSERT_DOUBLE_EQ(streaming.gemm.operand_bytes, 1e9);
+
+  // Each asked first of a fresh model: the answers the cache must not mix up.
+  std::vector<TimingModel::GemmChoice> alone;
+  for (const auto* g : gemms) {
+    const TimingModel model(spec, options);
+    alone.push_back(model.gemm_choice(model.shape(*g), 16, 1600));
+  }
+  const double partial_sums = 2.0 * 15 * 128 * 128 * 4;
+  EXPECT_EQ(alone[0].split_k, 16);
+  EXPECT_DOUBLE_EQ(alone[0].bytes, a + b + c + partial_sums);
+  EXPECT_EQ(alone[1].split_k, 16);
+  EXPECT_DOUBLE_EQ(alone[1].bytes, a / 9 + b + c + partial_sums);
+  // 1e9 bytes at 1600 bytes/ns is 625 us whatever the tiling, above every unsplit tiling's
+  // compute (67 us for one 256x128 tile); the first considered, 256x128, stands, and any split
+  // only adds partial sums.
+  EXPECT_EQ(alone[2].split_k, 1);
+  EXPECT_EQ(alone[2].tile_m, 256);
+  EXPECT_EQ(alone[2].tile_n, 128);
+  EXPECT_DOUBLE_EQ(alone[2].bytes, 1e9);
+  EXPECT_NE(alone[0].bytes, alone[1].bytes);
+  EXPECT_NE(alone[0].bytes, alone[2].bytes);
+  EXPECT_NE(alone[1].bytes, alone[2].bytes);
+
+  // In every order on one model, each gets the same answer as alone, and asking again repeats it.
+  std::array<int, 3> order{0, 1, 2};
+  do {
+    SCOPED_TRACE(testing::Message() << order[0] << order[1] << order[2]);
+    const TimingModel model(spec, options);
+    for (int round = 0; round < 2; ++round) {
+      for (const int i : order) {
+        const auto got = model.gemm_choice(model.shape(*gemms[i]), 16, 1600);
+        EXPECT_DOUBLE_EQ(got.bytes, alone[i].bytes) << gemms[i]->name;
+        EXPECT_DOUBLE_EQ(got.compute_ns_at_boost, alone[i].compute_ns_at_boost) << gemms[i]->name;
+        EXPECT_EQ(got.tile_m, alone[i].tile_m) << gemms[i]->name;
+        EXPECT_EQ(got.tile_n, alone[i].tile_n) << gemms[i]->name;
+        EXPECT_EQ(got.split_k, alone[i].split_k) << gemms[i]->name;
+      }
+    }
+    // The plans the simulator times from them differ the same way.
+    const KernelShape dense_shape = model.shape(dense);
+    const KernelShape conv_shape = model.shape(conv);
+    const auto blocks = static_cast<double>(dense.blocks);
+    ASSERT_EQ(conv.blocks, dense.blocks);
+    EXPECT_DOUBLE_EQ(model.plan(dense_shape, blocks, 16, 1600, 0).bytes, alone[0].bytes);
+    EXPECT_DOUBLE_EQ(model.plan(conv_shape, blocks, 16, 1600, 0).bytes, alone[1].bytes);
+  } while (std::next_permutation(order.begin(), order.end()));
 }
 
 TEST_F(LibraryTiming, TheStreamKLibraryTimesEveryGemmWithItsOwnFractionKneeAndFixedCost) {
