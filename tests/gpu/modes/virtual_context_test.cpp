@@ -132,7 +132,6 @@ TEST(VirtualContext, QueuesSubmissionsAndLetsDoneCallbacksPushMore) {
   EXPECT_TRUE(vc.idle());
 }
 
-
 TEST(VirtualContext, CountsKernelsLeftAndWhereTheNextOneIs) {
   VirtualContext vc;
   EXPECT_EQ(vc.kernels_left(), 0);
