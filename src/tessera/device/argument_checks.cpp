@@ -18,13 +18,11 @@ core::Status check_stream_id(StreamId stream, std::size_t streams_created) {
 }
 
 core::Status check_sm_mask(const hw::GpuSpec& spec, const SmMask& sms) {
-  for (int i = spec.sms; i < kMaxSms; ++i) {
-    if (sms.test(i)) {
-      return core::failf(Domain::kDevice, Code::kInvalidArgument,
-                         "the stream's SM set names SM {}, but {} has {} SMs (0 to {}); build the "
-                         "set from SMs that exist",
-                         i, spec.name, spec.sms, spec.sms - 1);
-    }
+  if (const int i = sms.first_from(spec.sms); i < kMaxSms) {
+    return core::failf(Domain::kDevice, Code::kInvalidArgument,
+                       "the stream's SM set names SM {}, but {} has {} SMs (0 to {}); build the "
+                       "set from SMs that exist",
+                       i, spec.name, spec.sms, spec.sms - 1);
   }
   return {};
 }

@@ -3,6 +3,7 @@
 
 #include <bitset>
 #include <cstddef>
+#include <cstdint>
 
 namespace tessera::device {
 
@@ -20,6 +21,16 @@ class SmMask {
   int count() const { return static_cast<int>(bits_.count()); }
   bool empty() const { return bits_.none(); }
   bool overlaps(const SmMask& o) const { return (bits_ & o.bits_).any(); }
+  // The lowest SM in the set at or above `sm`; kMaxSms when there is none.
+  int first_from(int sm) const {
+    if (sm <= 0) return static_cast<int>(bits_._Find_first());
+    return static_cast<int>(bits_._Find_next(static_cast<std::size_t>(sm - 1)));
+  }
+  // SMs [64 w, 64 w + 64) as a word, SM 64 w in its lowest bit; w in [0, kMaxSms / 64).
+  std::uint64_t word(int w) const {
+    return ((bits_ >> (64 * static_cast<std::size_t>(w))) & std::bitset<kMaxSms>(~0ULL))
+        .to_ullong();
+  }
 
   SmMask operator&(const SmMask& o) const { return SmMask(bits_ & o.bits_); }
   SmMask operator|(const SmMask& o) const { return SmMask(bits_ | o.bits_); }
@@ -34,9 +45,11 @@ inline SmMask SmMask::first(int n) {
   return range(0, n);
 }
 inline SmMask SmMask::range(int begin, int end) {
-  SmMask m;
-  for (int i = begin; i < end; ++i) m.set(i);
-  return m;
+  if (begin < 0) begin = 0;
+  if (end > kMaxSms) end = kMaxSms;
+  if (begin >= end) return SmMask();
+  const std::size_t width = static_cast<std::size_t>(end - begin);
+  return SmMask((~std::bitset<kMaxSms>() >> (kMaxSms - width)) << static_cast<std::size_t>(begin));
 }
 
 }  // namespace tessera::device

@@ -50,11 +50,19 @@ TpcScheduler make(std::vector<TenantInfo> infos) {
   return std::move(s.value());
 }
 
-std::vector<TpcState> free_tpcs() {
-  return std::vector<TpcState>(8);
+// Pieces in flight, launched in order on the 8-TPC GPU: TPCs [first, end) run `tenant`'s piece.
+struct Run {
+  int first;
+  int end;
+  std::size_t tenant;
+  core::Nanos until;
+};
+using Runs = std::vector<Run>;
+Runs free_tpcs() {
+  return {};
 }
-void run_on(std::vector<TpcState>& tpcs, int first, int end, int tenant, core::Nanos until) {
-  for (int j = first; j < end; ++j) tpcs[static_cast<std::size_t>(j)] = {tenant, until};
+void run_on(Runs& runs, int first, int end, std::size_t tenant, core::Nanos until) {
+  runs.push_back({first, end, tenant, until});
 }
 TenantState ready(const workload::Kernel& k, int need = 0) {
   return {.has_work = true, .ready = &k, .next_block = 0, .tpc_need = need};
@@ -71,10 +79,12 @@ TpcSet tpc_range(int first, int end) {
   return s;
 }
 
-std::vector<TpcLaunch> decide(TpcScheduler& s, const std::vector<TpcState>& tpcs,
+std::vector<TpcLaunch> decide(TpcScheduler& s, const Runs& runs,
                               const std::vector<TenantState>& tenants, const WavePredictor& p) {
+  TpcBoard board(8, tenants.size());
+  for (const auto& r : runs) board.launch(r.tenant, tpc_range(r.first, r.end), r.until);
   std::vector<TpcLaunch> out;
-  s.decide(tpcs, tenants, kNow, p, out);
+  s.decide(board, tenants, kNow, p, out);
   return out;
 }
 
@@ -204,16 +214,16 @@ TEST(TpcScheduler, UnownedTpcsGoByPriority) {
 }
 
 TEST(TpcScheduler, RightSizedOwnerTakesFreeTpcsFirstThenThoseEndingSoonest) {
-  auto s = make({critical("chat"), best_effort("train")});
+  auto s = make({critical("chat"), best_effort("a"), best_effort("b"), best_effort("c")});
   const auto k = tpc_kernel(16);
   WavePredictor p;
   p.set(k, core::micros(100));
   auto tpcs = free_tpcs();
   run_on(tpcs, 0, 2, 1, kNow + core::micros(200));
-  run_on(tpcs, 2, 4, 1, kNow + core::micros(50));
-  run_on(tpcs, 4, 7, 1, kNow + core::micros(300));
-  // Only TPC 7 is free: the owner, right-sized to 3, reclaims TPCs 2 and 3 (ending soonest).
-  const auto out = decide(s, tpcs, {ready(k, 3), in_flight()}, p);
+  run_on(tpcs, 2, 4, 2, kNow + core::micros(50));
+  run_on(tpcs, 4, 7, 3, kNow + core::micros(300));
+  // Only TPC 7 is free: the owner, right-sized to 3, reclaims TPCs 2 and 3 (b's atom ends first).
+  const auto out = decide(s, tpcs, {ready(k, 3), in_flight(), in_flight(), in_flight()}, p);
   ASSERT_EQ(out.size(), 1u);
   TpcSet want = tpc_range(2, 4);
   want.set(7);

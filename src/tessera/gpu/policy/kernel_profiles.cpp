@@ -168,12 +168,11 @@ void KernelProfiles::record(const hw::GpuSpec& spec, const workload::Kernel& k,
   mean.sum_ns += whole;
   ++mean.count;
   if (p.by_tpcs.size() >= 2) {
-    std::vector<LatencySample> points;
-    points.reserve(p.by_tpcs.size());
+    points_.clear();
     for (const auto& [t, m] : p.by_tpcs) {
-      points.push_back({.tpcs = t, .latency_ns = m.sum_ns / static_cast<double>(m.count)});
+      points_.push_back({.tpcs = t, .latency_ns = m.sum_ns / static_cast<double>(m.count)});
     }
-    if (auto f = fit_scaling(points)) p.fit = *f;
+    if (auto f = fit_scaling(points_)) p.fit = *f;
   }
 }
 
@@ -209,20 +208,34 @@ const KernelProfiles::Profile* KernelProfiles::find(const workload::Kernel& k) c
 std::optional<core::Nanos> KernelProfiles::predict(const hw::GpuSpec& spec,
                                                    const workload::Kernel& k, std::int64_t blocks,
                                                    int tpcs) const {
-  const Profile* p = find(k);
-  const int per_sm = device::blocks_per_sm(spec.sm, k.block);
+  return predict(spec, lookup(spec, k), blocks, tpcs);
+}
+
+KernelProfiles::Lookup KernelProfiles::lookup(const hw::GpuSpec& spec,
+                                              const workload::Kernel& k) const {
+  Lookup found;
+  found.profile_ = find(k);
+  found.grid_blocks_ = k.blocks;
+  found.per_sm_ = device::blocks_per_sm(spec.sm, k.block);
+  return found;
+}
+
+std::optional<core::Nanos> KernelProfiles::predict(const hw::GpuSpec& spec, const Lookup& found,
+                                                   std::int64_t blocks, int tpcs) const {
+  const Profile* p = found.profile_;
+  const int per_sm = found.per_sm_;
   if (p == nullptr || p->by_tpcs.empty() || per_sm < 1 || tpcs < 1 || blocks < 1) {
     return std::nullopt;
   }
   const double part = waves(spec, per_sm, blocks, tpcs);
   if (p->fit) {
     return core::round_to_nanos(p->fit->predict_ns(tpcs) * part /
-                                waves(spec, per_sm, k.blocks, tpcs));
+                                waves(spec, per_sm, found.grid_blocks_, tpcs));
   }
   // One TPC count seen (the map holds exactly one entry here): scale its mean by waves.
   const auto& [seen_tpcs, mean] = *p->by_tpcs.begin();
   const double whole = mean.sum_ns / static_cast<double>(mean.count);
-  return core::round_to_nanos(whole * part / waves(spec, per_sm, k.blocks, seen_tpcs));
+  return core::round_to_nanos(whole * part / waves(spec, per_sm, found.grid_blocks_, seen_tpcs));
 }
 
 std::optional<ScalingFit> KernelProfiles::fit(const workload::Kernel& k) const {

@@ -122,6 +122,29 @@ class KernelProfiles {
   std::size_t kernels() const;
 
  private:
+  struct Profile;
+
+ public:
+  // A kernel's profile found once, for a scheduler that predicts several piece sizes of one
+  // kernel in a decision: predict() through it skips the search by key. It sees later records of
+  // a kernel that was already profiled; a kernel not yet seen must be looked up again after its
+  // first record().
+  class Lookup {
+   public:
+    Lookup() = default;
+
+   private:
+    friend class KernelProfiles;
+    const Profile* profile_ = nullptr;
+    std::int64_t grid_blocks_ = 0;
+    int per_sm_ = 0;  // resident blocks per SM; 0 when the kernel does not fit on one
+  };
+  Lookup lookup(const hw::GpuSpec& spec, const workload::Kernel& k) const;
+  // As predict() above, for the kernel `found` was looked up with.
+  std::optional<core::Nanos> predict(const hw::GpuSpec& spec, const Lookup& found,
+                                     std::int64_t blocks, int tpcs) const;
+
+ private:
   struct Mean {
     double sum_ns = 0;
     std::int64_t count = 0;
@@ -134,6 +157,7 @@ class KernelProfiles {
   const Profile* find(const workload::Kernel& k) const;
 
   std::map<KernelKey, Profile, KernelKeyLess> profiles_;
+  std::vector<LatencySample> points_;  // scratch for refitting, so record() does not allocate
 };
 
 }  // namespace tessera::gpu

@@ -46,10 +46,13 @@ core::Result<std::vector<int>> allocate_by_share(const hw::GpuSpec& spec,
 }  // namespace
 
 device::SmMask sms_of(const hw::GpuSpec& spec, const TpcSet& tpcs) {
+  // Run by run of consecutive TPCs: a partition is one or a few runs.
+  const TpcSet gaps = ~tpcs;
   device::SmMask mask;
-  for (int t = 0; t < spec.tpcs && t < kMaxTpcs; ++t) {
-    if (!tpcs.test(static_cast<std::size_t>(t))) continue;
-    for (int s = t * spec.sms_per_tpc; s < (t + 1) * spec.sms_per_tpc; ++s) mask.set(s);
+  for (int t = first_tpc(tpcs); t < spec.tpcs && t < kMaxTpcs;) {
+    const int end = std::min(next_tpc(gaps, t), spec.tpcs);
+    mask = mask | device::SmMask::range(t * spec.sms_per_tpc, end * spec.sms_per_tpc);
+    t = end < kMaxTpcs ? next_tpc(tpcs, end) : kMaxTpcs;
   }
   return mask;
 }
@@ -111,7 +114,11 @@ core::Result<TpcScheduler> TpcScheduler::make(const hw::GpuSpec& spec,
   s.owned_.assign(tenants.size(), TpcSet{});
   s.owned_count_.assign(tenants.size(), 0);
   for (std::size_t j = 0; j < s.owner_.size(); ++j) {
-    if (s.owner_[j] == kNoTenant) continue;
+    s.all_.set(j);
+    if (s.owner_[j] == kNoTenant) {
+      s.unowned_.set(j);
+      continue;
+    }
     const auto t = static_cast<std::size_t>(s.owner_[j]);
     s.owned_[t].set(j);
     ++s.owned_count_[t];
@@ -130,34 +137,37 @@ core::Result<TpcScheduler> TpcScheduler::make(const hw::GpuSpec& spec,
   s.need_at_.resize(tenants.size());
   s.finite_.reserve(s.owner_.size());
   s.reclaim_.reserve(s.owner_.size());
-  s.chosen_.reserve(s.owner_.size());
   s.finite_all_.reserve(s.owner_.size());
   return s;
 }
 
-void TpcScheduler::take_own(std::size_t t, std::span<const TpcState> tpcs, int want) {
+void TpcScheduler::take_own(std::size_t t, const TpcBoard& board, int want) {
   Plan& plan = plans_[t];
   const int take = std::min(want, owned_count_[t]);
   plan.want_more = want - take;
   if (take == 0) return;
-  reclaim_.clear();
-  for (int j = 0; j < static_cast<int>(owner_.size()) && plan.own_count < take; ++j) {
-    if (!owned_[t].test(static_cast<std::size_t>(j))) continue;
-    const int runner = tpcs[static_cast<std::size_t>(j)].runner;
-    if (runner == kNoTenant) {
+  // Free TPCs first, lowest first.
+  const TpcSet free_own = owned_[t] & board.free();
+  const int free_count = static_cast<int>(free_own.count());
+  if (free_count > take) {
+    for (int j = first_tpc(free_own); plan.own_count < take; j = next_tpc(free_own, j)) {
       plan.own.set(static_cast<std::size_t>(j));
       ++plan.own_count;
-      --free_left_;
-    } else {
-      reclaim_.push_back(j);
     }
+  } else {
+    plan.own = free_own;
+    plan.own_count = free_count;
   }
+  free_left_ -= plan.own_count;
   const auto missing = static_cast<std::size_t>(take - plan.own_count);
   if (missing == 0) return;
+  reclaim_.clear();
+  const TpcSet busy_own = owned_[t] & board.busy();
+  for (int j = first_tpc(busy_own); j < kMaxTpcs; j = next_tpc(busy_own, j)) reclaim_.push_back(j);
   if (missing < reclaim_.size()) {
     // Take back the TPCs whose borrowed atoms are predicted to end first (unknown ends last).
     const auto end_of = [&](int j) {
-      const core::Nanos e = tpcs[static_cast<std::size_t>(j)].busy_until;
+      const core::Nanos e = board.until(static_cast<std::size_t>(board.runner(j)));
       return e == kUnknownEnd ? core::kNever : e;
     };
     std::partial_sort(
@@ -192,36 +202,30 @@ Atom TpcScheduler::plan_atom(const TenantState& state, int tpc_count, bool borro
   return atom;
 }
 
-void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const TenantState> tenants,
+void TpcScheduler::decide(const TpcBoard& board, std::span<const TenantState> tenants,
                           core::Nanos now, const LatencyPredictor& predictor,
                           std::vector<TpcLaunch>& out) {
   out.clear();
   const int total = static_cast<int>(owner_.size());
-  if (tpcs.size() < owner_.size() || tenants.size() != plans_.size()) return;
+  if (board.tpcs() != total || board.tenants() != plans_.size() ||
+      tenants.size() != plans_.size()) {
+    return;
+  }
   // Per tenant: when it needs its own TPCs back. No work: never; ready: now (it takes them in
-  // pass 1); a piece in flight: the earliest timer of the TPCs it runs on (unknown, or none
-  // left: now, so nothing it owns is lent).
+  // pass 1); a piece in flight: its predicted end (unknown, or no TPC left running it: now, so
+  // nothing it owns is lent).
   for (std::size_t t = 0; t < tenants.size(); ++t) {
     plans_[t] = Plan{};
-    need_at_[t] = !tenants[t].has_work ? core::kNever : now;
-  }
-  free_left_ = 0;
-  unowned_busy_ = 0;
-  for (int j = 0; j < total; ++j) {
-    const auto& s = tpcs[static_cast<std::size_t>(j)];
-    if (s.runner == kNoTenant) {
-      ++free_left_;
-      continue;
+    const TenantState& st = tenants[t];
+    need_at_[t] = !st.has_work ? core::kNever : now;
+    if (st.has_work && st.ready == nullptr && board.running(t).any() &&
+        board.until(t) != kUnknownEnd) {
+      need_at_[t] = board.until(t);
     }
-    if (owner_[static_cast<std::size_t>(j)] == kNoTenant) ++unowned_busy_;
-    const auto r = static_cast<std::size_t>(s.runner);
-    if (!tenants[r].has_work || tenants[r].ready != nullptr) continue;
-    const core::Nanos end = s.busy_until == kUnknownEnd ? now : s.busy_until;
-    // need_at_[r] has no value until the first such TPC sets it; later ones can only bring it
-    // earlier.
-    need_at_[r] = plans_[r].seen ? std::min(need_at_[r], end) : end;
-    plans_[r].seen = true;
   }
+  const TpcSet& free = board.free();
+  free_left_ = static_cast<int>(free.count());
+  unowned_busy_ = static_cast<int>((unowned_ & board.busy()).count());
 
   // Pass 1: every ready tenant takes its own TPCs (up to its right-sized need).
   taken_.reset();
@@ -229,7 +233,7 @@ void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const Tenant
     const TenantState& st = tenants[t];
     if (st.ready == nullptr) continue;
     const int want = st.tpc_need > 0 ? std::min(st.tpc_need, total) : total;
-    take_own(t, tpcs, want);
+    take_own(t, board, want);
     Plan& plan = plans_[t];
     taken_ |= plan.own;
     if (plan.want_more == 0 && plan.own_count > 0) {
@@ -248,40 +252,56 @@ void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const Tenant
     Plan& plan = plans_[t];
     if (st.ready == nullptr || plan.launch) continue;
     if (free_left_ == 0 && unowned_busy_ == 0 && plan.own_count == 0) continue;
-    chosen_.clear();
     finite_.clear();
     reclaim_.clear();
-    for (int j = 0; j < total && (free_left_ > 0 || unowned_busy_ > 0) &&
-                    static_cast<int>(chosen_.size()) < plan.want_more;
-         ++j) {
-      const auto idx = static_cast<std::size_t>(j);
-      if (taken_.test(idx)) continue;
-      const int o = owner_[idx];
-      const int runner = tpcs[idx].runner;
-      if (runner != kNoTenant) {
-        if (o == kNoTenant && importance_[static_cast<std::size_t>(runner)] < importance_[t]) {
-          reclaim_.push_back(j);
+    // Free TPCs are walked lowest first until `want_more` of them have no deadline (unowned, or
+    // their owner has no work): those are chosen; free TPCs whose owner needs them back later
+    // than now, and unowned ones a less important tenant's launch holds (to take back), are
+    // candidates if the walk reached them.
+    TpcSet chosen;
+    int chosen_count = 0;
+    if (free_left_ > 0 || unowned_busy_ > 0) {
+      TpcSet reclaimable;
+      TpcSet never = unowned_;
+      TpcSet later;
+      for (std::size_t r = 0; r < tenants.size(); ++r) {
+        if (importance_[r] < importance_[t]) reclaimable |= board.running(r);
+        if (need_at_[r] == core::kNever) {
+          never |= owned_[r];
+        } else if (need_at_[r] > now) {
+          later |= owned_[r];
         }
-        continue;
       }
-      const core::Nanos deadline =
-          o == kNoTenant ? core::kNever : need_at_[static_cast<std::size_t>(o)];
-      if (deadline <= now) continue;
-      if (deadline == core::kNever) {
-        chosen_.push_back(Candidate{.tpc = j, .deadline = deadline});
-      } else {
-        finite_.push_back(Candidate{.tpc = j, .deadline = deadline});
+      const TpcSet open = all_ & ~taken_;
+      chosen = open & free & never;
+      chosen_count = static_cast<int>(chosen.count());
+      TpcSet reached = all_;
+      if (chosen_count >= plan.want_more) {
+        int last = first_tpc(chosen);
+        for (int k = 1; k < plan.want_more; ++k) last = next_tpc(chosen, last);
+        reached = plan.want_more > 0 ? ~TpcSet{} >> (kMaxTpcs - 1 - last) : TpcSet{};
+        chosen &= reached;
+        chosen_count = std::max(plan.want_more, 0);
       }
+      const TpcSet finite = open & free & later & reached;
+      for (int j = first_tpc(finite); j < kMaxTpcs; j = next_tpc(finite, j)) {
+        finite_.push_back(Candidate{
+            .tpc = j,
+            .deadline = need_at_[static_cast<std::size_t>(owner_[static_cast<std::size_t>(j)])]});
+      }
+      const TpcSet back = open & reclaimable & unowned_ & reached;
+      for (int j = first_tpc(back); j < kMaxTpcs; j = next_tpc(back, j)) reclaim_.push_back(j);
     }
     // Free TPCs before taken-back ones, which make the launch wait.
     int taken_back = 0;
     for (int j : reclaim_) {
-      if (static_cast<int>(chosen_.size() + finite_.size()) >= plan.want_more) break;
-      chosen_.push_back(Candidate{.tpc = j, .deadline = core::kNever});
+      if (chosen_count + static_cast<int>(finite_.size()) >= plan.want_more) break;
+      chosen.set(static_cast<std::size_t>(j));
+      ++chosen_count;
       ++taken_back;
     }
-    // TPCs of idle owners (chosen_) first, then those whose owners need them back latest.
-    const auto need = static_cast<std::size_t>(plan.want_more) - chosen_.size();
+    // TPCs of idle owners (chosen) first, then those whose owners need them back latest.
+    const auto need = static_cast<std::size_t>(plan.want_more - chosen_count);
     if (finite_.size() > need) {
       std::partial_sort(finite_.begin(), finite_.begin() + static_cast<std::ptrdiff_t>(need),
                         finite_.end(), [](const Candidate& a, const Candidate& b) {
@@ -294,8 +314,8 @@ void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const Tenant
     // TPCs of idle owners are never dropped), or keep them all and cut the atom to end before
     // the first deadline (at least one wave must fit): whichever hands out more blocks.
     finite_all_.assign(finite_.begin(), finite_.end());
-    while (!chosen_.empty() || !finite_.empty()) {
-      const int count = plan.own_count + static_cast<int>(chosen_.size() + finite_.size());
+    while (chosen_count > 0 || !finite_.empty()) {
+      const int count = plan.own_count + chosen_count + static_cast<int>(finite_.size());
       plan.atom = plan_atom(st, count, true, predictor, atom_target_);
       const core::Nanos end = plan.atom.predicted ? now + *plan.atom.predicted : core::kNever;
       if (std::erase_if(finite_, [end](const Candidate& c) { return c.deadline < end; }) == 0) {
@@ -305,25 +325,25 @@ void TpcScheduler::decide(std::span<const TpcState> tpcs, std::span<const Tenant
     if (finite_.size() < finite_all_.size()) {
       core::Nanos first = core::kNever;
       for (const auto& c : finite_all_) first = std::min(first, c.deadline);
-      const int count = plan.own_count + static_cast<int>(chosen_.size() + finite_all_.size());
+      const int count = plan.own_count + chosen_count + static_cast<int>(finite_all_.size());
       const Atom cut = plan_atom(st, count, true, predictor, std::min(atom_target_, first - now));
       const bool fits = cut.predicted && now + *cut.predicted <= first;
-      const bool a_empty = chosen_.empty() && finite_.empty();
+      const bool a_empty = chosen_count == 0 && finite_.empty();
       if (fits && (a_empty || cut.range.size() > plan.atom.range.size())) {
         finite_.assign(finite_all_.begin(), finite_all_.end());
         plan.atom = cut;
       }
     }
-    const int borrowed = static_cast<int>(chosen_.size() + finite_.size());
+    const int borrowed = chosen_count + static_cast<int>(finite_.size());
     if (borrowed == 0) {
       if (plan.own_count == 0) continue;
       plan.atom = plan_atom(st, plan.own_count, false, predictor, atom_target_);
     }
-    for (const auto* list : {&chosen_, &finite_}) {
-      for (const auto& c : *list) {
-        plan.own.set(static_cast<std::size_t>(c.tpc));
-        taken_.set(static_cast<std::size_t>(c.tpc));
-      }
+    plan.own |= chosen;
+    taken_ |= chosen;
+    for (const auto& c : finite_) {
+      plan.own.set(static_cast<std::size_t>(c.tpc));
+      taken_.set(static_cast<std::size_t>(c.tpc));
     }
     free_left_ -= borrowed - taken_back;
     unowned_busy_ -= taken_back;

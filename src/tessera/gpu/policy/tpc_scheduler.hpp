@@ -9,7 +9,7 @@
 //   borrowed atom: it launches at once on them and its blocks take those SMs as the atom's
 //   blocks leave, so it waits at most for one atom.
 // - Idle TPCs (unowned; owner has no work; or right-sizing leaves them unused) are lent to other
-//   tenants in priority order (stealing), but never when the owner's per-TPC timer says it will
+//   tenants in priority order (stealing), but never when the owner's timer says it will
 //   need them before the borrowed atom is predicted to end.
 // - Unowned TPCs go by priority: a tenant may take one back from a launch of a less important
 //   tenant (priority, then latency-critical), waiting for at most that atom, as owners do.
@@ -19,7 +19,6 @@
 //   tenant has at most one piece in flight (the caller reports it ready only when none is), so
 //   best-effort work outstanding on borrowed TPCs is at most one atom per borrower.
 
-#include <bitset>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -29,17 +28,12 @@
 #include "tessera/core/time.hpp"
 #include "tessera/device/sm_mask.hpp"
 #include "tessera/gpu/policy/atomizer.hpp"
+#include "tessera/gpu/policy/tpc_board.hpp"
 #include "tessera/gpu/sharing_mode.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/workload/kernels/kernel.hpp"
 
 namespace tessera::gpu {
-
-inline constexpr int kMaxTpcs = device::kMaxSms;  // a TPC has at least one SM
-using TpcSet = std::bitset<kMaxTpcs>;
-inline constexpr int kNoTenant = -1;
-// TpcState::busy_until of a piece whose duration could not be predicted.
-inline constexpr core::Nanos kUnknownEnd = -1;
 
 // The SMs of the TPCs in `tpcs`: TPC i is SMs [i * sms_per_tpc, (i + 1) * sms_per_tpc), the
 // numbering static-partitions uses too.
@@ -59,12 +53,6 @@ class LatencyPredictor {
   virtual ~LatencyPredictor() = default;
   virtual std::optional<core::Nanos> predict(const workload::Kernel& kernel, std::int64_t blocks,
                                              int tpcs) const = 0;
-};
-
-// One TPC now.
-struct TpcState {
-  int runner = kNoTenant;      // tenant whose piece was last launched on it, if still running
-  core::Nanos busy_until = 0;  // that piece's predicted end (the per-TPC timer); kUnknownEnd
 };
 
 // One tenant now.
@@ -101,8 +89,9 @@ class TpcScheduler {
   int owned_count(std::size_t tenant) const { return owned_count_[tenant]; }
 
   // The launches to make at `now`, written to `out` (cleared first; reuse it to avoid
-  // allocating). `tpcs` has one entry per TPC, `tenants` one per tenant in attach order.
-  void decide(std::span<const TpcState> tpcs, std::span<const TenantState> tenants, core::Nanos now,
+  // allocating). `board` is who runs where (sized for this GPU and these tenants), `tenants` has
+  // one entry per tenant in attach order.
+  void decide(const TpcBoard& board, std::span<const TenantState> tenants, core::Nanos now,
               const LatencyPredictor& predictor, std::vector<TpcLaunch>& out);
 
  private:
@@ -120,18 +109,19 @@ class TpcScheduler {
     int want_more = 0;  // TPCs it would still use beyond its own
     int borrowed = 0;
     bool launch = false;
-    bool seen = false;  // a TPC running its piece was found (need_at_ is from the timers)
     Atom atom;
   };
 
   // Pass 1 for ready tenant `t`: up to `want` of its own TPCs, free ones first.
-  void take_own(std::size_t t, std::span<const TpcState> tpcs, int want);
+  void take_own(std::size_t t, const TpcBoard& board, int want);
   Atom plan_atom(const TenantState& state, int tpc_count, bool borrowing,
                  const LatencyPredictor& predictor, core::Nanos target) const;
 
   hw::GpuSpec spec_;
   core::Nanos atom_target_ = 0;
   std::vector<int> owner_;  // per TPC
+  TpcSet all_;              // every TPC of the GPU
+  TpcSet unowned_;          // TPCs no tenant owns
   std::vector<TpcSet> owned_;
   std::vector<int> owned_count_;
   std::vector<std::size_t> order_;  // tenant indexes, most important first
@@ -142,7 +132,6 @@ class TpcScheduler {
   std::vector<Plan> plans_;
   std::vector<core::Nanos> need_at_;  // per tenant: when it needs its own TPCs back
   std::vector<Candidate> finite_;
-  std::vector<Candidate> chosen_;
   std::vector<Candidate> finite_all_;
   std::vector<int> reclaim_;
   TpcSet taken_;

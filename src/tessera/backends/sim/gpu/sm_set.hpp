@@ -26,9 +26,7 @@ class SmSet {
   }
   static SmSet from_mask(const device::SmMask& mask) {
     SmSet s;
-    for (int i = 0; i < device::kMaxSms; ++i) {
-      if (mask.test(i)) s.words_[i / 64] |= std::uint64_t{1} << (i % 64);
-    }
+    for (int w = 0; w < kWords; ++w) s.words_[w] = mask.word(w);
     return s;
   }
 

@@ -20,12 +20,14 @@ namespace {
 constexpr std::size_t kSequenceCacheSize = 64;
 
 bool same_launch(const workload::Kernel& a, const workload::Kernel& b) {
-  return a.name == b.name && a.kind == b.kind && a.pipe == b.pipe && a.blocks == b.blocks &&
+  // The name last: comparing it costs a memcmp, the rest a word each.
+  return a.kind == b.kind && a.pipe == b.pipe && a.blocks == b.blocks &&
          a.block.threads == b.block.threads &&
          a.block.registers_per_thread == b.block.registers_per_thread &&
          a.block.shared_memory_bytes == b.block.shared_memory_bytes &&
          a.flops_per_block == b.flops_per_block && a.bytes_per_block == b.bytes_per_block &&
-         a.block_independent == b.block_independent && a.checkpoints == b.checkpoints;
+         a.block_independent == b.block_independent && a.checkpoints == b.checkpoints &&
+         a.name == b.name;
 }
 
 }  // namespace
@@ -33,16 +35,14 @@ bool same_launch(const workload::Kernel& a, const workload::Kernel& b) {
 struct LithosMode::Slot {
   device::StreamId stream = 0;
   VirtualContext context;
-  device::SmMask configured;  // the stream's SM set as last configured
+  TpcSet configured;  // the TPCs the stream was last confined to
   // The piece in flight, if any.
   bool busy = false;
   const workload::Kernel* kernel = nullptr;
   device::BlockRange range;
-  TpcSet tpcs;
   int tpc_count = 0;
   int borrowed = 0;
-  int saved_tpcs = 0;               // TPCs right-sizing gave up for it
-  core::Nanos until = kUnknownEnd;  // its predicted end
+  int saved_tpcs = 0;  // TPCs right-sizing gave up for it
   core::Nanos launched = 0;
   double clock_mhz = 0;
   // Tenants whose launches took back TPCs this piece still runs on: they wait for it to end.
@@ -66,10 +66,24 @@ class LithosMode::Predictor final : public LatencyPredictor {
             const std::optional<DvfsGovernor>& governor)
       : spec_(spec), profiles_(profiles), governor_(governor) {}
   void set_clock(double mhz) { clock_mhz_ = mhz; }
+  // Looks up the profiles of the kernels a decision is about to size, once each: the scheduler
+  // predicts several piece sizes of each. Kernels are known by address, so forget() them when
+  // the decision is made.
+  void prepare(std::span<const TenantState> tenants) {
+    found_.clear();
+    for (const auto& t : tenants) {
+      if (t.ready != nullptr) found_.emplace_back(t.ready, profiles_.lookup(spec_, *t.ready));
+    }
+  }
+
+  void forget() { found_.clear(); }
 
   std::optional<core::Nanos> predict(const workload::Kernel& kernel, std::int64_t blocks,
                                      int tpcs) const override {
-    auto at_boost = profiles_.predict(spec_, kernel, blocks, tpcs);
+    const auto it = std::find_if(found_.begin(), found_.end(),
+                                 [&](const auto& f) { return f.first == &kernel; });
+    auto at_boost = it != found_.end() ? profiles_.predict(spec_, it->second, blocks, tpcs)
+                                       : profiles_.predict(spec_, kernel, blocks, tpcs);
     if (!at_boost || !governor_ || !(clock_mhz_ > 0)) return at_boost;
     const double f_max = governor_->max_clock_mhz();
     if (clock_mhz_ >= f_max) return at_boost;
@@ -83,6 +97,7 @@ class LithosMode::Predictor final : public LatencyPredictor {
   const KernelProfiles& profiles_;
   const std::optional<DvfsGovernor>& governor_;
   double clock_mhz_ = 0;
+  std::vector<std::pair<const workload::Kernel*, KernelProfiles::Lookup>> found_;
 };
 
 LithosMode::LithosMode(const LithosOptions& options) : options_(options) {}
@@ -126,11 +141,11 @@ core::Status LithosMode::attach(device::GpuDevice& device, std::span<const Tenan
     TESSERA_ASSIGN_OR_RETURN(const auto stream, device.create_stream(config));
     slots[i].stream = stream;
     slots[i].context = VirtualContext(stream);
-    slots[i].configured = sms;
+    slots[i].configured = scheduler.owned(i);
     slots[i].blocking.reserve(table.size());
     slots[i].cache.reserve(kSequenceCacheSize);
   }
-  tpcs_.assign(static_cast<std::size_t>(scheduler.tpcs()), TpcState{});
+  board_ = TpcBoard(scheduler.tpcs(), table.size());
   states_.assign(table.size(), TenantState{});
   launches_.reserve(table.size());
   tenants_ = std::move(table);
@@ -203,7 +218,9 @@ void LithosMode::schedule() {
       st.tpc_need = st.ready != nullptr ? tpc_need(*st.ready) : 0;
     }
     predictor_->set_clock(device_->clock_mhz());
-    scheduler_->decide(tpcs_, states_, now, *predictor_, launches_);
+    predictor_->prepare(states_);
+    scheduler_->decide(board_, states_, now, *predictor_, launches_);
+    predictor_->forget();
     for (const auto& l : launches_) {
       if (auto ok = launch(l); !ok && !deferred_error_) deferred_error_ = ok.error();
     }
@@ -241,24 +258,19 @@ core::Status LithosMode::launch(const TpcLaunch& l) {
   // Bookkeeping first, so a completion delivered from inside the device call finds it done.
   const core::Nanos until = l.atom.predicted ? now + *l.atom.predicted : kUnknownEnd;
   const bool was_waiting = s.waiting_on > 0;
-  for (std::size_t j = 0; j < tpcs_.size(); ++j) {
-    if (!l.tpcs.test(j)) continue;
-    const int runner = tpcs_[j].runner;
-    if (runner != kNoTenant && runner != static_cast<int>(t)) {
-      auto& blocking = slots_[static_cast<std::size_t>(runner)].blocking;
-      if (std::find(blocking.begin(), blocking.end(), t) == blocking.end()) {
-        blocking.push_back(t);
-        ++s.waiting_on;
-      }
+  for (std::size_t r = 0; r < slots_.size(); ++r) {
+    if (r == t || (board_.running(r) & l.tpcs).none()) continue;
+    auto& blocking = slots_[r].blocking;
+    if (std::find(blocking.begin(), blocking.end(), t) == blocking.end()) {
+      blocking.push_back(t);
+      ++s.waiting_on;
     }
-    tpcs_[j] = TpcState{.runner = static_cast<int>(t), .busy_until = until};
   }
+  board_.launch(t, l.tpcs, until);
   if (!was_waiting && s.waiting_on > 0) s.wait_since = now;
   s.busy = true;
-  s.until = until;
   s.kernel = &kernel;
   s.range = l.atom.range;
-  s.tpcs = l.tpcs;
   s.tpc_count = l.tpc_count;
   s.borrowed = l.borrowed;
   s.saved_tpcs =
@@ -279,15 +291,14 @@ core::Status LithosMode::launch(const TpcLaunch& l) {
     ++counters_.kernels_not_splittable;
   }
 
-  const auto sms = sms_of(device_->spec(), l.tpcs);
-  if (sms != s.configured) {
+  if (l.tpcs != s.configured) {
     const device::StreamConfig config{.context = context_for(t),
-                                      .sms = sms,
+                                      .sms = sms_of(device_->spec(), l.tpcs),
                                       .max_sms = 0,
                                       .bandwidth_domain = device::kWholeDevice,
                                       .priority = 0};
     TESSERA_TRY(device_->configure_stream(s.stream, config));
-    s.configured = sms;
+    s.configured = l.tpcs;
   }
   auto done = [this, t](const device::SubmissionDone& d) { piece_done(t, d); };
   if (whole) return device_->submit(s.stream, std::move(sequence), tag, std::move(done));
@@ -303,9 +314,7 @@ void LithosMode::piece_done(std::size_t t, const device::SubmissionDone& d) {
   const double held_s = core::to_seconds(now - s.launched);
   counters_.tpc_seconds_lent += s.borrowed * held_s;
   counters_.tpc_seconds_saved += s.saved_tpcs * held_s;
-  for (std::size_t j = 0; j < tpcs_.size(); ++j) {
-    if (s.tpcs.test(j) && tpcs_[j].runner == static_cast<int>(t)) tpcs_[j] = still_running(j, t);
-  }
+  board_.finish(t);
   for (const std::size_t w : s.blocking) {
     Slot& owner = slots_[w];
     if (--owner.waiting_on == 0) {
@@ -321,18 +330,6 @@ void LithosMode::piece_done(std::size_t t, const device::SubmissionDone& d) {
     deferred_error_ = ok.error();
   }
   schedule();
-}
-
-TpcState LithosMode::still_running(std::size_t tpc, std::size_t finished) const {
-  // An owner that took a TPC back while a borrowed atom still ran there may finish first: the
-  // TPC then stays busy with that atom until it ends.
-  for (std::size_t b = 0; b < slots_.size(); ++b) {
-    const Slot& other = slots_[b];
-    if (b != finished && other.busy && other.tpcs.test(tpc)) {
-      return TpcState{.runner = static_cast<int>(b), .busy_until = other.until};
-    }
-  }
-  return TpcState{};
 }
 
 void LithosMode::tune_clock(const Slot& s, core::Nanos latency) {

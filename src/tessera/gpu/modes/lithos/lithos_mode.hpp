@@ -67,8 +67,6 @@ class LithosMode final : public SharingMode {
   int usable_tpcs(const workload::Kernel& kernel) const;
   int tpc_need(const workload::Kernel& kernel) const;
   void tune_clock(const Slot& slot, core::Nanos latency);
-  // The state of `tpc` once tenant `finished`'s piece has left it.
-  TpcState still_running(std::size_t tpc, std::size_t finished) const;
   workload::KernelSequencePtr sequence_for(Slot& slot, const workload::Kernel& kernel,
                                            workload::Phase phase);
 
@@ -77,7 +75,7 @@ class LithosMode final : public SharingMode {
   TenantTable tenants_;
   std::optional<TpcScheduler> scheduler_;
   std::vector<Slot> slots_;  // per tenant, in attach order
-  std::vector<TpcState> tpcs_;
+  TpcBoard board_;
   KernelProfiles profiles_;
   std::optional<DvfsGovernor> governor_;
   std::unique_ptr<Predictor> predictor_;
