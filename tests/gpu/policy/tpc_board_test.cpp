@@ -66,5 +66,22 @@ TEST(TpcBoard, WalksASetInAscendingOrder) {
   EXPECT_EQ(first_tpc(TpcSet{}), kMaxTpcs);
 }
 
+TEST(TpcBoard, LowestTpcsTakesFromTheBottomAcrossWords) {
+  TpcSet s;
+  for (const int j : {3, 64, 65, 200}) s.set(static_cast<std::size_t>(j));
+  int last = 0;
+  TpcSet want;
+  want.set(3);
+  want.set(64);
+  EXPECT_EQ(lowest_tpcs(s, 2, last), want);
+  EXPECT_EQ(last, 64);
+  EXPECT_EQ(lowest_tpcs(s, 9, last), s);
+  EXPECT_EQ(last, 200);
+  EXPECT_TRUE(lowest_tpcs(s, 0, last).none());
+  EXPECT_EQ(last, -1);
+  EXPECT_EQ(lowest_tpcs(tpc_range(0, 66), 66, last), tpc_range(0, 66));
+  EXPECT_EQ(last, 65);
+}
+
 }  // namespace
 }  // namespace tessera::gpu

@@ -1,6 +1,34 @@
 #include "tessera/gpu/policy/tpc_board.hpp"
 
+#include <bit>
+#include <cstdint>
+
 namespace tessera::gpu {
+
+TpcSet lowest_tpcs(const TpcSet& set, int n, int& last) {
+  constexpr std::size_t kBits = 64;
+  const TpcSet low_word(~std::uint64_t{0});
+  TpcSet out;
+  last = -1;
+  for (std::size_t w = 0; w < kMaxTpcs / kBits && n > 0; ++w) {
+    std::uint64_t word = ((set >> (w * kBits)) & low_word).to_ullong();
+    if (word == 0) continue;
+    if (std::popcount(word) > n) {
+      std::uint64_t keep = 0;
+      for (; n > 0; --n) {
+        const std::uint64_t lowest = word & (~word + 1);
+        keep |= lowest;
+        word ^= lowest;
+      }
+      word = keep;
+    } else {
+      n -= std::popcount(word);
+    }
+    out |= TpcSet(word) << (w * kBits);
+    last = static_cast<int>(w * kBits) + 63 - std::countl_zero(word);
+  }
+  return out;
+}
 
 TpcBoard::TpcBoard(int tpcs, std::size_t tenants)
     : tpcs_(tpcs), pieces_(tenants), running_(tenants), until_(tenants, kUnknownEnd) {

@@ -34,6 +34,10 @@ inline int next_tpc(const TpcSet& set, int tpc) {
   return static_cast<int>(set._Find_next(static_cast<std::size_t>(tpc)));
 }
 
+// The lowest `n` TPCs of `set` (all of it if it has fewer), a word at a time; `last` is set to
+// the highest of them (-1 when none).
+TpcSet lowest_tpcs(const TpcSet& set, int n, int& last);
+
 class TpcBoard {
  public:
   TpcBoard() = default;

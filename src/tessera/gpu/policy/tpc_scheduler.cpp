@@ -150,10 +150,9 @@ void TpcScheduler::take_own(std::size_t t, const TpcBoard& board, int want) {
   const TpcSet free_own = owned_[t] & board.free();
   const int free_count = static_cast<int>(free_own.count());
   if (free_count > take) {
-    for (int j = first_tpc(free_own); plan.own_count < take; j = next_tpc(free_own, j)) {
-      plan.own.set(static_cast<std::size_t>(j));
-      ++plan.own_count;
-    }
+    int last = 0;
+    plan.own = lowest_tpcs(free_own, take, last);
+    plan.own_count = take;
   } else {
     plan.own = free_own;
     plan.own_count = free_count;
@@ -161,23 +160,37 @@ void TpcScheduler::take_own(std::size_t t, const TpcBoard& board, int want) {
   free_left_ -= plan.own_count;
   const auto missing = static_cast<std::size_t>(take - plan.own_count);
   if (missing == 0) return;
-  reclaim_.clear();
-  const TpcSet busy_own = owned_[t] & board.busy();
-  for (int j = first_tpc(busy_own); j < kMaxTpcs; j = next_tpc(busy_own, j)) reclaim_.push_back(j);
-  if (missing < reclaim_.size()) {
-    // Take back the TPCs whose borrowed atoms are predicted to end first (unknown ends last).
-    const auto end_of = [&](int j) {
-      const core::Nanos e = board.until(static_cast<std::size_t>(board.runner(j)));
-      return e == kUnknownEnd ? core::kNever : e;
-    };
-    std::partial_sort(
-        reclaim_.begin(), reclaim_.begin() + static_cast<std::ptrdiff_t>(missing), reclaim_.end(),
-        [&](int a, int b) { return end_of(a) != end_of(b) ? end_of(a) < end_of(b) : a < b; });
-  }
-  for (std::size_t i = 0; i < missing && i < reclaim_.size(); ++i) {
-    plan.own.set(static_cast<std::size_t>(reclaim_[i]));
-    ++plan.own_count;
-    ++plan.reclaimed;
+  // Take back the TPCs whose borrowed atoms are predicted to end first (unknown ends last), the
+  // lowest first among equal ends: a whole borrower's set at a time while it fits.
+  TpcSet left = owned_[t] & board.busy();
+  int need = static_cast<int>(missing);
+  const auto end_of = [&](std::size_t r) {
+    const core::Nanos e = board.until(r);
+    return e == kUnknownEnd ? core::kNever : e;
+  };
+  while (need > 0 && left.any()) {
+    core::Nanos first = core::kNever;
+    bool found = false;
+    for (std::size_t r = 0; r < board.tenants(); ++r) {
+      if ((board.running(r) & left).none()) continue;
+      first = found ? std::min(first, end_of(r)) : end_of(r);
+      found = true;
+    }
+    TpcSet group;
+    for (std::size_t r = 0; r < board.tenants(); ++r) {
+      if (end_of(r) == first) group |= board.running(r) & left;
+    }
+    const int count = static_cast<int>(group.count());
+    if (count > need) {
+      int last = 0;
+      group = lowest_tpcs(group, need, last);
+    }
+    const int took = std::min(count, need);
+    plan.own |= group;
+    plan.own_count += took;
+    plan.reclaimed += took;
+    left &= ~group;
+    need -= took;
   }
 }
 
@@ -277,10 +290,9 @@ void TpcScheduler::decide(const TpcBoard& board, std::span<const TenantState> te
       chosen_count = static_cast<int>(chosen.count());
       TpcSet reached = all_;
       if (chosen_count >= plan.want_more) {
-        int last = first_tpc(chosen);
-        for (int k = 1; k < plan.want_more; ++k) last = next_tpc(chosen, last);
-        reached = plan.want_more > 0 ? ~TpcSet{} >> (kMaxTpcs - 1 - last) : TpcSet{};
-        chosen &= reached;
+        int last = -1;
+        chosen = lowest_tpcs(chosen, plan.want_more, last);
+        reached = last >= 0 ? ~TpcSet{} >> (kMaxTpcs - 1 - last) : TpcSet{};
         chosen_count = std::max(plan.want_more, 0);
       }
       const TpcSet finite = open & free & later & reached;
