@@ -294,6 +294,30 @@ TEST(TpcScheduler, DropsTpcsWhoseOwnerNeedsThemAndKeepsThoseOfIdleOwners) {
   EXPECT_EQ(out[0].atom.range.size(), wave_blocks(tpc_gpu(), k, 4));
 }
 
+TEST(TpcScheduler, BorrowsFromIdleOwnersThenFromOwnersNeedingTheirsLatest) {
+  // a owns TPCs 0-2, b 3-5, c 6-7; a and b each run a piece on one TPC, c is idle.
+  auto s = make({critical("a"), critical("b"), critical("c"), best_effort("train")});
+  const auto k = tpc_kernel(4800);
+  WavePredictor p;
+  p.set(k, core::micros(20));
+  const std::vector<TenantState> tenants{in_flight(), in_flight(), idle(), ready(k, 4)};
+  auto tpcs = free_tpcs();
+  run_on(tpcs, 0, 1, 0, kNow + core::millis(1));
+  run_on(tpcs, 3, 4, 1, kNow + core::millis(2));
+  // c's two, then b's (needed back later than a's).
+  auto out = decide(s, tpcs, tenants, p);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].tpcs, tpc_range(4, 8));
+  EXPECT_EQ(out[0].borrowed, 4);
+  // Equal deadlines: the lowest TPCs first.
+  tpcs = free_tpcs();
+  run_on(tpcs, 0, 1, 0, kNow + core::millis(2));
+  run_on(tpcs, 3, 4, 1, kNow + core::millis(2));
+  out = decide(s, tpcs, tenants, p);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].tpcs, tpc_range(1, 3) | tpc_range(6, 8));
+}
+
 TEST(TpcScheduler, RightSizingLeavesTheRestToLendWhileTheOwnerRuns) {
   auto s = make({critical("chat"), best_effort("train")});
   const auto hp = tpc_kernel(16);  // one wave on 2 TPCs

@@ -276,14 +276,9 @@ void TpcScheduler::decide(const TpcBoard& board, std::span<const TenantState> te
     if (free_left_ > 0 || unowned_busy_ > 0) {
       TpcSet reclaimable;
       TpcSet never = unowned_;
-      TpcSet later;
       for (std::size_t r = 0; r < tenants.size(); ++r) {
         if (importance_[r] < importance_[t]) reclaimable |= board.running(r);
-        if (need_at_[r] == core::kNever) {
-          never |= owned_[r];
-        } else if (need_at_[r] > now) {
-          later |= owned_[r];
-        }
+        if (need_at_[r] == core::kNever) never |= owned_[r];
       }
       const TpcSet open = all_ & ~taken_;
       chosen = open & free & never;
@@ -295,31 +290,53 @@ void TpcScheduler::decide(const TpcBoard& board, std::span<const TenantState> te
         reached = last >= 0 ? ~TpcSet{} >> (kMaxTpcs - 1 - last) : TpcSet{};
         chosen_count = std::max(plan.want_more, 0);
       }
-      const TpcSet finite = open & free & later & reached;
-      for (int j = first_tpc(finite); j < kMaxTpcs; j = next_tpc(finite, j)) {
-        finite_.push_back(Candidate{
-            .tpc = j,
-            .deadline = need_at_[static_cast<std::size_t>(owner_[static_cast<std::size_t>(j)])]});
+      for (std::size_t o = 0; o < tenants.size(); ++o) {
+        if (need_at_[o] <= now || need_at_[o] == core::kNever) continue;
+        const TpcSet lend = open & free & owned_[o] & reached;
+        if (lend.any()) {
+          finite_.push_back(Lendable{
+              .tpcs = lend, .count = static_cast<int>(lend.count()), .deadline = need_at_[o]});
+        }
       }
       const TpcSet back = open & reclaimable & unowned_ & reached;
       for (int j = first_tpc(back); j < kMaxTpcs; j = next_tpc(back, j)) reclaim_.push_back(j);
     }
+    const auto count_of = [](const std::vector<Lendable>& list) {
+      int n = 0;
+      for (const auto& l : list) n += l.count;
+      return n;
+    };
     // Free TPCs before taken-back ones, which make the launch wait.
     int taken_back = 0;
+    const int finite_count = count_of(finite_);
     for (int j : reclaim_) {
-      if (chosen_count + static_cast<int>(finite_.size()) >= plan.want_more) break;
+      if (chosen_count + finite_count >= plan.want_more) break;
       chosen.set(static_cast<std::size_t>(j));
       ++chosen_count;
       ++taken_back;
     }
-    // TPCs of idle owners (chosen) first, then those whose owners need them back latest.
-    const auto need = static_cast<std::size_t>(plan.want_more - chosen_count);
-    if (finite_.size() > need) {
-      std::partial_sort(finite_.begin(), finite_.begin() + static_cast<std::ptrdiff_t>(need),
-                        finite_.end(), [](const Candidate& a, const Candidate& b) {
-                          return a.deadline != b.deadline ? a.deadline > b.deadline : a.tpc < b.tpc;
-                        });
-      finite_.resize(need);
+    // TPCs of idle owners (chosen) first, then those whose owners need them back latest (the
+    // lowest first among equal deadlines).
+    int need = plan.want_more - chosen_count;
+    if (finite_count > need) {
+      std::sort(finite_.begin(), finite_.end(),
+                [](const Lendable& a, const Lendable& b) { return a.deadline > b.deadline; });
+      std::size_t kept = 0;
+      for (std::size_t i = 0; i < finite_.size() && need > 0;) {
+        Lendable group = finite_[i];
+        for (++i; i < finite_.size() && finite_[i].deadline == group.deadline; ++i) {
+          group.tpcs |= finite_[i].tpcs;
+          group.count += finite_[i].count;
+        }
+        if (group.count > need) {
+          int last = 0;
+          group.tpcs = lowest_tpcs(group.tpcs, need, last);
+          group.count = need;
+        }
+        need -= group.count;
+        finite_[kept++] = group;
+      }
+      finite_.resize(kept);
     }
     // The atom's length depends on how many TPCs it gets. Either drop TPCs needed back before
     // it would end until it fits every deadline left (each round drops at least one TPC, and
@@ -327,17 +344,17 @@ void TpcScheduler::decide(const TpcBoard& board, std::span<const TenantState> te
     // the first deadline (at least one wave must fit): whichever hands out more blocks.
     finite_all_.assign(finite_.begin(), finite_.end());
     while (chosen_count > 0 || !finite_.empty()) {
-      const int count = plan.own_count + chosen_count + static_cast<int>(finite_.size());
+      const int count = plan.own_count + chosen_count + count_of(finite_);
       plan.atom = plan_atom(st, count, true, predictor, atom_target_);
       const core::Nanos end = plan.atom.predicted ? now + *plan.atom.predicted : core::kNever;
-      if (std::erase_if(finite_, [end](const Candidate& c) { return c.deadline < end; }) == 0) {
+      if (std::erase_if(finite_, [end](const Lendable& l) { return l.deadline < end; }) == 0) {
         break;
       }
     }
     if (finite_.size() < finite_all_.size()) {
       core::Nanos first = core::kNever;
-      for (const auto& c : finite_all_) first = std::min(first, c.deadline);
-      const int count = plan.own_count + chosen_count + static_cast<int>(finite_all_.size());
+      for (const auto& l : finite_all_) first = std::min(first, l.deadline);
+      const int count = plan.own_count + chosen_count + count_of(finite_all_);
       const Atom cut = plan_atom(st, count, true, predictor, std::min(atom_target_, first - now));
       const bool fits = cut.predicted && now + *cut.predicted <= first;
       const bool a_empty = chosen_count == 0 && finite_.empty();
@@ -346,16 +363,16 @@ void TpcScheduler::decide(const TpcBoard& board, std::span<const TenantState> te
         plan.atom = cut;
       }
     }
-    const int borrowed = chosen_count + static_cast<int>(finite_.size());
+    const int borrowed = chosen_count + count_of(finite_);
     if (borrowed == 0) {
       if (plan.own_count == 0) continue;
       plan.atom = plan_atom(st, plan.own_count, false, predictor, atom_target_);
     }
     plan.own |= chosen;
     taken_ |= chosen;
-    for (const auto& c : finite_) {
-      plan.own.set(static_cast<std::size_t>(c.tpc));
-      taken_.set(static_cast<std::size_t>(c.tpc));
+    for (const auto& l : finite_) {
+      plan.own |= l.tpcs;
+      taken_ |= l.tpcs;
     }
     free_left_ -= borrowed - taken_back;
     unowned_busy_ -= taken_back;

@@ -97,9 +97,12 @@ class TpcScheduler {
  private:
   TpcScheduler() = default;
 
-  struct Candidate {
-    int tpc;
-    core::Nanos deadline;  // when its owner needs it back; kNever if not before any atom ends
+  // Free TPCs an owner needs back at `deadline` (later than now), lent only to atoms that end
+  // before it.
+  struct Lendable {
+    TpcSet tpcs;
+    int count = 0;
+    core::Nanos deadline = 0;
   };
   // One tenant's launch while it is being decided.
   struct Plan {
@@ -131,8 +134,8 @@ class TpcScheduler {
   // Scratch, sized once, so a decision does not allocate.
   std::vector<Plan> plans_;
   std::vector<core::Nanos> need_at_;  // per tenant: when it needs its own TPCs back
-  std::vector<Candidate> finite_;
-  std::vector<Candidate> finite_all_;
+  std::vector<Lendable> finite_;
+  std::vector<Lendable> finite_all_;
   std::vector<int> reclaim_;
   TpcSet taken_;
   int free_left_ = 0;     // TPCs with nothing running that this decision has not granted yet
