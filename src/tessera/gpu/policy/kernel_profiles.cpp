@@ -35,7 +35,8 @@ double ScalingFit::predict_ns(int tpcs) const {
 }
 
 core::Result<ScalingFit> fit_scaling(std::span<const LatencySample> samples) {
-  std::set<int> counts;
+  bool distinct =
+      false;  // two TPC counts or more; checked without a set, as schedulers refit often
   for (const auto& s : samples) {
     if (s.tpcs < 1) {
       return std::unexpected(fit_error(
@@ -47,13 +48,14 @@ core::Result<ScalingFit> fit_scaling(std::span<const LatencySample> samples) {
           ">= 0",
           s.tpcs, s.latency_ns)));
     }
-    counts.insert(s.tpcs);
+    distinct = distinct || s.tpcs != samples.front().tpcs;
   }
-  if (counts.size() < 2) {
+  if (!distinct) {
+    const std::size_t counts = samples.empty() ? 0 : 1;
     return std::unexpected(fit_error(fmt::format(
         "scaling fit: l(t) = m/t + b needs samples at two or more distinct TPC counts, got {} "
         "sample(s) at {} count(s); observe the kernel on another TPC count first",
-        samples.size(), counts.size())));
+        samples.size(), counts)));
   }
   // Centred sums keep the slope accurate when 1/t values are close together.
   const double n = static_cast<double>(samples.size());
@@ -198,6 +200,30 @@ bool KernelKeyLess::operator()(const KernelKey& a, const workload::Kernel& b) co
 }
 bool KernelKeyLess::operator()(const workload::Kernel& a, const KernelKey& b) const {
   return key_fields(a) < key_fields(b);
+}
+
+namespace {
+
+auto search_fields(const KernelKey& k) {
+  return std::tuple(k.blocks, k.flops_per_block, k.bytes_per_block, k.threads,
+                    k.registers_per_thread, k.shared_memory_bytes, k.pipe,
+                    std::string_view(k.name));
+}
+auto search_fields(const workload::Kernel& k) {
+  return std::tuple(k.blocks, k.flops_per_block, k.bytes_per_block, k.block.threads,
+                    k.block.registers_per_thread, k.block.shared_memory_bytes, k.pipe, k.name);
+}
+
+}  // namespace
+
+bool KernelProfiles::SearchOrder::operator()(const KernelKey& a, const KernelKey& b) const {
+  return search_fields(a) < search_fields(b);
+}
+bool KernelProfiles::SearchOrder::operator()(const KernelKey& a, const workload::Kernel& b) const {
+  return search_fields(a) < search_fields(b);
+}
+bool KernelProfiles::SearchOrder::operator()(const workload::Kernel& a, const KernelKey& b) const {
+  return search_fields(a) < search_fields(b);
 }
 
 const KernelProfiles::Profile* KernelProfiles::find(const workload::Kernel& k) const {

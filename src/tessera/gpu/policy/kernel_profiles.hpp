@@ -156,7 +156,16 @@ class KernelProfiles {
   };
   const Profile* find(const workload::Kernel& k) const;
 
-  std::map<KernelKey, Profile, KernelKeyLess> profiles_;
+  // Numbers before the name: kernels of one name differ in their shapes, and comparing two equal
+  // names costs a memcmp on every step of a search. Nothing iterates the map, so its order is
+  // free to choose.
+  struct SearchOrder {
+    using is_transparent = void;
+    bool operator()(const KernelKey& a, const KernelKey& b) const;
+    bool operator()(const KernelKey& a, const workload::Kernel& b) const;
+    bool operator()(const workload::Kernel& a, const KernelKey& b) const;
+  };
+  std::map<KernelKey, Profile, SearchOrder> profiles_;
   std::vector<LatencySample> points_;  // scratch for refitting, so record() does not allocate
 };
 

@@ -17,7 +17,7 @@ namespace {
 
 // Single-kernel sequences kept per tenant so relaunching a kernel (decoder layers repeat, training
 // iterations resubmit) does not allocate one per piece.
-constexpr std::size_t kSequenceCacheSize = 64;
+constexpr std::size_t kSequenceCacheSize = 256;
 
 bool same_launch(const workload::Kernel& a, const workload::Kernel& b) {
   // The name last: comparing it costs a memcmp, the rest a word each.
@@ -55,7 +55,8 @@ struct LithosMode::Slot {
     workload::KernelSequencePtr sequence;
   };
   std::vector<Cached> cache;
-  std::size_t cache_next = 0;
+  std::size_t cache_next = 0;  // the entry to replace next
+  std::size_t cache_hit = 0;   // the entry found last
 };
 
 // KernelProfiles' boost-clock predictions, stretched to the current clock by the governor's
@@ -230,8 +231,18 @@ void LithosMode::schedule() {
 
 workload::KernelSequencePtr LithosMode::sequence_for(Slot& slot, const workload::Kernel& kernel,
                                                      workload::Phase phase) {
-  for (const auto& c : slot.cache) {
-    if (c.phase == phase && same_launch(c.kernel, kernel)) return c.sequence;
+  // Kernels come back in the order they last came (decoder layers, training iterations): start
+  // after the last hit.
+  const std::size_t n = slot.cache.size();
+  const std::size_t start = n == 0 ? 0 : (slot.cache_hit + 1) % n;
+  for (const auto& [from, to] : {std::pair{start, n}, std::pair{std::size_t{0}, start}}) {
+    for (std::size_t at = from; at < to; ++at) {
+      const auto& c = slot.cache[at];
+      if (c.phase == phase && same_launch(c.kernel, kernel)) {
+        slot.cache_hit = at;
+        return c.sequence;
+      }
+    }
   }
   Slot::Cached entry{
       .kernel = kernel, .phase = phase, .sequence = workload::single_kernel(kernel, phase)};
