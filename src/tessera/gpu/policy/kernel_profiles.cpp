@@ -35,8 +35,8 @@ double ScalingFit::predict_ns(int tpcs) const {
 }
 
 core::Result<ScalingFit> fit_scaling(std::span<const LatencySample> samples) {
-  bool distinct =
-      false;  // two TPC counts or more; checked without a set, as schedulers refit often
+  // Two TPC counts or more, checked without a set: schedulers refit on every observation.
+  bool distinct = false;
   for (const auto& s : samples) {
     if (s.tpcs < 1) {
       return std::unexpected(fit_error(
