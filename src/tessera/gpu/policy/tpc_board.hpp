@@ -37,6 +37,10 @@ inline int next_tpc(const TpcSet& set, int tpc) {
 // The lowest `n` TPCs of `set` (all of it if it has fewer), a word at a time; `last` is set to
 // the highest of them (-1 when none).
 TpcSet lowest_tpcs(const TpcSet& set, int n, int& last);
+inline TpcSet lowest_tpcs(const TpcSet& set, int n) {
+  int last = 0;
+  return lowest_tpcs(set, n, last);
+}
 
 class TpcBoard {
  public:

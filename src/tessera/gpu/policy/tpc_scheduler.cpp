@@ -148,15 +148,8 @@ void TpcScheduler::take_own(std::size_t t, const TpcBoard& board, int want) {
   if (take == 0) return;
   // Free TPCs first, lowest first.
   const TpcSet free_own = owned_[t] & board.free();
-  const int free_count = static_cast<int>(free_own.count());
-  if (free_count > take) {
-    int last = 0;
-    plan.own = lowest_tpcs(free_own, take, last);
-    plan.own_count = take;
-  } else {
-    plan.own = free_own;
-    plan.own_count = free_count;
-  }
+  plan.own = lowest_tpcs(free_own, take);
+  plan.own_count = std::min(take, static_cast<int>(free_own.count()));
   free_left_ -= plan.own_count;
   const auto missing = static_cast<std::size_t>(take - plan.own_count);
   if (missing == 0) return;
@@ -170,21 +163,15 @@ void TpcScheduler::take_own(std::size_t t, const TpcBoard& board, int want) {
   };
   while (need > 0 && left.any()) {
     core::Nanos first = core::kNever;
-    bool found = false;
     for (std::size_t r = 0; r < board.tenants(); ++r) {
-      if ((board.running(r) & left).none()) continue;
-      first = found ? std::min(first, end_of(r)) : end_of(r);
-      found = true;
+      if ((board.running(r) & left).any()) first = std::min(first, end_of(r));
     }
     TpcSet group;
     for (std::size_t r = 0; r < board.tenants(); ++r) {
       if (end_of(r) == first) group |= board.running(r) & left;
     }
     const int count = static_cast<int>(group.count());
-    if (count > need) {
-      int last = 0;
-      group = lowest_tpcs(group, need, last);
-    }
+    if (count > need) group = lowest_tpcs(group, need);
     const int took = std::min(count, need);
     plan.own |= group;
     plan.own_count += took;
@@ -329,8 +316,7 @@ void TpcScheduler::decide(const TpcBoard& board, std::span<const TenantState> te
           group.count += finite_[i].count;
         }
         if (group.count > need) {
-          int last = 0;
-          group.tpcs = lowest_tpcs(group.tpcs, need, last);
+          group.tpcs = lowest_tpcs(group.tpcs, need);
           group.count = need;
         }
         need -= group.count;
