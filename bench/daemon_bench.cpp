@@ -20,7 +20,7 @@ using namespace tessera;
 void BM_PolicyRound(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   daemon::TenantTable table({*gpu::PartitionGrid::of(*hw::find_gpu("h100"))},
-                            *daemon::make_remap_policy("cogpu"));
+                            *daemon::make_node_policy("cogpu"));
   std::vector<std::unique_ptr<daemon_abi::AssignmentPage>> pages;
   for (int i = 0; i < n; ++i) {
     pages.push_back(std::make_unique<daemon_abi::AssignmentPage>());

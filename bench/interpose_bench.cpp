@@ -253,7 +253,7 @@ class Daemon {
     using namespace tessera;
     path_ = "/tmp/tessera_interpose_bench_" + std::to_string(getpid()) + ".sock";
     daemon::TenantTable table({*gpu::PartitionGrid::of(*hw::find_gpu("h100"))},
-                              *daemon::make_remap_policy("cogpu"));
+                              *daemon::make_node_policy("cogpu"));
     daemon::ServerOptions options;
     options.socket_path = path_;
     auto server = daemon::ControlServer::start(options, std::move(table));

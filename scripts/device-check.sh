@@ -12,9 +12,10 @@
 #   demo         tessera demo --backend cuda (cogpu, tpot-first, lithos; 5 s each) --json
 #   colocation   two processes under tesserad: an inference (a decode loop in CUDA graphs) and a
 #                trainer (a compute loop), each alone, then together under the daemon with green
-#                contexts (with MPS when nvidia-cuda-mps-control is there, and without) and with
-#                the gate: the inference's step P50/P99 against alone, the trainer's rate, what
-#                each interposer saw (DEVICE_CHECK_COLOCATION_MS per run, default 5000)
+#                contexts under priority-fill and cogpu (with MPS when nvidia-cuda-mps-control is
+#                there), priority-fill without MPS, and the gate: the inference's step P50/P99
+#                against alone, the trainer's rate, what each interposer saw
+#                (DEVICE_CHECK_COLOCATION_MS per run, default 5000)
 #   bench:NAME   every bench/*cuda_*_bench and the interposer's (Google Benchmark, JSON)
 # and writes ONE JSON report: a section per step with its exit code, seconds, whether it timed
 # out, its JSON output embedded where it wrote valid JSON, and the tail of its text.
@@ -225,19 +226,23 @@ colocation() {
   local body
   body=$(printf '"hp_alone": %s, "be_alone": %s, "tpot_slo_ms": %s' \
     "$(json_or_null "$WORK/hp-alone.json")" "$(json_or_null "$WORK/be-alone.json")" "$tpot")
-  local run mechanism dpid mps_args
-  for run in green-contexts+mps green-contexts gate; do
-    mechanism=${run%+mps}
+  local run setup policy mechanism dpid mps_args
+  for run in green-contexts+mps/priority-fill green-contexts+mps/cogpu \
+    green-contexts/priority-fill gate/priority-fill; do
+    setup=${run%/*}
+    policy=${run#*/}
+    mechanism=${setup%+mps}
     mps_args=()
-    if [ "$run" != "$mechanism" ]; then
+    if [ "$setup" != "$mechanism" ]; then
       command -v nvidia-cuda-mps-control >/dev/null 2>&1 || { echo "$run: no MPS here"; continue; }
       # The daemon runs the MPS control daemon; the tenants are its clients.
       mps_args=(--mps --mps-pipe-dir "$WORK/mps")
       export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps
     fi
     rm -f "$sock"
-    "$TESSERA" daemon --mechanism "$mechanism" --socket "$sock" "${mps_args[@]}" \
-      2>"$WORK/daemon-$run.log" &
+    run=${run//\//-}
+    "$TESSERA" daemon --mechanism "$mechanism" --policy "$policy" --socket "$sock" \
+      "${mps_args[@]}" 2>"$WORK/daemon-$run.log" &
     dpid=$!
     for _ in $(seq 100); do "$TESSERA" ctl list --socket "$sock" >/dev/null 2>&1 && break; sleep 0.1; done
     LD_PRELOAD=$lib TESSERA_DAEMON_SOCKET=$sock TESSERA_TENANT=chat \

@@ -40,7 +40,7 @@ class Daemon {
     path_ = ::testing::TempDir() + "tesserad_" + std::to_string(getpid()) + "_" +
             std::to_string(++counter) + ".sock";
     TenantTable table({*gpu::PartitionGrid::of(*hw::find_gpu("h100"))},
-                      *make_remap_policy("cogpu"));
+                      *make_node_policy("cogpu"));
     ServerOptions options = at(path_);
     if (configure) configure(options);
     auto server = ControlServer::start(options, std::move(table));
@@ -256,7 +256,7 @@ TEST(ControlServer, AClientThatNeverReadsItsRepliesDoesNotStopTheOthers) {
 
 TEST(ControlServer, ASecondDaemonOnALiveSocketIsRefused) {
   Daemon d;
-  TenantTable table({*gpu::PartitionGrid::of(*hw::find_gpu("h100"))}, *make_remap_policy("cogpu"));
+  TenantTable table({*gpu::PartitionGrid::of(*hw::find_gpu("h100"))}, *make_node_policy("cogpu"));
   auto second = ControlServer::start(at(d.path()), std::move(table));
   ASSERT_FALSE(second.has_value());
   EXPECT_NE(second.error().message().find("already listens"), std::string::npos);

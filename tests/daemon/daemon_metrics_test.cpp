@@ -36,7 +36,7 @@ bool have_promtool() {
 // An inference and a trainer, both busy, the trainer with a memory limit it met once.
 struct TwoTenants {
   daemon_abi::AssignmentPage chat{}, train{};
-  TenantTable table{{*gpu::PartitionGrid::of(*hw::find_gpu("h100"))}, *make_remap_policy("cogpu")};
+  TenantTable table{{*gpu::PartitionGrid::of(*hw::find_gpu("h100"))}, *make_node_policy("cogpu")};
   TwoTenants() {
     RegisterRequest r;
     r.tenant = "chat";
@@ -68,6 +68,7 @@ TEST(DaemonMetrics, TheExpositionSaysWhatEachTenantHasAndPassesPromtool) {
           R"(tessera_daemon_device_usable_sms{device="0"} 128)",
           R"(tessera_tenant_assigned_sms{class="latency-critical",device="0",tenant="chat"} 120)",
           R"(tessera_tenant_assigned_sms{class="best-effort",device="0",tenant="train"} 8)",
+          R"(tessera_tenant_stream_priority{class="best-effort",device="0",tenant="train"} 0)",
           R"(tessera_tenant_launches_total{class="best-effort",device="0",tenant="train"} 5)",
           R"(tessera_tenant_held_seconds_total{class="best-effort",device="0",tenant="train"} 0.0015)",
           R"(tessera_tenant_memory_limit_bytes{class="best-effort",device="0",tenant="train"} 2147483648)",

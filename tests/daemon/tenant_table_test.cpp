@@ -19,7 +19,7 @@ gpu::PartitionGrid h100() {
 
 TenantTable table(int devices = 1) {
   return TenantTable(std::vector<gpu::PartitionGrid>(static_cast<std::size_t>(devices), h100()),
-                     *make_remap_policy("cogpu"));
+                     *make_node_policy("cogpu"));
 }
 
 RegisterRequest tenant(std::string name, TenantClass c, int device = 0) {
@@ -67,7 +67,7 @@ TEST(TenantTable, WhenTheInferenceGoesIdleTheTrainerGetsTheGpuAndGivesItBack) {
   TableOptions options;
   options.idle_after = core::millis(20);
   options.min_residency = core::millis(2);
-  TenantTable t({h100()}, *make_remap_policy("cogpu"), options);
+  TenantTable t({h100()}, *make_node_policy("cogpu"), options);
   AssignmentPage chat{}, train{};
   ASSERT_TRUE(t.add(tenant("chat", TenantClass::kLatencyCritical), &chat, t0));
   ASSERT_TRUE(t.add(tenant("train", TenantClass::kBestEffort), &train, t0));
@@ -101,7 +101,7 @@ TEST(TenantTable, WhenTheInferenceGoesIdleTheTrainerGetsTheGpuAndGivesItBack) {
 TEST(TenantTable, TheGateHoldsTheTrainerWhileTheInferenceHasWork) {
   TableOptions options;
   options.mechanism = Mechanism::kGate;
-  TenantTable t({h100()}, *make_remap_policy("cogpu"), options);
+  TenantTable t({h100()}, *make_node_policy("cogpu"), options);
   AssignmentPage chat{}, train{};
   ASSERT_TRUE(t.add(tenant("chat", TenantClass::kLatencyCritical), &chat, t0));
   ASSERT_TRUE(t.add(tenant("train", TenantClass::kBestEffort), &train, t0));
@@ -193,10 +193,93 @@ TEST(TenantTable, RefusesDuplicatesUnknownDevicesAndTenantsAndPolicies) {
   EXPECT_FALSE(t.set(set));
   auto policy = t.set_policy("fifo");
   ASSERT_FALSE(policy);
-  EXPECT_NE(policy.error().message().find("known: cogpu, tpot-first"), std::string::npos);
+  EXPECT_NE(policy.error().message().find("known: priority-fill, cogpu, tpot-first"),
+            std::string::npos);
   EXPECT_EQ(t.policy_name(), "cogpu");
   ASSERT_TRUE(t.set_policy("tpot-first"));
   EXPECT_EQ(t.policy_name(), "tpot-first");
+}
+
+RegisterRequest served(std::string name, int priority = 0) {
+  RegisterRequest r = tenant(std::move(name), TenantClass::kLatencyCritical);
+  r.settings.tpot_slo = core::millis(50);
+  r.settings.priority = priority;
+  return r;
+}
+
+// priority-fill: the inference (latency-critical with a target) launches on the whole GPU on a
+// stream one level above the least; while it has work the trainer is held to the highest 5% of
+// the 128 usable SMs, rounded up to the grid (SMs 120-127); when it goes idle the trainer gets
+// the whole GPU, and loses it again when the inference is back.
+TEST(TenantTable, PriorityFillServesTheInferenceFirstAndHoldsTheTrainerToTheReserve) {
+  TenantTable t({h100()}, *make_node_policy("priority-fill"));
+  AssignmentPage chat{}, train{};
+  ASSERT_TRUE(t.add(served("chat"), &chat, t0));
+  ASSERT_TRUE(t.add(tenant("train", TenantClass::kBestEffort), &train, t0));
+  launch(chat, t0);
+  launch(train, t0);
+  EXPECT_EQ(t.tick(t0), 2);
+  EXPECT_EQ(of(chat).sms, daemon_abi::kWholeGpuSms);
+  EXPECT_EQ(of(chat).priority, 1u);
+  EXPECT_EQ(of(train).first_sm, 120u);
+  EXPECT_EQ(of(train).sms, 8u);
+  EXPECT_EQ(of(train).priority, 0u);
+
+  core::Nanos now = t0;
+  for (int i = 1; i <= 30; ++i) {
+    now = t0 + core::millis(i);
+    launch(train, now);
+    t.tick(now);
+  }
+  EXPECT_EQ(of(train).sms, daemon_abi::kWholeGpuSms) << "the inference is idle";
+  EXPECT_EQ(of(train).priority, 0u);
+  EXPECT_EQ(of(chat).sms, daemon_abi::kWholeGpuSms) << "an idle inference keeps its place";
+  EXPECT_EQ(of(chat).priority, 1u);
+
+  now += core::millis(1);
+  launch(chat, now);
+  launch(train, now);
+  EXPECT_EQ(t.tick(now), 1) << "only the trainer's assignment changes";
+  EXPECT_EQ(of(train).first_sm, 120u);
+  EXPECT_EQ(of(train).sms, 8u);
+  const nlohmann::json j = t.to_json();
+  EXPECT_EQ(j["policy"], "priority-fill");
+  EXPECT_EQ(j["tenants"][0]["assignment"], "whole-gpu");
+  EXPECT_EQ(j["tenants"][0]["stream_priority"], 1);
+  EXPECT_EQ(j["tenants"][1]["stream_priority"], 0);
+}
+
+// Two served inferences get one stream level per distinct priority, the more important higher;
+// a latency-critical tenant without a target is best-effort here; the reserve follows the share.
+TEST(TenantTable, PriorityFillRanksServedTenantsAndSizesTheReserveByItsShare) {
+  TableOptions options;
+  options.policy.best_effort_share = 0.25;
+  TenantTable t({h100()}, *make_node_policy("priority-fill", options.policy), options);
+  AssignmentPage a{}, b{}, untargeted{}, train{};
+  ASSERT_TRUE(t.add(served("a", 5), &a, t0));
+  ASSERT_TRUE(t.add(served("b", 1), &b, t0));
+  ASSERT_TRUE(t.add(tenant("untargeted", TenantClass::kLatencyCritical), &untargeted, t0));
+  ASSERT_TRUE(t.add(tenant("train", TenantClass::kBestEffort), &train, t0));
+  for (AssignmentPage* p : {&a, &b, &untargeted, &train}) launch(*p, t0);
+  t.tick(t0);
+  EXPECT_EQ(of(a).priority, 2u);
+  EXPECT_EQ(of(b).priority, 1u);
+  EXPECT_EQ(of(a).sms, daemon_abi::kWholeGpuSms);
+  for (AssignmentPage* p : {&untargeted, &train}) {
+    EXPECT_EQ(of(*p).first_sm, 96u);
+    EXPECT_EQ(of(*p).sms, 32u);
+    EXPECT_EQ(of(*p).priority, 0u);
+  }
+  // `ctl policy` keeps the table's options.
+  ASSERT_TRUE(t.set_policy("cogpu"));
+  ASSERT_TRUE(t.set_policy("priority-fill"));
+  launch(a, t0 + core::millis(1));
+  launch(train, t0 + core::millis(1));
+  t.tick(t0 + core::millis(1));
+  EXPECT_EQ(of(train).sms, 32u);
+  auto bad = make_node_policy("priority-fill", NodePolicyOptions{.best_effort_share = 0});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("must be in (0, 1]"), std::string::npos);
 }
 
 TEST(TenantTable, SetChangesWhatThePolicySees) {

@@ -49,7 +49,7 @@ void check_disjoint(const daemon::TenantTable& table, const gpu::PartitionGrid& 
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const gpu::PartitionGrid grid = *gpu::PartitionGrid::of(*hw::find_gpu("h100"));
-  daemon::TenantTable table({grid, grid}, *daemon::make_remap_policy("cogpu"));
+  daemon::TenantTable table({grid, grid}, *daemon::make_node_policy("cogpu"));
   std::vector<std::unique_ptr<daemon_abi::AssignmentPage>> pages;
   std::vector<int> ids;
   const std::string_view text(reinterpret_cast<const char*>(data), size);

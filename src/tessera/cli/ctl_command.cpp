@@ -35,18 +35,23 @@ void print_list(const json& reply) {
     fmt::print("no tenants\n");
     return;
   }
-  fmt::print("{:<20} {:>8} {:>3} {:<16} {:>5} {:<18} {:>5} {:>10} {:>6} {:>9}\n", "TENANT", "PID",
-             "DEV", "CLASS", "PRIO", "ASSIGNED", "WORK", "LAUNCHES", "HELD", "STEP ms");
+  fmt::print("{:<20} {:>8} {:>3} {:<16} {:>5} {:<18} {:>6} {:>5} {:>10} {:>6} {:>9}\n", "TENANT",
+             "PID", "DEV", "CLASS", "PRIO", "ASSIGNED", "STREAM", "WORK", "LAUNCHES", "HELD",
+             "STEP ms");
   for (const json& t : tenants) {
     // The last timed graph launch (a decode step), "-" before the first.
     const std::string step = t.value("steps", 0ULL) > 0
                                  ? fmt::format("{:.3f}", t.value("last_step_ms", 0.0))
                                  : std::string("-");
-    fmt::print(
-        "{:<20} {:>8} {:>3} {:<16} {:>5} {:<18} {:>5} {:>10} {:>6} {:>9}\n", t.value("tenant", "?"),
-        t.value("pid", 0), t.value("device", 0), t.value("class", "?"), t.value("priority", 0),
-        assignment_text(t.value("assignment", json())), t.value("has_work", false) ? "yes" : "no",
-        t.value("launches", 0ULL), t.value("held_launches", 0ULL), step);
+    // The stream priority the assignment carries: levels above the least urgent.
+    const int stream = t.value("stream_priority", 0);
+    fmt::print("{:<20} {:>8} {:>3} {:<16} {:>5} {:<18} {:>6} {:>5} {:>10} {:>6} {:>9}\n",
+               t.value("tenant", "?"), t.value("pid", 0), t.value("device", 0),
+               t.value("class", "?"), t.value("priority", 0),
+               assignment_text(t.value("assignment", json())),
+               stream > 0 ? fmt::format("+{}", stream) : std::string("0"),
+               t.value("has_work", false) ? "yes" : "no", t.value("launches", 0ULL),
+               t.value("held_launches", 0ULL), step);
   }
 }
 
@@ -89,7 +94,8 @@ void add_ctl_options(CLI::App& command, CtlFlags& f) {
   f.set->add_option("--priority", f.priority, "Priority, -1000..1000 (higher first)");
   f.set->add_option("--tpot-slo", f.tpot_slo, "Time per output token target, e.g. 50ms (0: none)");
   f.set->add_option("--ttft-slo", f.ttft_slo, "Time to first token target, e.g. 500ms (0: none)");
-  f.policy = command.add_subcommand("policy", "Switch the remap policy");
+  f.policy =
+      command.add_subcommand("policy", "Switch the policy (priority-fill, cogpu, tpot-first)");
   f.policy->add_option("name", f.policy_name, "Policy name")->required();
   f.drain = command.add_subcommand("drain", "Refuse new tenants (the registered ones stay)");
   f.undrain = command.add_subcommand("undrain", "Accept new tenants again");

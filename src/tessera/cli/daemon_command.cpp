@@ -106,7 +106,15 @@ core::Result<DaemonFlags> with_config_file(const DaemonFlags& given) {
   std::vector<std::string_view> keys;
   for (const ConfigKey& k : kConfigKeys) keys.push_back(k.key);
   keys.push_back("latency_critical_uids");
+  keys.push_back("best_effort_share");
   TESSERA_TRY(root.check_keys(keys));
+  if (const auto share = root.find("best_effort_share");
+      share && (given.command == nullptr || given.command->count("--best-effort-share") == 0)) {
+    TESSERA_ASSIGN_OR_RETURN(f.best_effort_share, share->as_double());
+    if (!(f.best_effort_share > 0 && f.best_effort_share <= 1)) {
+      return std::unexpected(share->error("expected a share in (0, 1]"));
+    }
+  }
   if (const auto uids = root.find("latency_critical_uids");
       uids && (given.command == nullptr || given.command->count("--latency-critical-uids") == 0)) {
     if (!uids->is_sequence()) return std::unexpected(uids->error("expected a list of uids"));
@@ -182,9 +190,9 @@ std::string default_daemon_socket() {
 void add_daemon_options(CLI::App& command, DaemonFlags& f) {
   CLI::App* c = &command;
   c->add_option("--config", f.config,
-                "YAML file of these options by name (gpu, devices, policy, mechanism, socket, "
-                "tick, idle_after, min_residency, metrics, latency_critical_uids); flags given "
-                "override it");
+                "YAML file of these options by name (gpu, devices, policy, best_effort_share, "
+                "mechanism, socket, tick, idle_after, min_residency, metrics, "
+                "latency_critical_uids); flags given override it");
   c->add_option("--socket", f.socket,
                 "Unix socket to listen on (default: $TESSERA_DAEMON_SOCKET, else "
                 "/run/tessera/tesserad.sock)")
@@ -197,9 +205,15 @@ void add_daemon_options(CLI::App& command, DaemonFlags& f) {
                 "How many such GPUs the daemon owns, ordinals 0..N-1 (default: with --gpu 1, "
                 "else every GPU NVML reports)");
   c->add_option("--policy", f.policy,
-                "Remap policy: " + daemon::remap_policy_names() +
-                    " (`tessera ctl policy` "
-                    "switches it while running)")
+                "Policy: " + daemon::node_policy_names() +
+                    " (`tessera ctl policy` switches it while running). priority-fill runs "
+                    "latency-critical tenants with a TPOT or TTFT target on the whole GPU at high "
+                    "stream priority and holds best-effort ones to a reserve while those have "
+                    "work; cogpu and tpot-first give each tenant disjoint SMs")
+      ->capture_default_str();
+  c->add_option("--best-effort-share", f.best_effort_share,
+                "priority-fill: the fraction of the SMs (in (0, 1]) best-effort tenants keep "
+                "while a latency-critical one has work")
       ->capture_default_str();
   c->add_option("--mechanism", f.mechanism,
                 "green-contexts (each process in an SM range the policy sizes; needs MPS for two "
@@ -276,8 +290,14 @@ Outcome run_daemon_command(const DaemonFlags& given) {
     return core::fail(core::Domain::kConfig, core::Code::kInvalidArgument,
                       "--tick and --idle-after must be positive, --min-residency not negative");
   }
-  TESSERA_ASSIGN_OR_RETURN(auto policy,
-                           core::with_context(daemon::make_remap_policy(f.policy), "--policy"));
+  table.policy.best_effort_share = f.best_effort_share;
+  if (!(f.best_effort_share > 0 && f.best_effort_share <= 1)) {
+    return core::failf(core::Domain::kConfig, core::Code::kInvalidArgument,
+                       "--best-effort-share {}: must be in (0, 1]", f.best_effort_share);
+  }
+  TESSERA_ASSIGN_OR_RETURN(
+      auto policy,
+      core::with_context(daemon::make_node_policy(f.policy, table.policy), "--policy"));
   StopSignals signals;
   std::unique_ptr<daemon::MpsControl> mps;
   if (f.mps) {

@@ -24,7 +24,8 @@ struct DaemonFlags {
   std::string socket = default_daemon_socket();
   std::string gpu;  // "": discovered through NVML
   int devices = 0;  // 0: 1 with --gpu, else every GPU NVML reports
-  std::string policy = "cogpu";
+  std::string policy = "priority-fill";
+  double best_effort_share = 0.05;  // priority-fill's reserve
   std::string mechanism = "auto";
   std::string tick = "1ms";
   std::string idle_after = "20ms";

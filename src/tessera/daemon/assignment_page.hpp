@@ -18,31 +18,41 @@ namespace tessera::daemon_abi {
 inline constexpr std::uint32_t kPageMagic = 0x61737374;  // "tssa"
 // Changes whenever the layout does: an interposer and a daemon of different builds refuse each
 // other's pages instead of misreading them.
-inline constexpr std::uint32_t kPageVersion = 2;
+inline constexpr std::uint32_t kPageVersion = 3;
 inline constexpr std::size_t kPageBytes = 4096;
 
 // One assignment in one 64-bit word, so a launch never sees the first SM of one assignment with
-// the count of another: bits 0-15 the SM count, 16-31 the first SM, 32-63 a sequence number that
-// grows with every change.
+// the count or priority of another: bits 0-15 the SM count, 16-31 the first SM, 32-39 the stream
+// priority, 40-63 a sequence number that grows (modulo 2^24) with every change.
 //   count == kHoldSms:       no SMs now: hold launches (for at most the interposer's hold limit)
-//   count == kWholeGpuSms:   no partition: launches go to the application's own stream unchanged
-//   otherwise:               a green context of SMs [first, first + count) of the device
+//   count == kWholeGpuSms:   no partition: with priority 0 launches go to the application's own
+//                            stream unchanged, above 0 to a stream of that priority on the whole
+//                            GPU
+//   otherwise:               a stream of that priority in a green context of SMs
+//                            [first, first + count) of the device
+// The priority counts levels above the least urgent (CUDA's 0): the stream is made with CUDA
+// priority -priority, which the driver clamps to the device's range (cuStreamCreateWithPriority).
 inline constexpr std::uint32_t kHoldSms = 0;
 inline constexpr std::uint32_t kWholeGpuSms = 0xffff;
+inline constexpr std::uint32_t kMaxStreamPriority = 0xff;
+inline constexpr std::uint32_t kSequenceMask = 0xffffff;
 
 struct Assignment {
   std::uint32_t first_sm = 0;
   std::uint32_t sms = kWholeGpuSms;
   std::uint32_t sequence = 0;
+  std::uint32_t priority = 0;
 };
 
 constexpr std::uint64_t pack(Assignment a) {
-  return (static_cast<std::uint64_t>(a.sequence) << 32) |
+  return (static_cast<std::uint64_t>(a.sequence & kSequenceMask) << 40) |
+         (static_cast<std::uint64_t>(a.priority & kMaxStreamPriority) << 32) |
          (static_cast<std::uint64_t>(a.first_sm & 0xffff) << 16) | (a.sms & 0xffff);
 }
 constexpr Assignment unpack(std::uint64_t word) {
   return {static_cast<std::uint32_t>((word >> 16) & 0xffff),
-          static_cast<std::uint32_t>(word & 0xffff), static_cast<std::uint32_t>(word >> 32)};
+          static_cast<std::uint32_t>(word & 0xffff), static_cast<std::uint32_t>(word >> 40),
+          static_cast<std::uint32_t>((word >> 32) & kMaxStreamPriority)};
 }
 
 struct AssignmentPage {

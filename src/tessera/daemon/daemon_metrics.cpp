@@ -88,6 +88,13 @@ std::vector<MetricFamily> metric_families(const MetricsSnapshot& s) {
          return static_cast<double>(t.assignment.sms);
        },
        nullptr},
+      {"tessera_tenant_stream_priority",
+       "Stream priority assigned, in levels above the least urgent (0: the default)",
+       MetricType::Gauge,
+       [](const TenantView& t, const MetricsSnapshot&) {
+         return static_cast<double>(t.assignment.priority);
+       },
+       nullptr},
       {"tessera_tenant_observed_sms", "SMs of the green context its last launch ran in",
        MetricType::Gauge,
        [](const TenantView& t, const MetricsSnapshot&) {

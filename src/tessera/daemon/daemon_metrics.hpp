@@ -10,6 +10,7 @@
 //   tessera_daemon_device_usable_sms{device}    SMs a policy may assign on each GPU
 //   tessera_tenant_assigned_sms                 the partition assigned (0 while held, the
 //                                               device's SMs for the whole GPU)
+//   tessera_tenant_stream_priority              stream priority assigned (levels above the least)
 //   tessera_tenant_observed_sms                 SMs of the green context its last launch ran in
 //   tessera_tenant_has_work                     1 if it launched within --idle-after
 //   tessera_tenant_assignment_changes_total     partition changes the policy made

@@ -7,9 +7,6 @@
 #include <optional>
 #include <utility>
 
-#include "tessera/gpu/policy/cogpu_policy.hpp"
-#include "tessera/gpu/policy/tpot_first_policy.hpp"
-
 namespace tessera::daemon {
 namespace {
 
@@ -17,27 +14,6 @@ using daemon_abi::Assignment;
 
 core::Error invalid(std::string message) {
   return core::Error(core::Domain::kConfig, core::Code::kInvalidArgument, std::move(message));
-}
-
-struct PolicyEntry {
-  std::string_view name;
-  std::unique_ptr<gpu::RemapPolicy> (*make)();
-};
-template <class P>
-std::unique_ptr<gpu::RemapPolicy> make() {
-  return std::make_unique<P>();
-}
-constexpr PolicyEntry kPolicies[] = {
-    {"cogpu", &make<gpu::CoGpuPolicy>},
-    {"tpot-first", &make<gpu::TpotFirstPolicy>},
-};
-
-Assignment assignment_of(const device::SmMask& mask) {
-  const int count = mask.count();
-  if (count == 0) return {0, daemon_abi::kHoldSms, 0};
-  int first = 0;
-  while (!mask.test(first)) ++first;
-  return {static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count), 0};
 }
 
 nlohmann::json assignment_json(Assignment a) {
@@ -59,23 +35,8 @@ core::Result<Mechanism> mechanism_named(std::string_view name) {
       fmt::format("unknown mechanism '{}' (known: green-contexts, gate)", name.substr(0, 80))));
 }
 
-core::Result<std::unique_ptr<gpu::RemapPolicy>> make_remap_policy(std::string_view name) {
-  for (const PolicyEntry& p : kPolicies) {
-    if (p.name == name) return p.make();
-  }
-  return std::unexpected(invalid(
-      fmt::format("unknown policy '{}' (known: {})", name.substr(0, 80), remap_policy_names())));
-}
-
-std::string remap_policy_names() {
-  std::string names;
-  for (const PolicyEntry& p : kPolicies)
-    names += fmt::format("{}{}", names.empty() ? "" : ", ", p.name);
-  return names;
-}
-
 TenantTable::TenantTable(std::vector<gpu::PartitionGrid> devices,
-                         std::unique_ptr<gpu::RemapPolicy> policy, TableOptions options)
+                         std::unique_ptr<NodePolicy> policy, TableOptions options)
     : devices_(std::move(devices)), policy_(std::move(policy)), options_(options) {}
 
 TenantTable::Tenant* TenantTable::find(std::string_view name) {
@@ -111,7 +72,8 @@ core::Result<int> TenantTable::add(const RegisterRequest& request, daemon_abi::A
   page->granule_sms.store(
       static_cast<std::uint32_t>(devices_[static_cast<std::size_t>(request.device)].granularity),
       std::memory_order_relaxed);
-  page->assignment.store(daemon_abi::pack({0, daemon_abi::kHoldSms, 0}), std::memory_order_release);
+  page->assignment.store(daemon_abi::pack({.first_sm = 0, .sms = daemon_abi::kHoldSms}),
+                         std::memory_order_release);
   tenants_.push_back(std::move(t));
   return tenants_.back().id;
 }
@@ -135,7 +97,7 @@ core::Status TenantTable::set(const SetRequest& request) {
 }
 
 core::Status TenantTable::set_policy(std::string_view name) {
-  auto policy = make_remap_policy(name);
+  auto policy = make_node_policy(name, options_.policy);
   if (!policy) return std::unexpected(policy.error());
   policy_ = std::move(*policy);
   return {};
@@ -171,14 +133,15 @@ void TenantTable::decide(int device, core::Nanos now, int& changes) {
   if (on.empty()) return;
   const gpu::PartitionGrid& grid = devices_[static_cast<std::size_t>(device)];
   std::optional<std::vector<Assignment>> next =
-      options_.mechanism == Mechanism::kGate ? gate(on) : green_contexts(on, grid, now);
+      options_.mechanism == Mechanism::kGate ? gate(on) : ask_policy(on, grid, now);
   if (!next) return;
   for (std::size_t i = 0; i < on.size(); ++i) {
     Tenant& t = *on[i];
     Assignment a = (*next)[i];
     const Assignment current =
         daemon_abi::unpack(t.page->assignment.load(std::memory_order_relaxed));
-    if (a.first_sm == current.first_sm && a.sms == current.sms) continue;
+    if (a.first_sm == current.first_sm && a.sms == current.sms && a.priority == current.priority)
+      continue;
     a.sequence = ++t.sequence;
     t.page->assignment.store(daemon_abi::pack(a), std::memory_order_release);
     const int sms = a.sms == daemon_abi::kHoldSms       ? 0
@@ -191,9 +154,9 @@ void TenantTable::decide(int device, core::Nanos now, int& changes) {
   }
 }
 
-std::optional<std::vector<Assignment>> TenantTable::green_contexts(const std::vector<Tenant*>& on,
-                                                                   const gpu::PartitionGrid& grid,
-                                                                   core::Nanos now) const {
+std::optional<std::vector<Assignment>> TenantTable::ask_policy(const std::vector<Tenant*>& on,
+                                                               const gpu::PartitionGrid& grid,
+                                                               core::Nanos now) const {
   gpu::RemapSnapshot snapshot;
   snapshot.now = now;
   snapshot.grid = grid;
@@ -216,14 +179,7 @@ std::optional<std::vector<Assignment>> TenantTable::green_contexts(const std::ve
     snapshot.tenants.push_back(ts);
     names.push_back(t->registration.tenant);
   }
-  const gpu::RemapTargets targets = policy_->decide(snapshot);
-  auto layout = gpu::plan_physical_contexts(grid, targets.sms, names);
-  // A policy's targets always fit the grid (RemapTargets' contract); if one did not, the tenants
-  // keep their assignments rather than get overlapping SMs.
-  if (!layout) return std::nullopt;
-  std::vector<Assignment> out;
-  for (const device::SmMask& mask : layout->partitions) out.push_back(assignment_of(mask));
-  return out;
+  return policy_->decide(snapshot, names);
 }
 
 std::vector<Assignment> TenantTable::gate(const std::vector<Tenant*>& on) {
@@ -236,7 +192,7 @@ std::vector<Assignment> TenantTable::gate(const std::vector<Tenant*>& on) {
   for (const Tenant* t : on) {
     const bool held =
         inference_busy && t->registration.settings.tenant_class == TenantClass::kBestEffort;
-    out.push_back({0, held ? daemon_abi::kHoldSms : daemon_abi::kWholeGpuSms, 0});
+    out.push_back({.first_sm = 0, .sms = held ? daemon_abi::kHoldSms : daemon_abi::kWholeGpuSms});
   }
   return out;
 }
@@ -288,6 +244,7 @@ nlohmann::json TenantTable::to_json() const {
                        {"tpot_slo_ms", core::to_millis(t.settings.tpot_slo)},
                        {"ttft_slo_ms", core::to_millis(t.settings.ttft_slo)},
                        {"assignment", assignment_json(t.assignment)},
+                       {"stream_priority", t.assignment.priority},
                        {"assignment_changes", t.assignment_changes},
                        {"has_work", t.has_work},
                        {"launches", t.launches},

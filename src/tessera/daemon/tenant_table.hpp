@@ -2,9 +2,8 @@
 // tesserad's tenants and its policy round, without sockets or clocks: the server adds and removes
 // tenants as their connections come and go and calls tick(now) on its timer. A round reads each
 // tenant's activity from its assignment page, builds one gpu::RemapSnapshot per device, asks the
-// remap policy (the same objects the simulator's cogpu runtime runs) for partition sizes, lays
-// them out from SM 0 upwards (gpu::plan_physical_contexts, so every tenant's SMs are disjoint) and
-// writes each changed assignment to its page.
+// node policy (node_policy.hpp: the same policy objects the simulator's modes run) for each
+// tenant's assignment and writes each changed one to its page.
 //
 // What the snapshot holds of a tenant: it "has work" when it launched within `idle_after` (the
 // interposer does not track kernel completion). Its graph launches are its steps: a serving engine
@@ -12,7 +11,8 @@
 // the GPU, so a tenant that launched graphs within `idle_after` is decoding, its next work is a
 // decode step and the last step's time and SMs are its decode observation; cogpu then sizes its
 // partition to its TPOT target (slo_demand). Without graphs (or a target) a latency-critical
-// tenant with work asks for every usable SM. Prefill steps are not told apart.
+// tenant with work asks for every usable SM. Prefill steps are not told apart. priority-fill
+// needs only whether each tenant has work.
 
 #include <cstdint>
 #include <memory>
@@ -26,25 +26,20 @@
 #include "tessera/core/time.hpp"
 #include "tessera/daemon/assignment_page.hpp"
 #include "tessera/daemon/control_protocol.hpp"
+#include "tessera/daemon/node_policy.hpp"
 #include "tessera/gpu/policy/physical_contexts.hpp"
-#include "tessera/gpu/policy/remap_policy.hpp"
 
 namespace tessera::daemon {
 
-// The remap policies tesserad runs, by name ("cogpu", "tpot-first"); unknown names get an error
-// listing them.
-core::Result<std::unique_ptr<gpu::RemapPolicy>> make_remap_policy(std::string_view name);
-std::string remap_policy_names();
-
 // How assignments reach the GPU.
-//   green-contexts: the remap policy's sizes, laid out as disjoint SM ranges; each process
-//                   launches into a green context of its range (needs a driver with green
-//                   contexts, and MPS for two processes to run at once).
+//   green-contexts: the policy's assignments; each process launches into a green context of its
+//                   SM range, or on the whole GPU, on a stream of its assigned priority (needs a
+//                   driver with green contexts, and MPS for two processes to run at once).
 //   gate:           no partitions: a best-effort process's launches are held while a
 //                   latency-critical process on the GPU has work (each for at most the
 //                   interposer's hold limit), and go to the whole GPU otherwise; latency-critical
-//                   processes always launch on the whole GPU. Works on every driver; the remap
-//                   policy is not asked.
+//                   processes always launch on the whole GPU. Works on every driver; the policy
+//                   is not asked.
 enum class Mechanism { kGreenContexts, kGate };
 std::string_view mechanism_name(Mechanism m);
 core::Result<Mechanism> mechanism_named(std::string_view name);
@@ -58,6 +53,8 @@ struct TableOptions {
   core::Nanos min_residency = core::millis(2);
   int max_tenants = 64;
   Mechanism mechanism = Mechanism::kGreenContexts;
+  // For the policies that take options, also when `ctl policy` switches to one.
+  NodePolicyOptions policy;
 };
 
 // A tenant as the table and its page last said: for `ctl list` and the metrics.
@@ -86,7 +83,7 @@ struct TenantView {
 class TenantTable {
  public:
   // One grid per device the daemon owns, indexed by the device ordinal tenants register with.
-  TenantTable(std::vector<gpu::PartitionGrid> devices, std::unique_ptr<gpu::RemapPolicy> policy,
+  TenantTable(std::vector<gpu::PartitionGrid> devices, std::unique_ptr<NodePolicy> policy,
               TableOptions options = {});
 
   // Registers a tenant whose page the caller owns and keeps mapped until remove(). Fails
@@ -126,15 +123,15 @@ class TenantTable {
   };
   Tenant* find(std::string_view name);
   void decide(int device, core::Nanos now, int& changes);
-  // Each tenant's next assignment under the mechanism (sequence numbers left 0); nullopt when the
-  // policy's sizes do not fit the grid.
-  std::optional<std::vector<daemon_abi::Assignment>> green_contexts(const std::vector<Tenant*>& on,
-                                                                    const gpu::PartitionGrid& grid,
-                                                                    core::Nanos now) const;
+  // Each tenant's next assignment from the policy (sequence numbers left 0); nullopt when the
+  // tenants keep theirs.
+  std::optional<std::vector<daemon_abi::Assignment>> ask_policy(const std::vector<Tenant*>& on,
+                                                                const gpu::PartitionGrid& grid,
+                                                                core::Nanos now) const;
   static std::vector<daemon_abi::Assignment> gate(const std::vector<Tenant*>& on);
 
   std::vector<gpu::PartitionGrid> devices_;
-  std::unique_ptr<gpu::RemapPolicy> policy_;
+  std::unique_ptr<NodePolicy> policy_;
   TableOptions options_;
   std::vector<Tenant> tenants_;  // in registration order: the policy's attach order
   int next_id_ = 1;

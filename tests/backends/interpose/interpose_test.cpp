@@ -553,11 +553,12 @@ TEST_F(Interpose, CudaRuntimeLookupsAreHookedBeforeItStopsOnTheFake) {
 // tesserad in this process, on a fresh socket, for the length of a test.
 class InProcessDaemon {
  public:
-  explicit InProcessDaemon(tessera::daemon::TableOptions table_options = {}) {
+  explicit InProcessDaemon(tessera::daemon::TableOptions table_options = {},
+                           const char* policy = "cogpu") {
     path_ = ::testing::TempDir() + "interpose_daemon_" + std::to_string(getpid()) + ".sock";
     tessera::daemon::TenantTable table(
         {*tessera::gpu::PartitionGrid::of(*tessera::hw::find_gpu("h100"))},
-        *tessera::daemon::make_remap_policy("cogpu"), table_options);
+        *tessera::daemon::make_node_policy(policy, table_options.policy), table_options);
     tessera::daemon::ServerOptions options;
     options.socket_path = path_;
     auto server = tessera::daemon::ControlServer::start(options, std::move(table));
@@ -741,6 +742,47 @@ TEST_F(Interpose, TimedGraphStepsShrinkTheInferenceToItsTpotTarget) {
   EXPECT_GT(hp.summary.at("daemon").at("launches").get<int>(), 100);
 }
 
+// priority-fill across two processes: the inference (latency-critical with a TPOT target) launches
+// on the whole GPU on a stream of CUDA priority -1, made in its own context (no green context);
+// while it launches, the trainer runs at priority 0 in a green context of the highest 8 of the 128
+// usable SMs (the 5% reserve rounded up to the grid); while it is idle, the trainer launches on its
+// own stream on the whole GPU; when it is back, the trainer returns to the reserve.
+TEST_F(Interpose, PriorityFillServesTheInferenceFirstAndHoldsTheTrainerToTheReserve) {
+  InProcessDaemon daemon({}, "priority-fill");
+  auto hp_env = daemon_env(daemon.path(), "chat", "latency-critical");
+  hp_env["TESSERA_TPOT_SLO_MS"] = "50";
+  const Running inference =
+      start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on400,off400,on400", hp_env);
+  const Running trainer = start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on400,on400,on400",
+                                daemon_env(daemon.path(), "train", "best-effort"));
+  const Outcome hp = finish(inference);
+  const Outcome be = finish(trainer);
+  ASSERT_EQ(hp.status, 0) << hp.output;
+  ASSERT_EQ(be.status, 0) << be.output;
+
+  // Every inference launch after its first round: the whole GPU, priority -1.
+  int hp_routed = 0;
+  for (const json& l : launches(hp.fake_log)) {
+    if (l.at("priority") != -1) continue;
+    ++hp_routed;
+    EXPECT_EQ(l.at("green_ctx"), 0) << "the whole GPU, not a partition";
+  }
+  EXPECT_GE(hp_routed, static_cast<int>(launches(hp.fake_log).size()) - 2)
+      << "only launches before the first round go on the application's stream";
+  EXPECT_EQ(hp.summary.at("partitions").at(0).at("whole_gpu"), true);
+  EXPECT_EQ(hp.summary.at("partitions").at(0).at("stream_priority"), -1);
+
+  const auto greens = green_sms(be.fake_log);
+  for (const auto& [id, sms] : greens) {
+    EXPECT_EQ(sms.size(), 8u);
+    EXPECT_EQ(sms.front(), 120);
+  }
+  EXPECT_EQ(median_sms(be.fake_log, "phase0"), 8u);
+  EXPECT_EQ(median_sms(be.fake_log, "phase1"), 0u) << "the inference is idle: its own stream";
+  EXPECT_EQ(median_sms(be.fake_log, "phase2"), 8u) << "the inference is back";
+  for (const json& l : launches(be.fake_log)) EXPECT_EQ(l.at("priority"), 0);
+}
+
 // The gate: a trainer that starts while the inference is busy has its first launch held (no
 // partitions: every launch stays on the application's stream) until the inference's process
 // exits, and then launches freely.
@@ -803,10 +845,11 @@ TEST_F(Interpose, AfterTheDaemonIsKilledTheApplicationGoesOnAndRegistersAgain) {
   const std::string socket =
       ::testing::TempDir() + "interpose_restart_" + std::to_string(getpid()) + ".sock";
   auto start_daemon = [&] {
-    return start(TESSERA_BIN,
-                 std::vector<std::string>{"daemon", "--gpu", "h100", "--mechanism",
-                                          "green-contexts", "--socket", socket},
-                 {});
+    return start(
+        TESSERA_BIN,
+        std::vector<std::string>{"daemon", "--gpu", "h100", "--mechanism", "green-contexts",
+                                 "--policy", "cogpu", "--socket", socket},
+        {});
   };
   auto listening = [&] {
     for (int i = 0; i < 500; ++i) {

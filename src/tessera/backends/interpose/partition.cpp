@@ -35,7 +35,7 @@ void finish(const RealDriver& d, CUdevResourceDesc desc, Partition& p) {
     return;
   }
   p.sms = got.sm.smCount;
-  if (!check(d.green_ctx_stream_create(&p.stream, p.green, CU_STREAM_NON_BLOCKING, 0),
+  if (!check(d.green_ctx_stream_create(&p.stream, p.green, CU_STREAM_NON_BLOCKING, -p.priority),
              "cuGreenCtxStreamCreate", p)) {
     return;
   }
@@ -121,6 +121,25 @@ void make_range(const RealDriver& d, unsigned first, unsigned want, unsigned gra
   finish(d, desc, p);
 }
 
+// The whole GPU at a higher priority: a stream in the application's (current) context, where both
+// ordering events live too. CUDA clamps the priority to the device's range.
+void make_whole(const RealDriver& d, Partition& p) {
+  if (!check(d.ctx_get_device(&p.device), "cuCtxGetDevice", p)) return;
+  CUdevResource all{};
+  if (!check(d.device_get_dev_resource(p.device, &all, CU_DEV_RESOURCE_TYPE_SM),
+             "cuDeviceGetDevResource", p)) {
+    return;
+  }
+  p.sms = all.sm.smCount;
+  if (!check(d.stream_create_with_priority(&p.stream, CU_STREAM_NON_BLOCKING, -p.priority),
+             "cuStreamCreateWithPriority", p)) {
+    return;
+  }
+  if (!check(d.event_create(&p.app_done, CU_EVENT_DISABLE_TIMING), "cuEventCreate", p)) return;
+  if (!check(d.event_create(&p.launch_done, CU_EVENT_DISABLE_TIMING), "cuEventCreate", p)) return;
+  p.ok = true;
+}
+
 // A partition that failed half-way gives back what it made (streams before their green context:
 // cuGreenCtxDestroy does not destroy them, notes section 1).
 void undo(const RealDriver& d, Partition& p) {
@@ -133,10 +152,17 @@ void undo(const RealDriver& d, Partition& p) {
   p.green = nullptr;
 }
 
-// The partition of the current context made for (first_sm, want), made with `build` on first use.
+// What a partition is made for, within the current context.
+struct Request {
+  int first_sm = -1;
+  unsigned want = 0;
+  bool whole = false;
+  int priority = 0;
+};
+
+// The partition of the current context made for `r`, made with `build` on first use.
 template <class Build>
-Partition* partition_for(const RealDriver& d, int first_sm, unsigned want, Why* why,
-                         Build&& build) {
+Partition* partition_for(const RealDriver& d, const Request& r, Why* why, Build&& build) {
   CUcontext current = nullptr;
   if (d.ctx_get_current(&current) != CUDA_SUCCESS || current == nullptr) {
     *why = Why::kNoContext;
@@ -145,7 +171,8 @@ Partition* partition_for(const RealDriver& d, int first_sm, unsigned want, Why* 
   auto find = [&](int n) -> Partition* {
     for (int i = 0; i < n; ++i) {
       const Partition& p = g_partitions[i];
-      if (p.app_context == current && p.first_sm == first_sm && p.want == want) {
+      if (p.app_context == current && p.first_sm == r.first_sm && p.want == r.want &&
+          p.whole == r.whole && p.priority == r.priority) {
         return &g_partitions[i];
       }
     }
@@ -163,21 +190,28 @@ Partition* partition_for(const RealDriver& d, int first_sm, unsigned want, Why* 
       }
       p = &g_partitions[n];
       p->app_context = current;
-      p->first_sm = first_sm;
-      p->want = want;
+      p->first_sm = r.first_sm;
+      p->want = r.want;
+      p->whole = r.whole;
+      p->priority = r.priority;
       build(*p);
       if (!p->ok) undo(d, *p);
       if (p->ok) {
-        if (first_sm < 0) {
+        if (r.whole) {
+          verbose_log("context %p, device %d: whole GPU (%u SMs), stream %p of priority %d",
+                      static_cast<void*>(current), p->device, p->sms, static_cast<void*>(p->stream),
+                      -r.priority);
+        } else if (r.first_sm < 0) {
           verbose_log("context %p, device %d: green context of %u SMs (asked %u), stream %p",
-                      static_cast<void*>(current), p->device, p->sms, want,
+                      static_cast<void*>(current), p->device, p->sms, r.want,
                       static_cast<void*>(p->stream));
         } else {
           verbose_log(
               "context %p, device %d: green context of %u SMs (asked SMs %d-%u), "
-              "stream %p",
-              static_cast<void*>(current), p->device, p->sms, first_sm,
-              static_cast<unsigned>(first_sm) + want - 1, static_cast<void*>(p->stream));
+              "stream %p of priority %d",
+              static_cast<void*>(current), p->device, p->sms, r.first_sm,
+              static_cast<unsigned>(r.first_sm) + r.want - 1, static_cast<void*>(p->stream),
+              -r.priority);
         }
       } else {
         verbose_log("context %p: no partition: %s", static_cast<void*>(current), p->error);
@@ -195,24 +229,30 @@ Partition* partition_for(const RealDriver& d, int first_sm, unsigned want, Why* 
 }  // namespace
 
 Partition* partition_for_current_context(const RealDriver& d, unsigned sms, Why* why) {
-  return partition_for(d, -1, sms, why, [&](Partition& p) { make(d, sms, p); });
+  return partition_for(d, Request{.first_sm = -1, .want = sms}, why,
+                       [&](Partition& p) { make(d, sms, p); });
 }
 
 Partition* partition_for_range(const RealDriver& d, unsigned first_sm, unsigned sms,
-                               unsigned granule, Why* why) {
-  return partition_for(d, static_cast<int>(first_sm), sms, why,
-                       [&](Partition& p) { make_range(d, first_sm, sms, granule, p); });
+                               unsigned granule, int priority, Why* why) {
+  return partition_for(
+      d, Request{.first_sm = static_cast<int>(first_sm), .want = sms, .priority = priority}, why,
+      [&](Partition& p) { make_range(d, first_sm, sms, granule, p); });
+}
+
+Partition* partition_for_whole_gpu(const RealDriver& d, int priority, Why* why) {
+  return partition_for(d, Request{.whole = true, .priority = priority}, why,
+                       [&](Partition& p) { make_whole(d, p); });
 }
 
 namespace {
 
-// The timing events, in the green context (cuEventRecord wants the event in the stream's).
+// The timing events, in the stream's context (cuEventRecord wants the event in the stream's):
+// the green context, or the application's for the whole GPU.
 bool make_step_events(const RealDriver& d, Partition& p) {
-  CUcontext green_context = nullptr;
-  if (d.ctx_from_green_ctx(&green_context, p.green) != CUDA_SUCCESS ||
-      d.ctx_push_current(green_context) != CUDA_SUCCESS) {
-    return false;
-  }
+  CUcontext context = p.app_context;
+  if (p.green != nullptr && d.ctx_from_green_ctx(&context, p.green) != CUDA_SUCCESS) return false;
+  if (d.ctx_push_current(context) != CUDA_SUCCESS) return false;
   bool ok = true;
   for (int i = 0; i < Partition::kStepSlots && ok; ++i) {
     ok = d.event_create(&p.step_start[i], CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
@@ -265,7 +305,7 @@ int partition_count() {
 
 PartitionInfo partition_info(int i) {
   const Partition& p = g_partitions[i];
-  return {static_cast<int>(p.device), p.first_sm, p.sms, p.ok, p.error};
+  return {static_cast<int>(p.device), p.first_sm, p.whole, p.priority, p.sms, p.ok, p.error};
 }
 
 }  // namespace tessera::interpose

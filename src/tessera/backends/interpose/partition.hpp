@@ -2,9 +2,10 @@
 // The tenant's partitions in one CUDA context: a green context on the context's device, one
 // non-blocking stream in it, and the two events that order that stream with the application's.
 // Without a daemon there is one per context, of TESSERA_PARTITION_SMS SMs; under tesserad one per
-// SM range the daemon has assigned (the daemon lays ranges out disjoint across its tenants). Each
+// SM range and stream priority the daemon has assigned, and, for the whole GPU at a priority above
+// the least, a stream of that priority in the application's own context (no green context). Each
 // is made at the first launch that needs it and kept until exit (destroying green contexts while
-// the driver is shutting down is not safe to order), so a range assigned again costs nothing.
+// the driver is shutting down is not safe to order), so an assignment made again costs nothing.
 
 #include <cuda.h>
 
@@ -19,11 +20,14 @@ namespace tessera::interpose {
 struct Partition {
   CUcontext app_context = nullptr;
   // The request it was made for: `want` SMs (TESSERA_PARTITION_SMS), or, when first_sm >= 0,
-  // the daemon's range [first_sm, first_sm + want).
+  // the daemon's range [first_sm, first_sm + want), or (whole) the whole GPU; its stream priority
+  // in levels above the least urgent (the stream is made with CUDA priority -priority).
   int first_sm = -1;
   unsigned want = 0;
+  bool whole = false;
+  int priority = 0;
   CUdevice device = 0;
-  CUgreenCtx green = nullptr;
+  CUgreenCtx green = nullptr;     // none for the whole GPU
   CUstream stream = nullptr;      // the partition stream P
   CUevent app_done = nullptr;     // recorded on the app's stream S (created in S's context)
   CUevent launch_done = nullptr;  // recorded on P (created in the green context)
@@ -50,7 +54,10 @@ Partition* partition_for_current_context(const RealDriver& d, unsigned sms, Why*
 // from the device's SMs split (one call) into groups of `granule` SMs: the groups inside the range.
 // The driver may round a group up, so the partition can hold fewer SMs than the range.
 Partition* partition_for_range(const RealDriver& d, unsigned first_sm, unsigned sms,
-                               unsigned granule, Why* why);
+                               unsigned granule, int priority, Why* why);
+// The stream of priority `priority` (> 0) on the whole GPU in the current context, made on first
+// use (needs RealDriver::stream_create_with_priority).
+Partition* partition_for_whole_gpu(const RealDriver& d, int priority, Why* why);
 
 // Under p.sequence, before a graph launch on p.stream: reports the timed graph launches that have
 // finished to `page`, then records the start event of a free pair and returns its slot (-1: this
@@ -63,6 +70,8 @@ void end_timed_step(const RealDriver& d, Partition& p, int slot);
 struct PartitionInfo {
   int device;
   int first_sm;  // -1: not a daemon range
+  bool whole;    // the whole GPU (a stream of a higher priority)
+  int priority;
   unsigned sms;
   bool ok;
   const char* error;

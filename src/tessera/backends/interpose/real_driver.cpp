@@ -53,6 +53,8 @@ void fill(RealDriver& d, DlsymFn sym) {
   d.occupancy_max_active_blocks = reinterpret_cast<decltype(d.occupancy_max_active_blocks)>(
       sym(d.handle, "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
   d.event_query = reinterpret_cast<decltype(d.event_query)>(sym(d.handle, "cuEventQuery"));
+  d.stream_create_with_priority = reinterpret_cast<decltype(d.stream_create_with_priority)>(
+      sym(d.handle, "cuStreamCreateWithPriority"));
   d.event_elapsed_time =
       reinterpret_cast<decltype(d.event_elapsed_time)>(sym(d.handle, "cuEventElapsedTime_v2"));
   if (d.event_elapsed_time == nullptr) {

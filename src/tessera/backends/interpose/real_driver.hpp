@@ -47,6 +47,8 @@ struct RealDriver {
   // For timing graph launches under a daemon: cuEventElapsedTime_v2 (12.8+) or its older export.
   CUresult (*event_query)(CUevent) = nullptr;
   CUresult (*event_elapsed_time)(float*, CUevent, CUevent) = nullptr;
+  // For a daemon's whole-GPU assignment at a higher priority (CUDA 5.5+).
+  CUresult (*stream_create_with_priority)(CUstream*, unsigned, int) = nullptr;
 
   // All the routing functions above were found (a driver without green contexts, < 12.4, lacks
   // some); when false every launch passes through.

@@ -44,7 +44,10 @@ CUresult route(Entry e, CUstream app_stream, Fits&& fits, Launch&& launch) {
     daemon_abi::Assignment assigned;
     if (page != nullptr) {
       assigned = follow_daemon(*page, c.hold_limit_ns);
-      if (assigned.sms == daemon_abi::kWholeGpuSms) return pass(Why::kAssignedWholeGpu);
+      // The whole GPU at the least priority is the application's own stream.
+      const bool whole = assigned.sms == daemon_abi::kWholeGpuSms;
+      if (whole && (assigned.priority == 0 || d->stream_create_with_priority == nullptr))
+        return pass(Why::kAssignedWholeGpu);
       if (assigned.sms == daemon_abi::kHoldSms) return pass(Why::kHoldTimedOut);
     } else {
       if (!c.configured) return pass(Why::kNotConfigured);
@@ -61,10 +64,13 @@ CUresult route(Entry e, CUstream app_stream, Fits&& fits, Launch&& launch) {
       return pass(Why::kStreamCapturing);
     }
     Why why = Why::kPartitionFailed;
-    Partition* p = page != nullptr ? partition_for_range(
-                                         *d, assigned.first_sm, assigned.sms,
-                                         page->granule_sms.load(std::memory_order_relaxed), &why)
-                                   : partition_for_current_context(*d, c.partition_sms, &why);
+    const auto priority = static_cast<int>(assigned.priority);
+    Partition* p = page == nullptr ? partition_for_current_context(*d, c.partition_sms, &why)
+                   : assigned.sms == daemon_abi::kWholeGpuSms
+                       ? partition_for_whole_gpu(*d, priority, &why)
+                       : partition_for_range(*d, assigned.first_sm, assigned.sms,
+                                             page->granule_sms.load(std::memory_order_relaxed),
+                                             priority, &why);
     if (p == nullptr) return pass(why);
     if (page != nullptr) page->routed_sms.store(p->sms, std::memory_order_relaxed);
     if (!fits(*d, *p)) return pass(Why::kCooperativeTooLarge);

@@ -142,8 +142,11 @@ void summary_json(char* text, unsigned long size) {
   o.str(c.error);
   o.add(", \"partitions\": [");
   for_each_partition([&](const PartitionInfo& p, bool first) {
-    o.add("%s{\"device\": %d, \"first_sm\": %d, \"sms\": %u, \"ok\": %s, \"error\": ",
-          first ? "" : ", ", p.device, p.first_sm, p.sms, p.ok ? "true" : "false");
+    o.add(
+        "%s{\"device\": %d, \"first_sm\": %d, \"whole_gpu\": %s, \"stream_priority\": %d, "
+        "\"sms\": %u, \"ok\": %s, \"error\": ",
+        first ? "" : ", ", p.device, p.first_sm, p.whole ? "true" : "false", -p.priority, p.sms,
+        p.ok ? "true" : "false");
     o.str(p.error);
     o.add("}");
   });

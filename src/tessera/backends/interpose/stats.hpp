@@ -19,7 +19,7 @@ enum class Why : int {
   kPartitionLaunchFailed,  // the launch on the partition stream failed; retried on the app's
   kInternalError,          // an exception inside the interposer
   kInvalidArguments,       // e.g. a null CUlaunchConfig: the driver rejects it, untouched
-  kAssignedWholeGpu,       // the daemon assigned no partition (the whole GPU)
+  kAssignedWholeGpu,       // the daemon assigned the whole GPU at the least priority
   kHoldTimedOut,           // the daemon assigned no SMs for longer than the hold limit
 };
 inline constexpr int kWhyCount = 13;

@@ -1,0 +1,124 @@
+#include "tessera/daemon/node_policy.hpp"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "tessera/gpu/policy/cogpu_policy.hpp"
+#include "tessera/gpu/policy/fill_policy.hpp"
+#include "tessera/gpu/policy/physical_contexts.hpp"
+#include "tessera/gpu/policy/tpot_first_policy.hpp"
+
+namespace tessera::daemon {
+namespace {
+
+using daemon_abi::Assignment;
+
+// An SM set as an assignment: empty is `empty_is` (a hold or the whole GPU); otherwise the range
+// from its lowest to its highest SM (the policies here only make contiguous sets).
+Assignment assignment_of(const device::SmMask& mask, std::uint32_t empty_is, int priority) {
+  const auto p = static_cast<std::uint32_t>(priority);
+  const int count = mask.count();
+  if (count == 0) return {.first_sm = 0, .sms = empty_is, .sequence = 0, .priority = p};
+  const int first = mask.first_from(0);
+  return {.first_sm = static_cast<std::uint32_t>(first),
+          .sms = static_cast<std::uint32_t>(count),
+          .sequence = 0,
+          .priority = p};
+}
+
+// A remap policy's sizes laid out as disjoint ranges, every stream at the least priority.
+class RemapLayout final : public NodePolicy {
+ public:
+  explicit RemapLayout(std::unique_ptr<gpu::RemapPolicy> policy) : policy_(std::move(policy)) {}
+  std::string_view name() const override { return policy_->name(); }
+
+  std::optional<std::vector<Assignment>> decide(const gpu::RemapSnapshot& snapshot,
+                                                std::span<const std::string> names) const override {
+    const gpu::RemapTargets targets = policy_->decide(snapshot);
+    auto layout = gpu::plan_physical_contexts(snapshot.grid, targets.sms, names);
+    // A policy's targets always fit the grid (RemapTargets' contract); if one did not, the
+    // tenants keep their assignments rather than get overlapping SMs.
+    if (!layout) return std::nullopt;
+    std::vector<Assignment> out;
+    out.reserve(layout->partitions.size());
+    for (const device::SmMask& mask : layout->partitions) {
+      out.push_back(assignment_of(mask, daemon_abi::kHoldSms, 0));
+    }
+    return out;
+  }
+
+ private:
+  std::unique_ptr<gpu::RemapPolicy> policy_;
+};
+
+class PriorityFill final : public NodePolicy {
+ public:
+  explicit PriorityFill(double best_effort_share) : share_(best_effort_share) {}
+  std::string_view name() const override { return "priority-fill"; }
+
+  std::optional<std::vector<Assignment>> decide(const gpu::RemapSnapshot& snapshot,
+                                                std::span<const std::string>) const override {
+    std::vector<gpu::FillTenant> tenants;
+    tenants.reserve(snapshot.tenants.size());
+    for (const gpu::TenantSnapshot& t : snapshot.tenants) {
+      const bool has_target = t.ttft_slo > 0 || t.tpot_slo > 0;
+      tenants.push_back(gpu::FillTenant{.latency_critical = t.latency_critical && has_target,
+                                        .priority = t.priority,
+                                        .busy = t.has_work});
+    }
+    const auto priorities = gpu::fill_stream_priorities(tenants);
+    const auto sets = gpu::fill_sm_sets(snapshot.grid, share_, tenants);
+    std::vector<Assignment> out;
+    out.reserve(sets.size());
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+      out.push_back(assignment_of(sets[i], daemon_abi::kWholeGpuSms, priorities[i]));
+    }
+    return out;
+  }
+
+ private:
+  double share_;
+};
+
+struct PolicyEntry {
+  std::string_view name;
+  std::unique_ptr<NodePolicy> (*make)(const NodePolicyOptions&);
+};
+template <class P>
+std::unique_ptr<NodePolicy> remap(const NodePolicyOptions&) {
+  return std::make_unique<RemapLayout>(std::make_unique<P>());
+}
+std::unique_ptr<NodePolicy> fill(const NodePolicyOptions& o) {
+  return std::make_unique<PriorityFill>(o.best_effort_share);
+}
+constexpr PolicyEntry kPolicies[] = {
+    {"priority-fill", &fill},
+    {"cogpu", &remap<gpu::CoGpuPolicy>},
+    {"tpot-first", &remap<gpu::TpotFirstPolicy>},
+};
+
+}  // namespace
+
+core::Result<std::unique_ptr<NodePolicy>> make_node_policy(std::string_view name,
+                                                           const NodePolicyOptions& options) {
+  if (!(options.best_effort_share > 0 && options.best_effort_share <= 1)) {
+    return core::failf(core::Domain::kConfig, core::Code::kInvalidArgument,
+                       "best-effort share {}: must be in (0, 1]", options.best_effort_share);
+  }
+  for (const PolicyEntry& p : kPolicies) {
+    if (p.name == name) return p.make(options);
+  }
+  return core::failf(core::Domain::kConfig, core::Code::kInvalidArgument,
+                     "unknown policy '{}' (known: {})", name.substr(0, 80), node_policy_names());
+}
+
+std::string node_policy_names() {
+  std::string names;
+  for (const PolicyEntry& p : kPolicies) {
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", p.name);
+  }
+  return names;
+}
+
+}  // namespace tessera::daemon

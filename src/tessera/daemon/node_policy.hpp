@@ -1,0 +1,51 @@
+#pragma once
+// The policies tesserad runs on each GPU: pure functions from a snapshot of the GPU's tenants to
+// one assignment per tenant (daemon_abi::Assignment: a hold, the whole GPU, or an SM range, each
+// with a stream priority). The same policy objects the simulator's modes run decide; this layer
+// only turns their answer into ranges a process can launch into.
+//
+//   cogpu, tpot-first: the remap policies of the cogpu runtime (gpu/policy/remap_policy.hpp);
+//                      their sizes are laid out as disjoint SM ranges from SM 0 upwards.
+//   priority-fill:     the policy of the priority-fill mode (gpu/policy/fill_policy.hpp):
+//                      protected tenants (latency-critical with a TPOT or TTFT target) launch on
+//                      the whole GPU at high stream priority; best-effort tenants are held to the
+//                      highest-numbered `best_effort_share` of the SMs while one of them has work,
+//                      and get the whole GPU when none has. Ranges overlap: the stream priority
+//                      and the reserve, not disjoint SMs, protect the inference.
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/core/error.hpp"
+#include "tessera/daemon/assignment_page.hpp"
+#include "tessera/gpu/policy/remap_policy.hpp"
+
+namespace tessera::daemon {
+
+class NodePolicy {
+ public:
+  virtual ~NodePolicy() = default;
+  virtual std::string_view name() const = 0;
+  // One assignment per tenant of snapshot.tenants, same order (sequence numbers 0); `names`, same
+  // order, for errors. nullopt: the tenants keep their assignments.
+  virtual std::optional<std::vector<daemon_abi::Assignment>> decide(
+      const gpu::RemapSnapshot& snapshot, std::span<const std::string> names) const = 0;
+};
+
+struct NodePolicyOptions {
+  // priority-fill's knob (PriorityFillOptions::best_effort_share), in (0, 1].
+  double best_effort_share = 0.05;
+};
+
+// The policy named `name`; an unknown name or a share outside (0, 1] gets an error that says so
+// (listing the known names).
+core::Result<std::unique_ptr<NodePolicy>> make_node_policy(std::string_view name,
+                                                           const NodePolicyOptions& options = {});
+std::string node_policy_names();
+inline constexpr std::string_view kDefaultNodePolicy = "priority-fill";
+
+}  // namespace tessera::daemon
