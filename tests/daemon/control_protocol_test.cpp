@@ -39,6 +39,10 @@ TEST(ControlProtocol, ReadsTheOtherRequests) {
   ASSERT_TRUE(set.has_value());
   EXPECT_EQ(std::get<SetRequest>(*set).priority, -3);
   EXPECT_FALSE(std::get<SetRequest>(*set).tenant_class.has_value());
+  EXPECT_FALSE(std::get<SetRequest>(*set).memory_limit.has_value());
+  auto limit = parse_request(R"({"op":"set","tenant":"a","memory_limit_bytes":21474836480})");
+  ASSERT_TRUE(limit.has_value()) << limit.error().message();
+  EXPECT_EQ(std::get<SetRequest>(*limit).memory_limit, 21474836480ULL);
   EXPECT_EQ(std::get<PolicyRequest>(*parse_request(R"({"op":"policy","name":"tpot-first"})")).name,
             "tpot-first");
   EXPECT_TRUE(std::get<DrainRequest>(*parse_request(R"({"op":"drain"})")).drain);
@@ -63,6 +67,11 @@ TEST(ControlProtocol, RefusesMalformedRequestsNamingWhatIsWrong) {
       {R"({"op":"register","tenant":"a","device":64})", "'device' is 64"},
       {R"({"op":"register","tenant":"a","pid":7})", "unknown key 'pid'"},
       {R"({"op":"set","tenant":"a"})", "nothing to set"},
+      {R"({"op":"set","tenant":"a","memory_limit_bytes":-1})", "'memory_limit_bytes' must be"},
+      {R"({"op":"set","tenant":"a","memory_limit_bytes":1.5})", "'memory_limit_bytes' must be"},
+      {R"({"op":"set","tenant":"a","memory_limit_bytes":"20Gi"})", "'memory_limit_bytes' must be"},
+      {R"({"op":"set","tenant":"a","memory_limit_bytes":2251799813685248})", "more than"},
+      {R"({"op":"register","tenant":"a","memory_limit_bytes":1})", "unknown key"},
       {R"({"op":"policy"})", "'name' must be"},
       {R"({"op":"list","verbose":true})", "unknown key 'verbose'"},
   };

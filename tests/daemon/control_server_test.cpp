@@ -39,8 +39,7 @@ class Daemon {
     static int counter = 0;
     path_ = ::testing::TempDir() + "tesserad_" + std::to_string(getpid()) + "_" +
             std::to_string(++counter) + ".sock";
-    TenantTable table({*gpu::PartitionGrid::of(*hw::find_gpu("h100"))},
-                      *make_node_policy("cogpu"));
+    TenantTable table({*gpu::PartitionGrid::of(*hw::find_gpu("h100"))}, *make_node_policy("cogpu"));
     ServerOptions options = at(path_);
     if (configure) configure(options);
     auto server = ControlServer::start(options, std::move(table));

@@ -282,6 +282,24 @@ TEST(TenantTable, PriorityFillRanksServedTenantsAndSizesTheReserveByItsShare) {
   EXPECT_NE(bad.error().message().find("must be in (0, 1]"), std::string::npos);
 }
 
+// A memory limit set on a tenant goes to its page at once (the interposer reads it at its next
+// allocation) and shows in the listing; 0 removes it.
+TEST(TenantTable, SetWritesTheMemoryLimitToThePage) {
+  TenantTable t = table();
+  AssignmentPage a{};
+  ASSERT_TRUE(t.add(tenant("a", TenantClass::kBestEffort), &a, t0));
+  EXPECT_EQ(a.memory_limit_assigned.load(), 0u);
+  SetRequest set;
+  set.tenant = "a";
+  set.memory_limit = 8ULL << 30;
+  ASSERT_TRUE(t.set(set));
+  EXPECT_EQ(a.memory_limit_assigned.load(), 8ULL << 30);
+  EXPECT_EQ(t.to_json()["tenants"][0]["memory_limit_assigned"], 8ULL << 30);
+  set.memory_limit = 0;
+  ASSERT_TRUE(t.set(set));
+  EXPECT_EQ(a.memory_limit_assigned.load(), 0u);
+}
+
 TEST(TenantTable, SetChangesWhatThePolicySees) {
   TenantTable t = table();
   AssignmentPage a{}, b{};

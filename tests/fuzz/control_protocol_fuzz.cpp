@@ -3,7 +3,9 @@
 // simulated H100s as the server would (register with a page of its own, set, policy, drain is the
 // server's alone), with a policy round after each line at a clock that moves 1 ms per line. A
 // line beginning with '+' is a launch by the tenant registered last. Nothing may crash or throw;
-// after every round each device's assignments are disjoint SM ranges within its usable SMs.
+// after every round each device's SM ranges lie within its usable SMs and are disjoint under the
+// remap policies; under priority-fill each is the reserve at the top of the usable SMs, at the
+// least stream priority.
 //
 // Build (clang 19+: clang 14 cannot compile libstdc++'s std::expected):
 //   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++-19 -DTESSERA_BUILD_FUZZ=ON
@@ -31,13 +33,19 @@ namespace {
 using tessera::fuzz::require;
 using namespace tessera;
 
-void check_disjoint(const daemon::TenantTable& table, const gpu::PartitionGrid& grid) {
+void check_ranges(const daemon::TenantTable& table, const gpu::PartitionGrid& grid) {
+  const bool fill = table.policy_name() == "priority-fill";
   std::vector<std::vector<bool>> used(2,
                                       std::vector<bool>(static_cast<std::size_t>(grid.device_sms)));
   for (const daemon::TenantView& t : table.tenants()) {
     const daemon_abi::Assignment a = t.assignment;
     if (a.sms == daemon_abi::kHoldSms || a.sms == daemon_abi::kWholeGpuSms) continue;
     require(a.first_sm + a.sms <= static_cast<std::uint32_t>(grid.usable_sms));
+    if (fill) {
+      require(a.first_sm + a.sms == static_cast<std::uint32_t>(grid.usable_sms));
+      require(a.priority == 0);
+      continue;
+    }
     for (std::uint32_t sm = a.first_sm; sm < a.first_sm + a.sms; ++sm) {
       require(!used[static_cast<std::size_t>(t.device)][sm]);
       used[static_cast<std::size_t>(t.device)][sm] = true;
@@ -88,7 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       require(!request.error().message().empty());
     }
     table.tick(now);
-    check_disjoint(table, grid);
+    check_ranges(table, grid);
   }
   (void)table.to_json().dump();
   return 0;

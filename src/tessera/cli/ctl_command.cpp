@@ -9,6 +9,7 @@
 #include "tessera/core/config.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/daemon/control_client.hpp"
+#include "tessera/k8s/node_resource_topology.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -78,6 +79,13 @@ core::Result<json> set_request(const CtlFlags& f) {
                              core::with_context(core::parse_duration(f.ttft_slo), "--ttft-slo"));
     request["ttft_slo_ms"] = core::to_millis(t);
   }
+  if (f.memory_limit == "none") {
+    request["memory_limit_bytes"] = 0;
+  } else if (!f.memory_limit.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(const std::int64_t bytes,
+                             k8s::parse_bytes(f.memory_limit, "--memory-limit"));
+    request["memory_limit_bytes"] = bytes;
+  }
   return request;
 }
 
@@ -87,13 +95,17 @@ void add_ctl_options(CLI::App& command, CtlFlags& f) {
   command.require_subcommand(1);
   f.list = command.add_subcommand("list", "Tenants, their assignments and activity, the policy");
   f.list->add_flag("--json", f.json, "Print the daemon's reply as JSON");
-  f.set = command.add_subcommand("set", "Change a registered tenant's class, priority or SLOs");
+  f.set = command.add_subcommand(
+      "set", "Change a registered tenant's class, priority, SLOs or memory limit");
   f.set->add_option("tenant", f.tenant, "Tenant name")->required();
   f.set->add_option("--class", f.tenant_class, "latency-critical or best-effort")
       ->check(CLI::IsMember({"latency-critical", "best-effort"}));
   f.set->add_option("--priority", f.priority, "Priority, -1000..1000 (higher first)");
   f.set->add_option("--tpot-slo", f.tpot_slo, "Time per output token target, e.g. 50ms (0: none)");
   f.set->add_option("--ttft-slo", f.ttft_slo, "Time to first token target, e.g. 500ms (0: none)");
+  f.set->add_option("--memory-limit", f.memory_limit,
+                    "Device memory limit, bytes or a Kubernetes quantity (20Gi); the tenant's "
+                    "next allocations and cuMemGetInfo follow it (none: remove it)");
   f.policy =
       command.add_subcommand("policy", "Switch the policy (priority-fill, cogpu, tpot-first)");
   f.policy->add_option("name", f.policy_name, "Policy name")->required();

@@ -63,6 +63,10 @@ struct AssignmentPage {
   // The device's partition step: the interposer splits the device into groups of this many SMs
   // (one split call, so groups combine into one green context) and takes those in its range.
   std::atomic<std::uint32_t> granule_sms;
+  // A device memory limit the daemon sets (`ctl set --memory-limit`), in bytes; 0: none. The
+  // interposer reads it at every allocation and cuMemGetInfo and holds the tenant to the lower of
+  // it and its own TESSERA_MEMORY_LIMIT.
+  std::atomic<std::uint64_t> memory_limit_assigned;
   // Written by the interposer (CLOCK_MONOTONIC, which every process on the node shares).
   alignas(64) std::atomic<std::uint64_t> launches;
   std::atomic<std::uint64_t> last_launch_ns;
@@ -70,7 +74,8 @@ struct AssignmentPage {
   std::atomic<std::uint64_t> held_ns;        // their total wait
   std::atomic<std::uint64_t> hold_timeouts;  // waits that reached the limit and went ahead
   std::atomic<std::uint64_t> routed_sms;     // SMs of the partition the last routed launch used
-  // The interposer's memory ledger: bytes held, its limit (0: none), allocations it refused.
+  // The interposer's memory ledger: bytes held, the limit in force (0: none), allocations it
+  // refused.
   std::atomic<std::uint64_t> memory_used;
   std::atomic<std::uint64_t> memory_limit;
   std::atomic<std::uint64_t> memory_refused;

@@ -19,6 +19,8 @@ constexpr int kMaxPriority = 1000;
 constexpr double kMaxSloMs = 3600.0 * 1000.0;
 // ASSUMPTION: no node has more than 64 GPUs.
 constexpr int kMaxDevice = 63;
+// ASSUMPTION: no GPU has 2^50 bytes (1 PiB); JSON numbers are exact up to 2^53.
+constexpr std::uint64_t kMaxMemoryLimit = std::uint64_t{1} << 50;
 
 core::Error invalid(std::string message) {
   return core::Error(core::Domain::kConfig, core::Code::kInvalidArgument, std::move(message));
@@ -125,13 +127,33 @@ core::Result<Request> parse_register(const json& j) {
   return Request(std::move(r));
 }
 
+// A byte count of at most kMaxMemoryLimit (a JSON number exact as a double).
+core::Result<std::optional<std::uint64_t>> memory_limit(const json& j, std::string_view op) {
+  const auto it = j.find("memory_limit_bytes");
+  if (it == j.end()) return std::optional<std::uint64_t>{};
+  // nlohmann's parser keeps a non-negative whole number as unsigned.
+  if (!it->is_number_unsigned()) {
+    return std::unexpected(invalid(fmt::format(
+        "'{}' request: 'memory_limit_bytes' must be a whole number of bytes (0: none)", op)));
+  }
+  const auto v = it->get<std::uint64_t>();
+  if (v > kMaxMemoryLimit) {
+    return std::unexpected(invalid(fmt::format(
+        "'{}' request: 'memory_limit_bytes' is {}, more than {}", op, v, kMaxMemoryLimit)));
+  }
+  return std::optional<std::uint64_t>(v);
+}
+
 core::Result<Request> parse_set(const json& j) {
   constexpr std::string_view op = "set";
-  TESSERA_TRY(only_keys(j, op, {"tenant", "class", "priority", "tpot_slo_ms", "ttft_slo_ms"}));
+  TESSERA_TRY(only_keys(
+      j, op, {"tenant", "class", "priority", "tpot_slo_ms", "ttft_slo_ms", "memory_limit_bytes"}));
   TESSERA_ASSIGN_OR_RETURN(SetRequest r, tenant_fields(j, op));
-  if (!r.tenant_class && !r.priority && !r.tpot_slo && !r.ttft_slo) {
-    return std::unexpected(invalid(
-        "'set' request: nothing to set (give class, priority, tpot_slo_ms or ttft_slo_ms)"));
+  TESSERA_ASSIGN_OR_RETURN(r.memory_limit, memory_limit(j, op));
+  if (!r.tenant_class && !r.priority && !r.tpot_slo && !r.ttft_slo && !r.memory_limit) {
+    return std::unexpected(
+        invalid("'set' request: nothing to set (give class, priority, tpot_slo_ms, ttft_slo_ms "
+                "or memory_limit_bytes)"));
   }
   return Request(std::move(r));
 }

@@ -10,7 +10,9 @@
 //       (assignment_page.hpp). The tenant stays registered while this connection stays open.
 //   {"op": "list"}                         the tenants, their assignments and activity, the policy
 //   {"op": "set", "tenant": "chat", "priority": 5, "class": "best-effort", "tpot_slo_ms": 40,
-//    "ttft_slo_ms": 400}                   change any of these for a registered tenant
+//    "ttft_slo_ms": 400, "memory_limit_bytes": 21474836480}
+//                                          change any of these for a registered tenant (a memory
+//                                          limit of 0 removes the daemon's)
 //   {"op": "policy", "name": "tpot-first"} switch the policy
 //   {"op": "drain"} / {"op": "undrain"}    refuse / accept new registrations
 //
@@ -18,6 +20,7 @@
 // names it; the daemon answers it and keeps the connection.
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +43,7 @@ struct TenantSettings {
   int priority = 0;
   core::Nanos tpot_slo = 0;  // 0: none
   core::Nanos ttft_slo = 0;
+  std::uint64_t memory_limit = 0;  // bytes, set by `set`; 0: none from the daemon
 };
 
 struct RegisterRequest {
@@ -55,6 +59,7 @@ struct SetRequest {
   std::optional<int> priority;
   std::optional<core::Nanos> tpot_slo;
   std::optional<core::Nanos> ttft_slo;
+  std::optional<std::uint64_t> memory_limit;
 };
 struct PolicyRequest {
   std::string name;

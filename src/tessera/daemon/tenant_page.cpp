@@ -33,7 +33,7 @@ core::Result<std::unique_ptr<TenantPage>> TenantPage::create(std::string_view te
   auto* page = new (p) daemon_abi::AssignmentPage{};
   page->magic = daemon_abi::kPageMagic;
   page->version = daemon_abi::kPageVersion;
-  page->assignment.store(daemon_abi::pack({0, daemon_abi::kHoldSms, 0}));
+  page->assignment.store(daemon_abi::pack({.first_sm = 0, .sms = daemon_abi::kHoldSms}));
   return std::unique_ptr<TenantPage>(new TenantPage(fd, page));
 }
 

@@ -72,6 +72,7 @@ core::Result<int> TenantTable::add(const RegisterRequest& request, daemon_abi::A
   page->granule_sms.store(
       static_cast<std::uint32_t>(devices_[static_cast<std::size_t>(request.device)].granularity),
       std::memory_order_relaxed);
+  page->memory_limit_assigned.store(0, std::memory_order_relaxed);
   page->assignment.store(daemon_abi::pack({.first_sm = 0, .sms = daemon_abi::kHoldSms}),
                          std::memory_order_release);
   tenants_.push_back(std::move(t));
@@ -93,6 +94,11 @@ core::Status TenantTable::set(const SetRequest& request) {
   if (request.priority) s.priority = *request.priority;
   if (request.tpot_slo) s.tpot_slo = *request.tpot_slo;
   if (request.ttft_slo) s.ttft_slo = *request.ttft_slo;
+  if (request.memory_limit) {
+    s.memory_limit = *request.memory_limit;
+    // Read by the interposer at the tenant's next allocation; no round needed.
+    t->page->memory_limit_assigned.store(s.memory_limit, std::memory_order_release);
+  }
   return {};
 }
 
@@ -254,6 +260,7 @@ nlohmann::json TenantTable::to_json() const {
                        {"hold_timeouts", t.hold_timeouts},
                        {"memory_used", t.memory_used},
                        {"memory_limit", t.memory_limit},
+                       {"memory_limit_assigned", t.settings.memory_limit},
                        {"memory_refused", t.memory_refused},
                        {"steps", t.steps},
                        {"last_step_ms", core::to_millis(t.last_step)},

@@ -15,6 +15,10 @@
 //                           and _ptsz) and cuMemCreate, then a fifth before and after a free,
 //                           printing each result and what cuMemGetInfo says along the way
 //   driver_app memory-other the other ways to allocate: pitched, managed, from a pool
+//   driver_app memory-steps:PATH  one 256 KiB buffer, then writes PATH.ready and waits (at most
+//                           10 s) for PATH.go to exist; then allocates 256 KiB buffers until one
+//                           is refused (at most 8), printing each result and cuMemGetInfo's
+//                           answer before and after (a limit the daemon changes meanwhile)
 //   driver_app graphs:MS     one stream: a graph launched every millisecond for MS ms (a serving
 //                           engine's captured decode steps), then synchronises
 //   driver_app phases:P,...  one stream, phase by phase: "onMS" launches kernel "phase<i>" every
@@ -472,6 +476,43 @@ int graphs(int ms) {
   return 0;
 }
 
+int memory_steps(const std::string& path) {
+  CUdevice dev = 0;
+  if (!open_device(&dev)) return 2;
+  auto alloc = get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc", 3020);
+  auto release = get<CUresult (*)(CUdeviceptr)>("cuMemFree", 3020);
+  auto info = get<CUresult (*)(size_t*, size_t*)>("cuMemGetInfo", 3020);
+  if (g_failures > 0) return 2;
+  auto print_info = [&](const char* when) {
+    size_t free_bytes = 0, total = 0;
+    if (ok(info(&free_bytes, &total), "cuMemGetInfo")) {
+      std::printf("%s free=%zu total=%zu\n", when, free_bytes, total);
+    }
+  };
+  constexpr size_t kBuffer = 256 * 1024;
+  std::vector<CUdeviceptr> buffers(1);
+  std::printf("first: %d\n", static_cast<int>(alloc(&buffers[0], kBuffer)));
+  print_info("before");
+  if (FILE* f = std::fopen((path + ".ready").c_str(), "w")) std::fclose(f);
+  for (int i = 0; i < 10000 && access((path + ".go").c_str(), F_OK) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  print_info("after");
+  for (int i = 0; i < 8; ++i) {
+    CUdeviceptr b = 0;
+    const CUresult r = alloc(&b, kBuffer);
+    std::printf("step %d: %d\n", i, static_cast<int>(r));
+    if (r != CUDA_SUCCESS) break;
+    buffers.push_back(b);
+  }
+  for (CUdeviceptr b : buffers) {
+    if (b != 0) ok(release(b), "cuMemFree");
+  }
+  if (g_failures > 0) return 1;
+  std::printf("ok\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -480,13 +521,16 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "threads") == 0) return threads();
   if (argc == 2 && std::strcmp(argv[1], "memory") == 0) return memory();
   if (argc == 2 && std::strcmp(argv[1], "memory-other") == 0) return memory_other();
+  if (argc == 2 && std::strncmp(argv[1], "memory-steps:", 13) == 0)
+    return memory_steps(argv[1] + 13);
   if (argc == 2 && std::strncmp(argv[1], "phases:", 7) == 0) return phases(argv[1] + 7);
   if (argc == 2 && std::strncmp(argv[1], "graphs:", 7) == 0) return graphs(std::atoi(argv[1] + 7));
   if (argc == 2 && std::strncmp(argv[1], "fork:", 5) == 0)
     return fork_worker(std::atoi(argv[1] + 5));
   std::fprintf(
       stderr,
-      "usage: %s launches|threads|dlsym-next|memory|memory-other|phases:PLAN|graphs:MS|fork:MS\n",
+      "usage: %s launches|threads|dlsym-next|memory|memory-other|memory-steps:PATH|phases:PLAN|"
+      "graphs:MS|fork:MS\n",
       argv[0]);
   return 2;
 }

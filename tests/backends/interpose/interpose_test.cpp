@@ -783,6 +783,43 @@ TEST_F(Interpose, PriorityFillServesTheInferenceFirstAndHoldsTheTrainerToTheRese
   for (const json& l : launches(be.fake_log)) EXPECT_EQ(l.at("priority"), 0);
 }
 
+// A memory limit the daemon sets on a running tenant: the process registered at its first
+// allocation (it never launches), holds one 256 KiB buffer, and after `set` gives it 768 KiB,
+// cuMemGetInfo says so and two more buffers fit, the third is refused; the daemon sees the limit
+// in force and the refusal on the page.
+TEST_F(Interpose, TheDaemonsMemoryLimitHoldsTheNextAllocations) {
+  InProcessDaemon daemon;
+  const std::string path = ::testing::TempDir() + "memory_steps_" + std::to_string(getpid());
+  std::remove((path + ".ready").c_str());
+  std::remove((path + ".go").c_str());
+  auto env = fake_env(json::object());
+  env["LD_PRELOAD"] = TESSERA_INTERPOSE_LIB;
+  env["TESSERA_DAEMON_SOCKET"] = daemon.path();
+  env["TESSERA_TENANT"] = "train";
+  const Running app = start(TESSERA_INTERPOSE_DRIVER_APP, "memory-steps:" + path, env);
+  bool ready = false;
+  for (int i = 0; i < 1000 && !ready; ++i) {
+    ready = std::ifstream(path + ".ready").good();
+    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(ready);
+  ASSERT_EQ(daemon.tenants().size(), 1u) << "registered at its first allocation";
+  auto set = tessera::daemon::send_request(
+      daemon.path(), {{"op", "set"}, {"tenant", "train"}, {"memory_limit_bytes", 786432}});
+  ASSERT_TRUE(set) << set.error().message();
+  std::ofstream(path + ".go").put('\n');
+  const Outcome r = finish(app);
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* line :
+       {"first: 0", "after free=524288 total=786432", "step 0: 0", "step 1: 0", "step 2: 2"}) {
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  }
+  EXPECT_EQ(r.output.find("step 3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("limit of 786432 bytes in use"), std::string::npos) << r.output;
+  EXPECT_EQ(r.summary.at("memory").at("limit"), 786432);
+  EXPECT_EQ(r.summary.at("memory").at("refused"), 1);
+}
+
 // The gate: a trainer that starts while the inference is busy has its first launch held (no
 // partitions: every launch stays on the application's stream) until the inference's process
 // exits, and then launches freely.

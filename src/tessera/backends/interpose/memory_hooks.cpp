@@ -1,11 +1,15 @@
 // The wrappers handed out in place of libcuda's memory entry points: each allocation is held in
 // the tenant's ledger (memory_ledger.hpp) before it reaches the driver and refused with
-// CUDA_ERROR_OUT_OF_MEMORY past TESSERA_MEMORY_LIMIT; cuMemGetInfo answers with the limit.
+// CUDA_ERROR_OUT_OF_MEMORY past the tenant's limit; cuMemGetInfo answers with the limit. The
+// limit is TESSERA_MEMORY_LIMIT, or under tesserad the lower of it and the one the daemon sets
+// (read from the page at every allocation and cuMemGetInfo; the process registers with the
+// daemon at its first allocation if it has not launched yet).
 
 #include "memory_hooks.hpp"
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "config.hpp"
@@ -35,9 +39,22 @@ F real(Entry e) {
 // An allocation held in the ledger before `allocate` makes it: refused past the limit, given
 // back if the driver fails it. `allocate(name, actual)` makes it and writes its name (and its
 // size, where the driver rounds it up).
+// The ledger, its limit brought up to what the daemon (if any) says now.
+MemoryLedger& current_ledger() {
+  MemoryLedger& ledger = memory_ledger();
+  if (config().daemon_socket[0] == '\0') return ledger;
+  const daemon_abi::AssignmentPage* page = daemon_page();
+  if (page == nullptr) return ledger;
+  const std::uint64_t own = config().memory_limit;
+  const std::uint64_t daemon = page->memory_limit_assigned.load(std::memory_order_acquire);
+  const std::uint64_t limit = own == 0 ? daemon : daemon == 0 ? own : std::min(own, daemon);
+  if (limit != ledger.limit()) ledger.set_limit(limit);
+  return ledger;
+}
+
 template <class Allocate>
 CUresult held(Entry e, Named kind, std::uint64_t bytes, Allocate&& allocate) {
-  MemoryLedger& ledger = memory_ledger();
+  MemoryLedger& ledger = current_ledger();
   if (!ledger.reserve(bytes)) {
     // The first refusal is always said: an allocator's out-of-memory would otherwise not say
     // whose limit it met. Later ones are logged when verbose; all are counted in the summary.
@@ -45,7 +62,7 @@ CUresult held(Entry e, Named kind, std::uint64_t bytes, Allocate&& allocate) {
     if (t.refused == 1 || config().verbose) {
       notice_log(
           "tenant '%s': %s of %llu bytes refused: %llu of its limit of %llu bytes in use "
-          "(TESSERA_MEMORY_LIMIT)%s",
+          "(TESSERA_MEMORY_LIMIT or the daemon's)%s",
           config().tenant, entry_symbol(e), static_cast<unsigned long long>(bytes),
           static_cast<unsigned long long>(t.used), static_cast<unsigned long long>(ledger.limit()),
           config().verbose ? "" : "; later refusals are counted in the summary");
@@ -165,7 +182,7 @@ CUresult mem_release(CUmemGenericAllocationHandle handle) {
 CUresult mem_get_info(size_t* free_bytes, size_t* total) {
   const CUresult r = real<MemGetInfoFn>(Entry::kMemGetInfo)(free_bytes, total);
   if (r != CUDA_SUCCESS || free_bytes == nullptr || total == nullptr) return r;
-  const MemoryLedger::Info info = memory_ledger().info(*free_bytes, *total);
+  const MemoryLedger::Info info = current_ledger().info(*free_bytes, *total);
   *free_bytes = static_cast<size_t>(info.free);
   *total = static_cast<size_t>(info.total);
   return r;

@@ -39,6 +39,16 @@ bool parse_bytes(const char* text, std::uint64_t& out) {
   return false;
 }
 
+std::uint64_t MemoryLedger::limit() const {
+  std::lock_guard lock(mutex_);
+  return limit_;
+}
+
+void MemoryLedger::set_limit(std::uint64_t limit) {
+  std::lock_guard lock(mutex_);
+  limit_ = limit;
+}
+
 bool MemoryLedger::reserve(std::uint64_t bytes) {
   std::lock_guard lock(mutex_);
   if (limit_ > 0 && (bytes > limit_ || totals_.used > limit_ - bytes)) {

@@ -26,7 +26,10 @@ class MemoryLedger {
   // `limit` 0: no limit, the ledger only counts.
   explicit MemoryLedger(std::uint64_t limit) : limit_(limit) {}
 
-  std::uint64_t limit() const { return limit_; }
+  std::uint64_t limit() const;
+  // A new limit (0: none) for the allocations from now on. Use above it stays held: later
+  // allocations are refused until frees bring the use under it.
+  void set_limit(std::uint64_t limit);
   // Holds `bytes` for an allocation about to be made; false, holding nothing, when the tenant's
   // use would pass its limit.
   bool reserve(std::uint64_t bytes);
@@ -60,7 +63,7 @@ class MemoryLedger {
 
  private:
   mutable std::mutex mutex_;
-  const std::uint64_t limit_;
+  std::uint64_t limit_;
   Totals totals_;
   std::unordered_map<std::uint64_t, std::uint64_t> sizes_[2];  // by name, per Named
 };
