@@ -43,6 +43,9 @@ TEST(ControlProtocol, ReadsTheOtherRequests) {
   auto limit = parse_request(R"({"op":"set","tenant":"a","memory_limit_bytes":21474836480})");
   ASSERT_TRUE(limit.has_value()) << limit.error().message();
   EXPECT_EQ(std::get<SetRequest>(*limit).memory_limit, 21474836480ULL);
+  auto share = parse_request(R"({"op":"register","tenant":"a","sm_share":0.25})");
+  ASSERT_TRUE(share.has_value()) << share.error().message();
+  EXPECT_EQ(std::get<RegisterRequest>(*share).settings.sm_share, 0.25);
   EXPECT_EQ(std::get<PolicyRequest>(*parse_request(R"({"op":"policy","name":"tpot-first"})")).name,
             "tpot-first");
   EXPECT_TRUE(std::get<DrainRequest>(*parse_request(R"({"op":"drain"})")).drain);
@@ -72,6 +75,8 @@ TEST(ControlProtocol, RefusesMalformedRequestsNamingWhatIsWrong) {
       {R"({"op":"set","tenant":"a","memory_limit_bytes":"20Gi"})", "'memory_limit_bytes' must be"},
       {R"({"op":"set","tenant":"a","memory_limit_bytes":2251799813685248})", "more than"},
       {R"({"op":"register","tenant":"a","memory_limit_bytes":1})", "unknown key"},
+      {R"({"op":"register","tenant":"a","sm_share":1.5})", "'sm_share' must be a fraction"},
+      {R"({"op":"set","tenant":"a","sm_share":"half"})", "'sm_share' must be a fraction"},
       {R"({"op":"policy"})", "'name' must be"},
       {R"({"op":"list","verbose":true})", "unknown key 'verbose'"},
   };

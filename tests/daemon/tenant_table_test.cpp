@@ -193,7 +193,8 @@ TEST(TenantTable, RefusesDuplicatesUnknownDevicesAndTenantsAndPolicies) {
   EXPECT_FALSE(t.set(set));
   auto policy = t.set_policy("fifo");
   ASSERT_FALSE(policy);
-  EXPECT_NE(policy.error().message().find("known: priority-fill, cogpu, tpot-first"),
+  EXPECT_NE(policy.error().message().find("known: priority-fill, cogpu, tpot-first, "
+                                          "static-partitions"),
             std::string::npos);
   EXPECT_EQ(t.policy_name(), "cogpu");
   ASSERT_TRUE(t.set_policy("tpot-first"));
@@ -280,6 +281,46 @@ TEST(TenantTable, PriorityFillRanksServedTenantsAndSizesTheReserveByItsShare) {
   auto bad = make_node_policy("priority-fill", NodePolicyOptions{.best_effort_share = 0});
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message().find("must be in (0, 1]"), std::string::npos);
+}
+
+// static-partitions: fixed slices from the shares, whatever the tenants do (none of them launches
+// here): 'a' half of the 128 usable SMs, the two without a share a quarter each; a share that
+// would take the GPU's shares past 1 is refused at registration and at set, naming the tenant.
+TEST(TenantTable, StaticPartitionsSliceTheGpuByShareWhateverTheTenantsDo) {
+  TenantTable t({h100()}, *make_node_policy("static-partitions"));
+  AssignmentPage a{}, b{}, c{}, d{};
+  RegisterRequest ra = tenant("a", TenantClass::kLatencyCritical);
+  ra.settings.sm_share = 0.5;
+  ASSERT_TRUE(t.add(ra, &a, t0));
+  ASSERT_TRUE(t.add(tenant("b", TenantClass::kBestEffort), &b, t0));
+  ASSERT_TRUE(t.add(tenant("c", TenantClass::kBestEffort), &c, t0));
+  t.tick(t0);
+  EXPECT_EQ(of(a).first_sm, 0u);
+  EXPECT_EQ(of(a).sms, 64u);
+  EXPECT_EQ(of(b).first_sm, 64u);
+  EXPECT_EQ(of(b).sms, 32u);
+  EXPECT_EQ(of(c).first_sm, 96u);
+  EXPECT_EQ(of(c).sms, 32u);
+
+  RegisterRequest rd = tenant("d", TenantClass::kBestEffort);
+  rd.settings.sm_share = 0.6;
+  auto over = t.add(rd, &d, t0);
+  ASSERT_FALSE(over);
+  EXPECT_NE(over.error().message().find("tenant 'd': an SM share of 0.6 with the 0.5 the others "
+                                        "on device 0 hold adds up to more than 1"),
+            std::string::npos)
+      << over.error().message();
+  SetRequest set;
+  set.tenant = "b";
+  set.sm_share = 0.6;
+  EXPECT_FALSE(t.set(set));
+  set.sm_share = 0.3;
+  ASSERT_TRUE(t.set(set));
+  t.tick(t0 + core::millis(1));
+  EXPECT_EQ(of(b).sms, 32u) << "0.3 of 128 is 38.4, rounded down to the grid";
+  EXPECT_EQ(of(c).first_sm, 96u);
+  EXPECT_EQ(of(c).sms, 24u) << "the 0.2 left is 25.6, rounded down to the grid";
+  EXPECT_EQ(t.to_json()["tenants"][1]["sm_share"], 0.3);
 }
 
 // A memory limit set on a tenant goes to its page at once (the interposer reads it at its next

@@ -9,6 +9,7 @@
 #include "tessera/core/config.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/daemon/control_client.hpp"
+#include "tessera/daemon/node_policy.hpp"
 #include "tessera/k8s/node_resource_topology.hpp"
 
 namespace tessera::cli {
@@ -79,6 +80,16 @@ core::Result<json> set_request(const CtlFlags& f) {
                              core::with_context(core::parse_duration(f.ttft_slo), "--ttft-slo"));
     request["ttft_slo_ms"] = core::to_millis(t);
   }
+  if (!f.sm_share.empty()) {
+    double share = -1;
+    const char* end = f.sm_share.data() + f.sm_share.size();
+    const auto [at, ec] = std::from_chars(f.sm_share.data(), end, share);
+    if (ec != std::errc() || at != end || !(share >= 0 && share <= 1)) {
+      return core::failf(core::Domain::kConfig, core::Code::kInvalidArgument,
+                         "--sm-share '{}': expected a fraction in [0, 1]", f.sm_share);
+    }
+    request["sm_share"] = share;
+  }
   if (f.memory_limit == "none") {
     request["memory_limit_bytes"] = 0;
   } else if (!f.memory_limit.empty()) {
@@ -96,18 +107,21 @@ void add_ctl_options(CLI::App& command, CtlFlags& f) {
   f.list = command.add_subcommand("list", "Tenants, their assignments and activity, the policy");
   f.list->add_flag("--json", f.json, "Print the daemon's reply as JSON");
   f.set = command.add_subcommand(
-      "set", "Change a registered tenant's class, priority, SLOs or memory limit");
+      "set", "Change a registered tenant's class, priority, SLOs, SM share or memory limit");
   f.set->add_option("tenant", f.tenant, "Tenant name")->required();
   f.set->add_option("--class", f.tenant_class, "latency-critical or best-effort")
       ->check(CLI::IsMember({"latency-critical", "best-effort"}));
   f.set->add_option("--priority", f.priority, "Priority, -1000..1000 (higher first)");
   f.set->add_option("--tpot-slo", f.tpot_slo, "Time per output token target, e.g. 50ms (0: none)");
   f.set->add_option("--ttft-slo", f.ttft_slo, "Time to first token target, e.g. 500ms (0: none)");
+  f.set->add_option("--sm-share", f.sm_share,
+                    "Its fraction of the GPU's SMs under static-partitions, 0-1 (0: an even split "
+                    "of what the others leave)");
   f.set->add_option("--memory-limit", f.memory_limit,
                     "Device memory limit, bytes or a Kubernetes quantity (20Gi); the tenant's "
                     "next allocations and cuMemGetInfo follow it (none: remove it)");
   f.policy =
-      command.add_subcommand("policy", "Switch the policy (priority-fill, cogpu, tpot-first)");
+      command.add_subcommand("policy", "Switch the policy (" + daemon::node_policy_names() + ")");
   f.policy->add_option("name", f.policy_name, "Policy name")->required();
   f.drain = command.add_subcommand("drain", "Refuse new tenants (the registered ones stay)");
   f.undrain = command.add_subcommand("undrain", "Accept new tenants again");

@@ -23,6 +23,7 @@ struct CtlFlags {
   std::string priority;
   std::string tpot_slo;
   std::string ttft_slo;
+  std::string sm_share;      // a fraction in [0, 1]
   std::string memory_limit;  // bytes or a Kubernetes quantity; "none": remove the daemon's
   CLI::App* policy = nullptr;
   std::string policy_name;

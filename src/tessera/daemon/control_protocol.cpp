@@ -99,6 +99,18 @@ core::Result<std::optional<TenantClass>> tenant_class(const json& j, std::string
       fmt::format("'{}' request: 'class' must be \"latency-critical\" or \"best-effort\"", op)));
 }
 
+core::Result<std::optional<double>> sm_share(const json& j, std::string_view op) {
+  const auto it = j.find("sm_share");
+  if (it == j.end()) return std::optional<double>{};
+  if (!it->is_number() || !(it->get<double>() >= 0 && it->get<double>() <= 1)) {
+    return std::unexpected(invalid(fmt::format(
+        "'{}' request: 'sm_share' must be a fraction of the GPU's SMs in [0, 1] (0: an even "
+        "split of what the others leave)",
+        op)));
+  }
+  return std::optional<double>(it->get<double>());
+}
+
 // The tenant and the settings a register or set request may carry, each only when given.
 core::Result<SetRequest> tenant_fields(const json& j, std::string_view op) {
   SetRequest r;
@@ -107,13 +119,14 @@ core::Result<SetRequest> tenant_fields(const json& j, std::string_view op) {
   TESSERA_ASSIGN_OR_RETURN(r.priority, integer(j, op, "priority", -kMaxPriority, kMaxPriority));
   TESSERA_ASSIGN_OR_RETURN(r.tpot_slo, slo(j, op, "tpot_slo_ms"));
   TESSERA_ASSIGN_OR_RETURN(r.ttft_slo, slo(j, op, "ttft_slo_ms"));
+  TESSERA_ASSIGN_OR_RETURN(r.sm_share, sm_share(j, op));
   return r;
 }
 
 core::Result<Request> parse_register(const json& j) {
   constexpr std::string_view op = "register";
-  TESSERA_TRY(
-      only_keys(j, op, {"tenant", "class", "priority", "tpot_slo_ms", "ttft_slo_ms", "device"}));
+  TESSERA_TRY(only_keys(
+      j, op, {"tenant", "class", "priority", "tpot_slo_ms", "ttft_slo_ms", "sm_share", "device"}));
   TESSERA_ASSIGN_OR_RETURN(const SetRequest fields, tenant_fields(j, op));
   RegisterRequest r;
   r.tenant = fields.tenant;
@@ -121,6 +134,7 @@ core::Result<Request> parse_register(const json& j) {
   r.settings.priority = fields.priority.value_or(0);
   r.settings.tpot_slo = fields.tpot_slo.value_or(0);
   r.settings.ttft_slo = fields.ttft_slo.value_or(0);
+  r.settings.sm_share = fields.sm_share.value_or(0);
   TESSERA_ASSIGN_OR_RETURN(const std::optional<int> device,
                            integer(j, op, "device", 0, kMaxDevice));
   r.device = device.value_or(0);
@@ -146,14 +160,16 @@ core::Result<std::optional<std::uint64_t>> memory_limit(const json& j, std::stri
 
 core::Result<Request> parse_set(const json& j) {
   constexpr std::string_view op = "set";
-  TESSERA_TRY(only_keys(
-      j, op, {"tenant", "class", "priority", "tpot_slo_ms", "ttft_slo_ms", "memory_limit_bytes"}));
+  TESSERA_TRY(only_keys(j, op,
+                        {"tenant", "class", "priority", "tpot_slo_ms", "ttft_slo_ms", "sm_share",
+                         "memory_limit_bytes"}));
   TESSERA_ASSIGN_OR_RETURN(SetRequest r, tenant_fields(j, op));
   TESSERA_ASSIGN_OR_RETURN(r.memory_limit, memory_limit(j, op));
-  if (!r.tenant_class && !r.priority && !r.tpot_slo && !r.ttft_slo && !r.memory_limit) {
+  if (!r.tenant_class && !r.priority && !r.tpot_slo && !r.ttft_slo && !r.sm_share &&
+      !r.memory_limit) {
     return std::unexpected(
-        invalid("'set' request: nothing to set (give class, priority, tpot_slo_ms, ttft_slo_ms "
-                "or memory_limit_bytes)"));
+        invalid("'set' request: nothing to set (give class, priority, tpot_slo_ms, ttft_slo_ms, "
+                "sm_share or memory_limit_bytes)"));
   }
   return Request(std::move(r));
 }

@@ -3,14 +3,14 @@
 // JSON line, {"ok": true, ...} or {"ok": false, "error": "..."}. The requests:
 //
 //   {"op": "register", "tenant": "chat", "class": "latency-critical", "priority": 10,
-//    "tpot_slo_ms": 50, "ttft_slo_ms": 500, "device": 0}
+//    "tpot_slo_ms": 50, "ttft_slo_ms": 500, "sm_share": 0.5, "device": 0}
 //       A process announces itself (the interposer does this at start); the daemon takes its pid
 //       from the socket's peer credentials, as seen from the daemon's pid namespace. The reply
 //       carries the tenant's slot and, as SCM_RIGHTS ancillary data, the fd of its assignment page
 //       (assignment_page.hpp). The tenant stays registered while this connection stays open.
 //   {"op": "list"}                         the tenants, their assignments and activity, the policy
 //   {"op": "set", "tenant": "chat", "priority": 5, "class": "best-effort", "tpot_slo_ms": 40,
-//    "ttft_slo_ms": 400, "memory_limit_bytes": 21474836480}
+//    "ttft_slo_ms": 400, "sm_share": 0.25, "memory_limit_bytes": 21474836480}
 //                                          change any of these for a registered tenant (a memory
 //                                          limit of 0 removes the daemon's)
 //   {"op": "policy", "name": "tpot-first"} switch the policy
@@ -43,6 +43,9 @@ struct TenantSettings {
   int priority = 0;
   core::Nanos tpot_slo = 0;  // 0: none
   core::Nanos ttft_slo = 0;
+  // The fraction of its GPU's SMs it is given under static-partitions, in [0, 1]; 0: an even
+  // split of what the others' shares leave. A device's shares add up to at most 1.
+  double sm_share = 0;
   std::uint64_t memory_limit = 0;  // bytes, set by `set`; 0: none from the daemon
 };
 
@@ -59,6 +62,7 @@ struct SetRequest {
   std::optional<int> priority;
   std::optional<core::Nanos> tpot_slo;
   std::optional<core::Nanos> ttft_slo;
+  std::optional<double> sm_share;
   std::optional<std::uint64_t> memory_limit;
 };
 struct PolicyRequest {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "tessera/gpu/policy/cogpu_policy.hpp"
@@ -81,6 +82,42 @@ class PriorityFill final : public NodePolicy {
   double share_;
 };
 
+// Fixed slices, whatever the tenants do: each its SM share of the usable SMs (rounded down to the
+// grid, at least its minimum), those without one an even split of what the shares leave, laid out
+// disjoint in registration order. A tenant that no longer fits (more tenants than minimum
+// partitions) is held. Like the simulator's static-partitions mode, or MIG slices without memory.
+class StaticPartitions final : public NodePolicy {
+ public:
+  std::string_view name() const override { return "static-partitions"; }
+
+  std::optional<std::vector<Assignment>> decide(const gpu::RemapSnapshot& snapshot,
+                                                std::span<const std::string>) const override {
+    const gpu::PartitionGrid& grid = snapshot.grid;
+    double explicit_sum = 0;
+    int even = 0;
+    for (const gpu::TenantSnapshot& t : snapshot.tenants) {
+      explicit_sum += t.sm_share;
+      if (t.sm_share == 0) ++even;
+    }
+    const double even_share = even > 0 ? std::max(0.0, 1 - explicit_sum) / even : 0;
+    std::vector<Assignment> out;
+    out.reserve(snapshot.tenants.size());
+    int next = 0;
+    for (const gpu::TenantSnapshot& t : snapshot.tenants) {
+      const double share = t.sm_share > 0 ? t.sm_share : even_share;
+      const auto wanted = static_cast<int>(share * grid.usable_sms + 1e-9);
+      int sms = grid.round(std::max(1, wanted));
+      if (next + sms > grid.usable_sms) sms = grid.round(grid.usable_sms - next);
+      if (sms < grid.min_sms || next + sms > grid.usable_sms) sms = 0;
+      out.push_back(sms == 0 ? Assignment{.first_sm = 0, .sms = daemon_abi::kHoldSms}
+                             : Assignment{.first_sm = static_cast<std::uint32_t>(next),
+                                          .sms = static_cast<std::uint32_t>(sms)});
+      next += sms;
+    }
+    return out;
+  }
+};
+
 struct PolicyEntry {
   std::string_view name;
   std::unique_ptr<NodePolicy> (*make)(const NodePolicyOptions&);
@@ -92,10 +129,14 @@ std::unique_ptr<NodePolicy> remap(const NodePolicyOptions&) {
 std::unique_ptr<NodePolicy> fill(const NodePolicyOptions& o) {
   return std::make_unique<PriorityFill>(o.best_effort_share);
 }
+std::unique_ptr<NodePolicy> fixed(const NodePolicyOptions&) {
+  return std::make_unique<StaticPartitions>();
+}
 constexpr PolicyEntry kPolicies[] = {
     {"priority-fill", &fill},
     {"cogpu", &remap<gpu::CoGpuPolicy>},
     {"tpot-first", &remap<gpu::TpotFirstPolicy>},
+    {"static-partitions", &fixed},
 };
 
 }  // namespace

@@ -6,6 +6,9 @@
 //
 //   cogpu, tpot-first: the remap policies of the cogpu runtime (gpu/policy/remap_policy.hpp);
 //                      their sizes are laid out as disjoint SM ranges from SM 0 upwards.
+//   static-partitions: fixed disjoint slices from each tenant's SM share (an even split of the
+//                      rest for tenants without one), whether or not the tenants have work: the
+//                      baseline of hard isolation.
 //   priority-fill:     the policy of the priority-fill mode (gpu/policy/fill_policy.hpp):
 //                      protected tenants (latency-critical with a TPOT or TTFT target) launch on
 //                      the whole GPU at high stream priority; best-effort tenants are held to the

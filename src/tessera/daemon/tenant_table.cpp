@@ -7,6 +7,8 @@
 #include <optional>
 #include <utility>
 
+#include "tessera/core/try.hpp"
+
 namespace tessera::daemon {
 namespace {
 
@@ -57,6 +59,7 @@ core::Result<int> TenantTable::add(const RegisterRequest& request, daemon_abi::A
     return std::unexpected(invalid(fmt::format("device {} is not one of this daemon's {} GPU(s)",
                                                request.device, devices_.size())));
   }
+  TESSERA_TRY(check_shares(request.device, request.tenant, request.settings.sm_share));
   if (static_cast<int>(tenants_.size()) >= options_.max_tenants) {
     return std::unexpected(
         core::Error(core::Domain::kConfig, core::Code::kResourceExhausted,
@@ -89,7 +92,11 @@ core::Status TenantTable::set(const SetRequest& request) {
     return core::failf(core::Domain::kConfig, core::Code::kNotFound,
                        "no tenant named '{}' is registered", request.tenant);
   }
+  if (request.sm_share) {
+    TESSERA_TRY(check_shares(t->registration.device, t->registration.tenant, *request.sm_share));
+  }
   TenantSettings& s = t->registration.settings;
+  if (request.sm_share) s.sm_share = *request.sm_share;
   if (request.tenant_class) s.tenant_class = *request.tenant_class;
   if (request.priority) s.priority = *request.priority;
   if (request.tpot_slo) s.tpot_slo = *request.tpot_slo;
@@ -98,6 +105,24 @@ core::Status TenantTable::set(const SetRequest& request) {
     s.memory_limit = *request.memory_limit;
     // Read by the interposer at the tenant's next allocation; no round needed.
     t->page->memory_limit_assigned.store(s.memory_limit, std::memory_order_release);
+  }
+  return {};
+}
+
+core::Status TenantTable::check_shares(int device, std::string_view tenant, double share) const {
+  if (share == 0) return {};
+  double others = 0;
+  for (const Tenant& t : tenants_) {
+    if (t.registration.device == device && t.registration.tenant != tenant) {
+      others += t.registration.settings.sm_share;
+    }
+  }
+  // Shares are typed by people: a rounding error of 1e-9 is not an over-subscription.
+  if (others + share > 1 + 1e-9) {
+    return std::unexpected(invalid(
+        fmt::format("tenant '{}': an SM share of {} with the {} the others on device {} hold "
+                    "adds up to more than 1",
+                    tenant, share, others, device)));
   }
   return {};
 }
@@ -176,6 +201,7 @@ std::optional<std::vector<Assignment>> TenantTable::ask_policy(const std::vector
     ts.latency_critical = s.tenant_class == TenantClass::kLatencyCritical;
     ts.ttft_slo = s.ttft_slo;
     ts.tpot_slo = s.tpot_slo;
+    ts.sm_share = s.sm_share;
     ts.has_work = t->has_work;
     ts.decoding = t->decode.latency > 0 && now - t->last_step_seen < options_.idle_after;
     if (ts.decoding) ts.decode = t->decode;
@@ -249,6 +275,7 @@ nlohmann::json TenantTable::to_json() const {
                        {"priority", t.settings.priority},
                        {"tpot_slo_ms", core::to_millis(t.settings.tpot_slo)},
                        {"ttft_slo_ms", core::to_millis(t.settings.ttft_slo)},
+                       {"sm_share", t.settings.sm_share},
                        {"assignment", assignment_json(t.assignment)},
                        {"stream_priority", t.assignment.priority},
                        {"assignment_changes", t.assignment_changes},

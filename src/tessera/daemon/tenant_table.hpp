@@ -122,6 +122,8 @@ class TenantTable {
     core::Nanos last_step_seen = 0;
   };
   Tenant* find(std::string_view name);
+  // Refuses a share that would take the explicit SM shares of `device` past 1.
+  core::Status check_shares(int device, std::string_view tenant, double share) const;
   void decide(int device, core::Nanos now, int& changes);
   // Each tenant's next assignment from the policy (sequence numbers left 0); nullopt when the
   // tenants keep theirs.

@@ -42,6 +42,7 @@ Config read_config() {
   add_field(c, "TESSERA_PRIORITY", "priority", false);
   add_field(c, "TESSERA_TPOT_SLO_MS", "tpot_slo_ms", false);
   add_field(c, "TESSERA_TTFT_SLO_MS", "ttft_slo_ms", false);
+  add_field(c, "TESSERA_SM_SHARE", "sm_share", false);
   add_field(c, "TESSERA_DEVICE", "device", false);
   if (const char* hold = std::getenv("TESSERA_HOLD_LIMIT_MS")) {
     char* end = nullptr;

@@ -6,11 +6,13 @@
 //   TESSERA_MEMORY_LIMIT=bytes    refuse device allocations past this much (memory_ledger.hpp's
 //                                 units: 20GiB, 512MiB, ...); cuMemGetInfo answers with it.
 //                                 Absent: allocations are counted, not limited
-//   TESSERA_DAEMON_SOCKET=path    register with tesserad there at the first launch and follow the
-//                                 partition it assigns (daemon_link.hpp); TESSERA_PARTITION_SMS
-//                                 is then ignored. Unreachable: behave as without it
+//   TESSERA_DAEMON_SOCKET=path    register with tesserad there at the first launch or allocation
+//                                 and follow what it assigns (daemon_link.hpp);
+//                                 TESSERA_PARTITION_SMS is then ignored. Unreachable: behave as
+//                                 without it
 //   TESSERA_CLASS=latency-critical|best-effort, TESSERA_PRIORITY=N, TESSERA_TPOT_SLO_MS=ms,
-//   TESSERA_TTFT_SLO_MS=ms, TESSERA_DEVICE=ordinal   what the registration tells the daemon
+//   TESSERA_TTFT_SLO_MS=ms, TESSERA_SM_SHARE=fraction, TESSERA_DEVICE=ordinal
+//                                 what the registration tells the daemon
 //                                 (the daemon checks them; absent: its defaults)
 //   TESSERA_HOLD_LIMIT_MS=ms      longest a launch waits while the daemon assigns no SMs before
 //                                 it goes ahead on the application's stream (default 100)

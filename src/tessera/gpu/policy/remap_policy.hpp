@@ -37,6 +37,7 @@ struct TenantSnapshot {
   bool latency_critical = false;
   core::Nanos ttft_slo = 0;  // 0: no target
   core::Nanos tpot_slo = 0;
+  double sm_share = 0;    // a fixed fraction of the SMs it was given (static partitions); 0: none
   bool has_work = false;  // a kernel queued or in flight
   // Phase of the next kernel to launch; kUnspecified when nothing is queued.
   workload::Phase next_phase = workload::Phase::kUnspecified;
