@@ -23,7 +23,7 @@ void BM_FillSmSets(benchmark::State& state) {
   for (int i = 0; i < state.range(0); ++i) {
     tenants.push_back({.latency_critical = i % 2 == 0, .priority = i, .busy = true});
   }
-  for (auto _ : state) benchmark::DoNotOptimize(gpu::fill_sm_sets(grid, 0.05, tenants));
+  for (auto _ : state) benchmark::DoNotOptimize(gpu::fill_sm_sets(grid, 8, tenants));
 }
 BENCHMARK(BM_FillSmSets)->Arg(2)->Arg(4)->Arg(8);
 

@@ -69,7 +69,8 @@ class PriorityFill final : public NodePolicy {
                                         .busy = t.has_work});
     }
     const auto priorities = gpu::fill_stream_priorities(tenants);
-    const auto sets = gpu::fill_sm_sets(snapshot.grid, share_, tenants);
+    const auto sets =
+        gpu::fill_sm_sets(snapshot.grid, gpu::reserve_sms(snapshot.grid, share_), tenants);
     std::vector<Assignment> out;
     out.reserve(sets.size());
     for (std::size_t i = 0; i < sets.size(); ++i) {

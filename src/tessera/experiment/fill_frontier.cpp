@@ -28,6 +28,16 @@ RunFn fill_frontier(std::vector<std::string> baselines, std::vector<double> shar
       run.modes.front().mode = fill_row(share);
       report.modes.push_back(std::move(run.modes.front()));
     }
+    // The reserve that follows the service's SLO slack, from the smallest share up.
+    scenario::Scenario guided = s;
+    guided.modes = {"priority-fill"};
+    auto& o = guided.mode_options.of<gpu::PriorityFillOptions>("priority-fill");
+    o.best_effort_share = shares.empty() ? o.best_effort_share : shares.front();
+    o.slo_guided = true;
+    TESSERA_ASSIGN_OR_RETURN(
+        auto run, core::with_context(scenario::run_scenario(guided, options), "slo_guided"));
+    run.modes.front().mode = kSloGuidedRow;
+    report.modes.push_back(std::move(run.modes.front()));
     return report;
   };
 }

@@ -134,6 +134,7 @@ const std::vector<std::string> kFrontierBaselines = {
 std::vector<std::string> frontier_rows() {
   std::vector<std::string> rows = kFrontierBaselines;
   for (const double share : kFrontierShares) rows.push_back(fill_row(share));
+  rows.emplace_back(kSloGuidedRow);
   return rows;
 }
 
@@ -145,7 +146,8 @@ Experiment fill_frontier_study() {
       .setup =
           "The hybrid setup (Llama-3-8B with an SLO beside ResNet-50 training on a simulated "
           "A100 80GB, a thousand requests) under every baseline and paper policy, and under "
-          "priority-fill with its one knob, best_effort_share, swept from 0.05 to 1. The goal: "
+          "priority-fill with its one knob, best_effort_share, swept from 0.05 to 1, and with "
+          "slo_guided (the reserve following the service's SLO slack). The goal: "
           "the service's P99 within 1.1x of alone and training at MPS's throughput or more. "
           "The service streams its weights at full bandwidth all the time, and the simulated "
           "GPU's bandwidth follows the SMs a kernel holds, so every SM training keeps costs the "

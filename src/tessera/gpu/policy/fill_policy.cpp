@@ -25,17 +25,28 @@ std::vector<int> fill_stream_priorities(std::span<const FillTenant> tenants) {
   return out;
 }
 
-std::vector<device::SmMask> fill_sm_sets(const PartitionGrid& grid, double best_effort_share,
+int reserve_sms(const PartitionGrid& grid, double best_effort_share) {
+  const auto wanted = std::lround(best_effort_share * static_cast<double>(grid.usable_sms));
+  return grid.round_up(std::max(1, static_cast<int>(wanted)));
+}
+
+int next_reserve(const PartitionGrid& grid, int floor, int current, core::Nanos latency,
+                 core::Nanos budget) {
+  if (budget <= 0) return current;
+  if (latency > budget) return std::max(floor, grid.round(current / 2));
+  if (static_cast<double>(latency) < kReserveGrowBelow * static_cast<double>(budget)) {
+    return std::min(grid.usable_sms, current + grid.granularity);
+  }
+  return current;
+}
+
+std::vector<device::SmMask> fill_sm_sets(const PartitionGrid& grid, int reserve_size,
                                          std::span<const FillTenant> tenants) {
   const bool serving = std::any_of(tenants.begin(), tenants.end(), [](const FillTenant& t) {
     return t.latency_critical && t.busy;
   });
   device::SmMask reserve;
-  if (serving) {
-    const auto wanted = std::lround(best_effort_share * static_cast<double>(grid.usable_sms));
-    const int sms = grid.round_up(std::max(1, static_cast<int>(wanted)));
-    reserve = device::SmMask::range(grid.usable_sms - sms, grid.usable_sms);
-  }
+  if (serving) reserve = device::SmMask::range(grid.usable_sms - reserve_size, grid.usable_sms);
   std::vector<device::SmMask> out;
   out.reserve(tenants.size());
   // Latency-critical kernels keep every SM: where a best-effort kernel leaves room on a reserve

@@ -100,6 +100,46 @@ TEST(PriorityFill, ALatencyCriticalTenantResubmittingFromItsCallbackKeepsTheRese
   EXPECT_EQ(dev.calls_of(CallKind::kConfigure).size(), 2u);
 }
 
+workload::KernelSequencePtr decode_step(double ns) {
+  auto s = std::make_shared<workload::KernelSequence>(*test::sequence_of({ns}));
+  s->phase = workload::Phase::kDecode;
+  return s;
+}
+
+// slo_guided, chat's TPOT target 50 ms (a step's budget 25 ms): two quick decode steps each grow
+// the reserve a grid step, so training's set at chat's third step is the floor and two steps
+// more; a 30 ms step halves it.
+TEST(PriorityFill, SloGuidedTheReserveFollowsTheServicesSlack) {
+  test::ManualExecutor exec;
+  test::FakeDevice dev(exec, test::fake_spec(64), with_priorities());
+  PriorityFillOptions o;
+  o.best_effort_share = 0.1;
+  o.slo_guided = true;
+  PriorityFillMode mode(o);
+  ASSERT_TRUE(mode.attach(dev, chat_and_train()));
+  const auto grid = PartitionGrid::of(dev.spec());
+  ASSERT_TRUE(grid);
+  const int floor = reserve_sms(*grid, 0.1);
+  ASSERT_TRUE(mode.submit(11, test::sequence_of({1e9}), 1, nullptr));  // train, 1 s
+  for (int step = 0; step < 2; ++step) {
+    ASSERT_TRUE(mode.submit(10, decode_step(1e5), 2, nullptr));
+    EXPECT_EQ(mode.sm_set(1).count(), floor + step * grid->granularity);
+    exec.run_until(exec.now() + core::millis(1));
+  }
+  ASSERT_TRUE(mode.submit(10, decode_step(3e7), 3, nullptr));
+  const int grown = floor + 2 * grid->granularity;
+  EXPECT_EQ(mode.sm_set(1).count(), grown);
+  exec.run_until(exec.now() + core::millis(40));
+  ASSERT_TRUE(mode.submit(10, decode_step(1e5), 4, nullptr));
+  EXPECT_EQ(mode.sm_set(1).count(), std::max(floor, grid->round(grown / 2)));
+  double mean = -1;
+  for (const auto& c : mode.counters()) {
+    if (c.name == "mean_reserve_sms") mean = c.value;
+  }
+  EXPECT_GE(mean, floor);
+  EXPECT_LE(mean, grown);
+}
+
 TEST(PriorityFill, AServiceWithoutALatencyTargetFillsLikeBestEffortWork) {
   test::ManualExecutor exec;
   test::FakeDevice dev(exec, test::fake_spec(16), with_priorities());

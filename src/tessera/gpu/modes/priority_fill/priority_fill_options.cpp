@@ -19,6 +19,13 @@ const std::vector<OptionField<PriorityFillOptions>>& priority_fill_option_fields
                 "to best-effort work while latency-critical work runs), got {}",
                 share);
           }),
+      switch_option(
+          "slo_guided", &PriorityFillOptions::slo_guided,
+          {.meaning = "the reserve grows a grid step after each latency-critical step that ends "
+                      "within 0.8 of its budget (half its TPOT or TTFT target) and halves after "
+                      "one past it, from best_effort_share up to every SM",
+           .basis = "tessera's choice: AIMD on the step budget the remap policies size "
+                    "partitions by (kSloStepBudget)"}),
   };
   return fields;
 }
