@@ -250,6 +250,40 @@ TEST(TenantTable, PriorityFillServesTheInferenceFirstAndHoldsTheTrainerToTheRese
   EXPECT_EQ(j["tenants"][1]["stream_priority"], 0);
 }
 
+// priority-fill with slo_guided: the inference's timed steps (10 ms against half its 50 ms TPOT
+// target) each grow the trainer's reserve a grid step at the round that sees them; a 30 ms step
+// halves it, rounded down to the grid, never below the 5% floor.
+TEST(TenantTable, SloGuidedPriorityFillGrowsTheReserveWithTheInferencesSlack) {
+  TableOptions options;
+  options.policy.slo_guided = true;
+  TenantTable t({h100()}, *make_node_policy("priority-fill", options.policy), options);
+  AssignmentPage chat{}, train{};
+  ASSERT_TRUE(t.add(served("chat"), &chat, t0));
+  ASSERT_TRUE(t.add(tenant("train", TenantClass::kBestEffort), &train, t0));
+  core::Nanos now = t0;
+  auto round = [&](core::Nanos step) {
+    now += core::millis(1);
+    if (step > 0) {
+      chat.last_step_ns.store(static_cast<std::uint64_t>(step));
+      chat.last_step_sms.store(132);
+      chat.steps.fetch_add(1);
+    }
+    launch(chat, now);
+    launch(train, now);
+    t.tick(now);
+    return of(train);
+  };
+  EXPECT_EQ(round(0).first_sm, 120u) << "no step seen: the floor, 8 SMs";
+  EXPECT_EQ(round(core::millis(10)).first_sm, 112u);
+  EXPECT_EQ(round(0).first_sm, 112u) << "no new step: no change";
+  const Assignment grown = round(core::millis(10));
+  EXPECT_EQ(grown.first_sm, 104u);
+  EXPECT_EQ(grown.sms, 24u);
+  EXPECT_EQ(t.to_json()["devices"][0]["reserve_sms"], 24);
+  EXPECT_EQ(round(core::millis(30)).sms, 8u) << "24 halved is 12, rounded down to 8";
+  EXPECT_EQ(of(chat).sms, daemon_abi::kWholeGpuSms);
+}
+
 // Two served inferences get one stream level per distinct priority, the more important higher;
 // a latency-critical tenant without a target is best-effort here; the reserve follows the share.
 TEST(TenantTable, PriorityFillRanksServedTenantsAndSizesTheReserveByItsShare) {

@@ -2,7 +2,9 @@
 // parsed as a request (parse_request) and, when it parses, applied to a tenant table on two
 // simulated H100s as the server would (register with a page of its own, set, policy, drain is the
 // server's alone), with a policy round after each line at a clock that moves 1 ms per line. A
-// line beginning with '+' is a launch by the tenant registered last. Nothing may crash or throw;
+// line beginning with '+' is a launch by the tenant registered last, one beginning with '*' a
+// timed step of it lasting as many milliseconds as the line is long (priority-fill follows them:
+// the table runs with slo_guided). Nothing may crash or throw;
 // after every round each device's SM ranges lie within its usable SMs and are disjoint under the
 // remap policies; under priority-fill each is the reserve at the top of the usable SMs, at the
 // least stream priority.
@@ -57,7 +59,10 @@ void check_ranges(const daemon::TenantTable& table, const gpu::PartitionGrid& gr
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const gpu::PartitionGrid grid = *gpu::PartitionGrid::of(*hw::find_gpu("h100"));
-  daemon::TenantTable table({grid, grid}, *daemon::make_node_policy("cogpu"));
+  daemon::TableOptions options;
+  options.policy.slo_guided = true;
+  daemon::TenantTable table({grid, grid}, *daemon::make_node_policy("cogpu", options.policy),
+                            options);
   std::vector<std::unique_ptr<daemon_abi::AssignmentPage>> pages;
   std::vector<int> ids;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -73,6 +78,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!pages.empty()) {
         pages.back()->launches.fetch_add(1);
         pages.back()->last_launch_ns.store(static_cast<std::uint64_t>(now));
+      }
+    } else if (!line.empty() && line[0] == '*') {
+      if (!pages.empty()) {
+        pages.back()->last_step_ns.store(static_cast<std::uint64_t>(core::millis(line.size())));
+        pages.back()->last_step_sms.store(132);
+        pages.back()->steps.fetch_add(1);
       }
     } else if (line.size() == 1 && line[0] == '-') {
       if (!ids.empty()) {

@@ -107,7 +107,12 @@ core::Result<DaemonFlags> with_config_file(const DaemonFlags& given) {
   for (const ConfigKey& k : kConfigKeys) keys.push_back(k.key);
   keys.push_back("latency_critical_uids");
   keys.push_back("best_effort_share");
+  keys.push_back("slo_guided");
   TESSERA_TRY(root.check_keys(keys));
+  if (const auto guided = root.find("slo_guided");
+      guided && (given.command == nullptr || given.command->count("--slo-guided") == 0)) {
+    TESSERA_ASSIGN_OR_RETURN(f.slo_guided, guided->as_bool());
+  }
   if (const auto share = root.find("best_effort_share");
       share && (given.command == nullptr || given.command->count("--best-effort-share") == 0)) {
     TESSERA_ASSIGN_OR_RETURN(f.best_effort_share, share->as_double());
@@ -191,7 +196,7 @@ void add_daemon_options(CLI::App& command, DaemonFlags& f) {
   CLI::App* c = &command;
   c->add_option("--config", f.config,
                 "YAML file of these options by name (gpu, devices, policy, best_effort_share, "
-                "mechanism, socket, tick, idle_after, min_residency, metrics, "
+                "slo_guided, mechanism, socket, tick, idle_after, min_residency, metrics, "
                 "latency_critical_uids); flags given override it");
   c->add_option("--socket", f.socket,
                 "Unix socket to listen on (default: $TESSERA_DAEMON_SOCKET, else "
@@ -215,6 +220,10 @@ void add_daemon_options(CLI::App& command, DaemonFlags& f) {
                 "priority-fill: the fraction of the SMs (in (0, 1]) best-effort tenants keep "
                 "while a latency-critical one has work")
       ->capture_default_str();
+  c->add_flag("--slo-guided", f.slo_guided,
+              "priority-fill: the reserve grows while the served tenants' timed steps (graph "
+              "launches) stay within half their TPOT target and halves when one does not, from "
+              "--best-effort-share up");
   c->add_option("--mechanism", f.mechanism,
                 "green-contexts (each process in an SM range the policy sizes; needs MPS for two "
                 "processes at once), gate (best-effort launches held while a latency-critical "
@@ -291,6 +300,7 @@ Outcome run_daemon_command(const DaemonFlags& given) {
                       "--tick and --idle-after must be positive, --min-residency not negative");
   }
   table.policy.best_effort_share = f.best_effort_share;
+  table.policy.slo_guided = f.slo_guided;
   if (!(f.best_effort_share > 0 && f.best_effort_share <= 1)) {
     return core::failf(core::Domain::kConfig, core::Code::kInvalidArgument,
                        "--best-effort-share {}: must be in (0, 1]", f.best_effort_share);

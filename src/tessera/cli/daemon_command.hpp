@@ -26,6 +26,7 @@ struct DaemonFlags {
   int devices = 0;  // 0: 1 with --gpu, else every GPU NVML reports
   std::string policy = "priority-fill";
   double best_effort_share = 0.05;  // priority-fill's reserve
+  bool slo_guided = false;          // and whether it follows the served tenants' steps
   std::string mechanism = "auto";
   std::string tick = "1ms";
   std::string idle_after = "20ms";

@@ -35,9 +35,9 @@ class RemapLayout final : public NodePolicy {
   std::string_view name() const override { return policy_->name(); }
 
   std::optional<std::vector<Assignment>> decide(const gpu::RemapSnapshot& snapshot,
-                                                std::span<const std::string> names) const override {
+                                                const PolicyInputs& inputs) const override {
     const gpu::RemapTargets targets = policy_->decide(snapshot);
-    auto layout = gpu::plan_physical_contexts(snapshot.grid, targets.sms, names);
+    auto layout = gpu::plan_physical_contexts(snapshot.grid, targets.sms, inputs.names);
     // A policy's targets always fit the grid (RemapTargets' contract); if one did not, the
     // tenants keep their assignments rather than get overlapping SMs.
     if (!layout) return std::nullopt;
@@ -59,7 +59,7 @@ class PriorityFill final : public NodePolicy {
   std::string_view name() const override { return "priority-fill"; }
 
   std::optional<std::vector<Assignment>> decide(const gpu::RemapSnapshot& snapshot,
-                                                std::span<const std::string>) const override {
+                                                const PolicyInputs& inputs) const override {
     std::vector<gpu::FillTenant> tenants;
     tenants.reserve(snapshot.tenants.size());
     for (const gpu::TenantSnapshot& t : snapshot.tenants) {
@@ -69,8 +69,9 @@ class PriorityFill final : public NodePolicy {
                                         .busy = t.has_work});
     }
     const auto priorities = gpu::fill_stream_priorities(tenants);
-    const auto sets =
-        gpu::fill_sm_sets(snapshot.grid, gpu::reserve_sms(snapshot.grid, share_), tenants);
+    const int reserve =
+        inputs.reserve_sms > 0 ? inputs.reserve_sms : gpu::reserve_sms(snapshot.grid, share_);
+    const auto sets = gpu::fill_sm_sets(snapshot.grid, reserve, tenants);
     std::vector<Assignment> out;
     out.reserve(sets.size());
     for (std::size_t i = 0; i < sets.size(); ++i) {
@@ -92,7 +93,7 @@ class StaticPartitions final : public NodePolicy {
   std::string_view name() const override { return "static-partitions"; }
 
   std::optional<std::vector<Assignment>> decide(const gpu::RemapSnapshot& snapshot,
-                                                std::span<const std::string>) const override {
+                                                const PolicyInputs&) const override {
     const gpu::PartitionGrid& grid = snapshot.grid;
     double explicit_sum = 0;
     int even = 0;

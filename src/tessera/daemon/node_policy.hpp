@@ -29,19 +29,30 @@
 
 namespace tessera::daemon {
 
+// What a round gives a policy beside the tenants' snapshot.
+struct PolicyInputs {
+  std::span<const std::string> names;  // the tenants', same order, for errors
+  // priority-fill's reserve as the table's slack controller keeps it (NodePolicyOptions::
+  // slo_guided); 0: the policy's fixed share.
+  int reserve_sms = 0;
+};
+
 class NodePolicy {
  public:
   virtual ~NodePolicy() = default;
   virtual std::string_view name() const = 0;
-  // One assignment per tenant of snapshot.tenants, same order (sequence numbers 0); `names`, same
-  // order, for errors. nullopt: the tenants keep their assignments.
+  // One assignment per tenant of snapshot.tenants, same order (sequence numbers 0). nullopt: the
+  // tenants keep their assignments.
   virtual std::optional<std::vector<daemon_abi::Assignment>> decide(
-      const gpu::RemapSnapshot& snapshot, std::span<const std::string> names) const = 0;
+      const gpu::RemapSnapshot& snapshot, const PolicyInputs& inputs) const = 0;
 };
 
 struct NodePolicyOptions {
   // priority-fill's knob (PriorityFillOptions::best_effort_share), in (0, 1].
   double best_effort_share = 0.05;
+  // priority-fill's reserve follows the served tenants' timed steps against their TPOT targets
+  // (PriorityFillOptions::slo_guided), from best_effort_share up.
+  bool slo_guided = false;
 };
 
 // The policy named `name`; an unknown name or a share outside (0, 1] gets an error that says so

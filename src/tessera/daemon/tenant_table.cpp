@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "tessera/core/try.hpp"
+#include "tessera/gpu/policy/fill_policy.hpp"
 
 namespace tessera::daemon {
 namespace {
@@ -39,7 +40,10 @@ core::Result<Mechanism> mechanism_named(std::string_view name) {
 
 TenantTable::TenantTable(std::vector<gpu::PartitionGrid> devices,
                          std::unique_ptr<NodePolicy> policy, TableOptions options)
-    : devices_(std::move(devices)), policy_(std::move(policy)), options_(options) {}
+    : devices_(std::move(devices)),
+      policy_(std::move(policy)),
+      options_(options),
+      reserve_(devices_.size(), 0) {}
 
 TenantTable::Tenant* TenantTable::find(std::string_view name) {
   for (Tenant& t : tenants_) {
@@ -149,6 +153,7 @@ int TenantTable::tick(core::Nanos now) {
           static_cast<core::Nanos>(t.page->last_step_ns.load(std::memory_order_relaxed));
       t.decode.sms = static_cast<int>(t.page->last_step_sms.load(std::memory_order_relaxed));
       t.last_step_seen = now;
+      t.new_step = true;
     }
   }
   int changes = 0;
@@ -163,8 +168,9 @@ void TenantTable::decide(int device, core::Nanos now, int& changes) {
   }
   if (on.empty()) return;
   const gpu::PartitionGrid& grid = devices_[static_cast<std::size_t>(device)];
+  follow_slack(device, on);
   std::optional<std::vector<Assignment>> next =
-      options_.mechanism == Mechanism::kGate ? gate(on) : ask_policy(on, grid, now);
+      options_.mechanism == Mechanism::kGate ? gate(on) : ask_policy(on, device, now);
   if (!next) return;
   for (std::size_t i = 0; i < on.size(); ++i) {
     Tenant& t = *on[i];
@@ -185,9 +191,27 @@ void TenantTable::decide(int device, core::Nanos now, int& changes) {
   }
 }
 
+void TenantTable::follow_slack(int device, const std::vector<Tenant*>& on) {
+  const gpu::PartitionGrid& grid = devices_[static_cast<std::size_t>(device)];
+  int& reserve = reserve_[static_cast<std::size_t>(device)];
+  const int floor = gpu::reserve_sms(grid, options_.policy.best_effort_share);
+  if (reserve == 0) reserve = floor;
+  for (Tenant* t : on) {
+    const TenantSettings& s = t->registration.settings;
+    const bool served =
+        s.tenant_class == TenantClass::kLatencyCritical && (s.tpot_slo > 0 || s.ttft_slo > 0);
+    if (options_.policy.slo_guided && served && t->new_step) {
+      const auto budget =
+          static_cast<core::Nanos>(gpu::kSloStepBudget * static_cast<double>(s.tpot_slo));
+      reserve = gpu::next_reserve(grid, floor, reserve, t->decode.latency, budget);
+    }
+    t->new_step = false;
+  }
+}
+
 std::optional<std::vector<Assignment>> TenantTable::ask_policy(const std::vector<Tenant*>& on,
-                                                               const gpu::PartitionGrid& grid,
-                                                               core::Nanos now) const {
+                                                               int device, core::Nanos now) const {
+  const gpu::PartitionGrid& grid = devices_[static_cast<std::size_t>(device)];
   gpu::RemapSnapshot snapshot;
   snapshot.now = now;
   snapshot.grid = grid;
@@ -211,7 +235,8 @@ std::optional<std::vector<Assignment>> TenantTable::ask_policy(const std::vector
     snapshot.tenants.push_back(ts);
     names.push_back(t->registration.tenant);
   }
-  return policy_->decide(snapshot, names);
+  const int reserve = options_.policy.slo_guided ? reserve_[static_cast<std::size_t>(device)] : 0;
+  return policy_->decide(snapshot, PolicyInputs{.names = names, .reserve_sms = reserve});
 }
 
 std::vector<Assignment> TenantTable::gate(const std::vector<Tenant*>& on) {
@@ -261,10 +286,12 @@ std::vector<TenantView> TenantTable::tenants() const {
 nlohmann::json TenantTable::to_json() const {
   nlohmann::json devices = nlohmann::json::array();
   for (std::size_t d = 0; d < devices_.size(); ++d) {
-    devices.push_back({{"device", d},
-                       {"sms", devices_[d].device_sms},
-                       {"usable_sms", devices_[d].usable_sms},
-                       {"granularity", devices_[d].granularity}});
+    nlohmann::json device = {{"device", d},
+                             {"sms", devices_[d].device_sms},
+                             {"usable_sms", devices_[d].usable_sms},
+                             {"granularity", devices_[d].granularity}};
+    if (options_.policy.slo_guided) device["reserve_sms"] = reserve_[d];
+    devices.push_back(std::move(device));
   }
   nlohmann::json tenants = nlohmann::json::array();
   for (const TenantView& t : this->tenants()) {

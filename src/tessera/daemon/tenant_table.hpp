@@ -120,6 +120,7 @@ class TenantTable {
     std::uint64_t steps_seen = 0;
     gpu::PhaseObservation decode;  // its last timed graph launch
     core::Nanos last_step_seen = 0;
+    bool new_step = false;  // a step finished since the last round
   };
   Tenant* find(std::string_view name);
   // Refuses a share that would take the explicit SM shares of `device` past 1.
@@ -128,13 +129,16 @@ class TenantTable {
   // Each tenant's next assignment from the policy (sequence numbers left 0); nullopt when the
   // tenants keep theirs.
   std::optional<std::vector<daemon_abi::Assignment>> ask_policy(const std::vector<Tenant*>& on,
-                                                                const gpu::PartitionGrid& grid,
-                                                                core::Nanos now) const;
+                                                                int device, core::Nanos now) const;
+  // With NodePolicyOptions::slo_guided: each served tenant's step timed since the last round
+  // moves the device's reserve (gpu::next_reserve, against half its TPOT target).
+  void follow_slack(int device, const std::vector<Tenant*>& on);
   static std::vector<daemon_abi::Assignment> gate(const std::vector<Tenant*>& on);
 
   std::vector<gpu::PartitionGrid> devices_;
   std::unique_ptr<NodePolicy> policy_;
   TableOptions options_;
+  std::vector<int> reserve_;     // per device: priority-fill's reserve under slo_guided
   std::vector<Tenant> tenants_;  // in registration order: the policy's attach order
   int next_id_ = 1;
   std::uint64_t rounds_ = 0;
