@@ -290,12 +290,22 @@ bool open_device(CUdevice* dev) {
          ok(set_current(ctx), "cuCtxSetCurrent");
 }
 
+using MemGetInfoFn = CUresult (*)(size_t*, size_t*);
+
+// Prints what cuMemGetInfo answers, as "WHEN free=F total=T".
+void print_info(MemGetInfoFn info, const char* when) {
+  size_t free_bytes = 0, total = 0;
+  if (ok(info(&free_bytes, &total), "cuMemGetInfo")) {
+    std::printf("%s free=%zu total=%zu\n", when, free_bytes, total);
+  }
+}
+
 int memory() {
   CUdevice dev = 0;
   if (!open_device(&dev)) return 2;
   auto alloc = get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc", 3020);
   auto release = get<CUresult (*)(CUdeviceptr)>("cuMemFree", 3020);
-  auto info = get<CUresult (*)(size_t*, size_t*)>("cuMemGetInfo", 3020);
+  auto info = get<MemGetInfoFn>("cuMemGetInfo", 3020);
   using AllocAsync = CUresult (*)(CUdeviceptr*, size_t, CUstream);
   using FreeAsync = CUresult (*)(CUdeviceptr, CUstream);
   auto alloc_async = get<AllocAsync>("cuMemAllocAsync", 11020);
@@ -306,14 +316,8 @@ int memory() {
                                  unsigned long long)>("cuMemCreate", 10020);
   auto release_handle = get<CUresult (*)(CUmemGenericAllocationHandle)>("cuMemRelease", 10020);
   if (g_failures > 0) return 2;
-  auto print_info = [&](const char* when) {
-    size_t free_bytes = 0, total = 0;
-    if (ok(info(&free_bytes, &total), "cuMemGetInfo")) {
-      std::printf("%s free=%zu total=%zu\n", when, free_bytes, total);
-    }
-  };
   constexpr size_t kBuffer = 256 * 1024;
-  print_info("start");
+  print_info(info, "start");
   // Four buffers, one through each way of allocating: cuMemAlloc, cuMemAllocAsync (plain and
   // per-thread stream) and a physical allocation of the virtual memory API.
   CUdeviceptr plain = 0, async = 0, async_ptsz = 0, fifth = 0;
@@ -326,7 +330,7 @@ int memory() {
   std::printf("alloc 1: %d\n", static_cast<int>(alloc_async(&async, kBuffer, nullptr)));
   std::printf("alloc 2: %d\n", static_cast<int>(alloc_async_ptsz(&async_ptsz, kBuffer, nullptr)));
   std::printf("alloc 3: %d\n", static_cast<int>(create(&handle, kBuffer, &prop, 0)));
-  print_info("four");
+  print_info(info, "four");
   std::printf("alloc 4: %d\n", static_cast<int>(alloc(&fifth, kBuffer)));
   if (fifth != 0) ok(release(fifth), "cuMemFree");
   ok(free_async(async, nullptr), "cuMemFreeAsync");
@@ -337,7 +341,7 @@ int memory() {
   }
   ok(free_async(async_ptsz, nullptr), "cuMemFreeAsync");
   ok(release_handle(handle), "cuMemRelease");
-  print_info("end");
+  print_info(info, "end");
   if (g_failures > 0) return 1;
   std::printf("ok\n");
   return 0;
@@ -481,23 +485,17 @@ int memory_steps(const std::string& path) {
   if (!open_device(&dev)) return 2;
   auto alloc = get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc", 3020);
   auto release = get<CUresult (*)(CUdeviceptr)>("cuMemFree", 3020);
-  auto info = get<CUresult (*)(size_t*, size_t*)>("cuMemGetInfo", 3020);
+  auto info = get<MemGetInfoFn>("cuMemGetInfo", 3020);
   if (g_failures > 0) return 2;
-  auto print_info = [&](const char* when) {
-    size_t free_bytes = 0, total = 0;
-    if (ok(info(&free_bytes, &total), "cuMemGetInfo")) {
-      std::printf("%s free=%zu total=%zu\n", when, free_bytes, total);
-    }
-  };
   constexpr size_t kBuffer = 256 * 1024;
   std::vector<CUdeviceptr> buffers(1);
   std::printf("first: %d\n", static_cast<int>(alloc(&buffers[0], kBuffer)));
-  print_info("before");
+  print_info(info, "before");
   if (FILE* f = std::fopen((path + ".ready").c_str(), "w")) std::fclose(f);
   for (int i = 0; i < 10000 && access((path + ".go").c_str(), F_OK) != 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  print_info("after");
+  print_info(info, "after");
   for (int i = 0; i < 8; ++i) {
     CUdeviceptr b = 0;
     const CUresult r = alloc(&b, kBuffer);

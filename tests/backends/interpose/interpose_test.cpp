@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "support/cuda_test_env.hpp"
@@ -668,6 +669,19 @@ std::map<std::string, std::string> daemon_env(const std::string& socket, const c
   return env;
 }
 
+// Two processes of the driver program at once: an inference that launches for 400 ms, is idle
+// for 400 ms and launches again for 400 ms, and a trainer that launches throughout.
+std::pair<Outcome, Outcome> inference_goes_idle_beside_trainer(
+    const std::map<std::string, std::string>& inference_env,
+    const std::map<std::string, std::string>& trainer_env) {
+  const Running inference =
+      start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on400,off400,on400", inference_env);
+  const Running trainer =
+      start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on400,on400,on400", trainer_env);
+  Outcome hp = finish(inference);
+  return {std::move(hp), finish(trainer)};
+}
+
 // An inference and a trainer in two processes under one daemon (cogpu). While the inference
 // launches, it runs on SMs 0-119 and the trainer on 120-127 (disjoint, and each process made its
 // green context from its own split of the device); when the inference goes idle for 400 ms the
@@ -676,12 +690,9 @@ std::map<std::string, std::string> daemon_env(const std::string& socket, const c
 // launch.
 TEST_F(Interpose, TwoProcessesTradeSmsAsTheInferenceGoesIdleAndComesBack) {
   InProcessDaemon daemon;
-  const Running inference = start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on400,off400,on400",
-                                  daemon_env(daemon.path(), "chat", "latency-critical"));
-  const Running trainer = start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on400,on400,on400",
-                                daemon_env(daemon.path(), "train", "best-effort"));
-  const Outcome hp = finish(inference);
-  const Outcome be = finish(trainer);
+  const auto [hp, be] =
+      inference_goes_idle_beside_trainer(daemon_env(daemon.path(), "chat", "latency-critical"),
+                                         daemon_env(daemon.path(), "train", "best-effort"));
   ASSERT_EQ(hp.status, 0) << hp.output;
   ASSERT_EQ(be.status, 0) << be.output;
   EXPECT_EQ(hp.summary.at("daemon").at("registered"), true) << hp.output;
@@ -751,12 +762,8 @@ TEST_F(Interpose, PriorityFillServesTheInferenceFirstAndHoldsTheTrainerToTheRese
   InProcessDaemon daemon({}, "priority-fill");
   auto hp_env = daemon_env(daemon.path(), "chat", "latency-critical");
   hp_env["TESSERA_TPOT_SLO_MS"] = "50";
-  const Running inference =
-      start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on400,off400,on400", hp_env);
-  const Running trainer = start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on400,on400,on400",
-                                daemon_env(daemon.path(), "train", "best-effort"));
-  const Outcome hp = finish(inference);
-  const Outcome be = finish(trainer);
+  const auto [hp, be] =
+      inference_goes_idle_beside_trainer(hp_env, daemon_env(daemon.path(), "train", "best-effort"));
   ASSERT_EQ(hp.status, 0) << hp.output;
   ASSERT_EQ(be.status, 0) << be.output;
 
