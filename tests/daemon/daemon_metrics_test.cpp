@@ -84,6 +84,30 @@ TEST(DaemonMetrics, TheExpositionSaysWhatEachTenantHasAndPassesPromtool) {
   EXPECT_EQ(status, 0) << output << "\n" << text;
 }
 
+// Under priority-fill with --slo-guided the reserve of each GPU is a series of its own; without
+// slo_guided there is none.
+TEST(DaemonMetrics, TheSloGuidedReserveIsExposedPerDevice) {
+  TableOptions options;
+  options.policy.slo_guided = true;
+  const auto grid = *gpu::PartitionGrid::of(*hw::find_gpu("h100"));
+  TenantTable table({grid, grid}, *make_node_policy("priority-fill", options.policy), options);
+  daemon_abi::AssignmentPage page{};
+  RegisterRequest r;
+  r.tenant = "train";
+  ASSERT_TRUE(table.add(r, &page, 0));
+  table.tick(core::millis(1));
+  const std::string text = exposition_text(snapshot_of(table));
+  for (const char* line : {R"(tessera_daemon_device_reserve_sms{device="0"} 8)",
+                           R"(tessera_daemon_device_reserve_sms{device="1"} 8)"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+  TwoTenants fixed;
+  EXPECT_EQ(exposition_text(snapshot_of(fixed.table)).find("reserve_sms"), std::string::npos);
+  if (!have_promtool()) GTEST_SKIP() << "promtool is not on PATH (Debian's prometheus package)";
+  const auto [status, output] = promtool_check(text);
+  EXPECT_EQ(status, 0) << output << "\n" << text;
+}
+
 TEST(DaemonMetrics, ServesTheSnapshotOverHttp) {
   TwoTenants t;
   auto metrics = DaemonMetrics::serve("127.0.0.1:0");

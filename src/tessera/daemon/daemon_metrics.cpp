@@ -46,8 +46,12 @@ class Collector final : public prometheus::Collectable {
 }  // namespace
 
 MetricsSnapshot snapshot_of(const TenantTable& table) {
-  return {std::string(table.policy_name()), std::string(mechanism_name(table.mechanism())),
-          table.rounds(), table.devices(), table.tenants()};
+  return {std::string(table.policy_name()),
+          std::string(mechanism_name(table.mechanism())),
+          table.rounds(),
+          table.devices(),
+          table.tenants(),
+          table.reserves()};
 }
 
 std::vector<MetricFamily> metric_families(const MetricsSnapshot& s) {
@@ -68,6 +72,16 @@ std::vector<MetricFamily> metric_families(const MetricsSnapshot& s) {
   for (std::size_t d = 0; d < s.devices.size(); ++d) {
     usable.metric.push_back(
         sample({{"device", std::to_string(d)}}, MetricType::Gauge, s.devices[d].usable_sms));
+  }
+  if (!s.reserves.empty()) {
+    MetricFamily& reserve = family("tessera_daemon_device_reserve_sms",
+                                   "SMs priority-fill's reserve holds, following the served "
+                                   "tenants' steps (--slo-guided)",
+                                   MetricType::Gauge);
+    for (std::size_t d = 0; d < s.reserves.size(); ++d) {
+      reserve.metric.push_back(
+          sample({{"device", std::to_string(d)}}, MetricType::Gauge, s.reserves[d]));
+    }
   }
 
   struct PerTenant {

@@ -8,6 +8,7 @@
 //   tessera_daemon_policy_rounds_total          policy rounds run
 //   tessera_daemon_tenants                      registered tenants
 //   tessera_daemon_device_usable_sms{device}    SMs a policy may assign on each GPU
+//   tessera_daemon_device_reserve_sms{device}   priority-fill's reserve (only with --slo-guided)
 //   tessera_tenant_assigned_sms                 the partition assigned (0 while held, the
 //                                               device's SMs for the whole GPU)
 //   tessera_tenant_stream_priority              stream priority assigned (levels above the least)
@@ -45,6 +46,7 @@ struct MetricsSnapshot {
   std::uint64_t rounds = 0;
   std::vector<gpu::PartitionGrid> devices;
   std::vector<TenantView> tenants;
+  std::vector<int> reserves;  // per device, under --slo-guided; empty otherwise
 };
 MetricsSnapshot snapshot_of(const TenantTable& table);
 std::vector<prometheus::MetricFamily> metric_families(const MetricsSnapshot& s);

@@ -42,8 +42,11 @@ TenantTable::TenantTable(std::vector<gpu::PartitionGrid> devices,
                          std::unique_ptr<NodePolicy> policy, TableOptions options)
     : devices_(std::move(devices)),
       policy_(std::move(policy)),
-      options_(options),
-      reserve_(devices_.size(), 0) {}
+      options_(options) {
+  for (const gpu::PartitionGrid& grid : devices_) {
+    reserve_.push_back(gpu::reserve_sms(grid, options_.policy.best_effort_share));
+  }
+}
 
 TenantTable::Tenant* TenantTable::find(std::string_view name) {
   for (Tenant& t : tenants_) {
@@ -195,7 +198,6 @@ void TenantTable::follow_slack(int device, const std::vector<Tenant*>& on) {
   const gpu::PartitionGrid& grid = devices_[static_cast<std::size_t>(device)];
   int& reserve = reserve_[static_cast<std::size_t>(device)];
   const int floor = gpu::reserve_sms(grid, options_.policy.best_effort_share);
-  if (reserve == 0) reserve = floor;
   for (Tenant* t : on) {
     const TenantSettings& s = t->registration.settings;
     const bool served =

@@ -105,6 +105,10 @@ class TenantTable {
   std::size_t size() const;
   const std::vector<gpu::PartitionGrid>& devices() const { return devices_; }
   std::uint64_t rounds() const { return rounds_; }
+  // priority-fill's reserve per device under NodePolicyOptions::slo_guided; empty otherwise.
+  std::vector<int> reserves() const {
+    return options_.policy.slo_guided ? reserve_ : std::vector<int>{};
+  }
 
  private:
   struct Tenant {
