@@ -1,5 +1,5 @@
 #pragma once
-// This process's registration with tesserad (TESSERA_DAEMON_SOCKET): at the first launch it
+// This process's registration with tesserad (TESSERA_DAEMON_SOCKET): at the first launch or allocation it
 // connects, registers (tenant name, class, priority, SLOs, device from the environment), receives
 // its assignment page's fd with the reply (SCM_RIGHTS) and maps it. The connection stays open for
 // the process's life: it is how the daemon knows the tenant is alive, and closing it (exit, crash)
@@ -12,7 +12,7 @@
 //
 // A child of fork() (a data-loader worker) does not inherit the registration: it closes the
 // inherited connection, so the daemon frees the parent's SMs when the parent exits, and registers
-// as a tenant of its own if it launches.
+// as a tenant of its own if it launches or allocates.
 
 #include "tessera/daemon/assignment_page.hpp"
 
