@@ -1,9 +1,9 @@
 #pragma once
 // This process's registration with tesserad (TESSERA_DAEMON_SOCKET): at the first launch or
 // allocation it connects, registers (tenant name, class, priority, SLOs, SM share, device from
-// the environment), receives its assignment page's fd with the reply (SCM_RIGHTS) and maps it. The connection stays open for
-// the process's life: it is how the daemon knows the tenant is alive, and closing it (exit, crash)
-// releases the tenant's SMs.
+// the environment), receives its assignment page's fd with the reply (SCM_RIGHTS) and maps it. The
+// connection stays open for the process's life: it is how the daemon knows the tenant is alive, and
+// closing it (exit, crash) releases the tenant's SMs.
 //
 // Fail-open: if registration fails, launches behave as without a daemon. If the daemon dies
 // later, a thread that waits on the connection sees it: launches keep their last assignment (a
