@@ -61,8 +61,8 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   out.push_back(command<DaemonFlags>(
       "daemon",
       "tesserad, the node daemon: processes under libtessera_interpose.so register on its Unix "
-      "socket, and a remap policy (cogpu, tpot-first) sets each one's SM partition as its "
-      "activity changes",
+      "socket, and its policy (priority-fill by default) sets where and at what stream priority "
+      "each one launches as their activity changes",
       add_daemon_options, run_daemon_command));
   out.push_back(command<CtlFlags>(
       "ctl",
