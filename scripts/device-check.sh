@@ -12,8 +12,9 @@
 #   demo         tessera demo --backend cuda (cogpu, tpot-first, lithos; 5 s each) --json
 #   colocation   two processes under tesserad: an inference (a decode loop in CUDA graphs) and a
 #                trainer (a compute loop), each alone, then together under the daemon with green
-#                contexts under priority-fill and cogpu (with MPS when nvidia-cuda-mps-control is
-#                there), priority-fill without MPS, and the gate: the inference's step P50/P99
+#                contexts under priority-fill (fixed and --slo-guided) and cogpu (with MPS when
+#                nvidia-cuda-mps-control is there), priority-fill without MPS, and the gate: the
+#                inference's step P50/P99
 #                against alone, the trainer's rate, what each interposer saw
 #                (DEVICE_CHECK_COLOCATION_MS per run, default 5000)
 #   bench:NAME   every bench/*cuda_*_bench and the interposer's (Google Benchmark, JSON)
@@ -226,11 +227,13 @@ colocation() {
   local body
   body=$(printf '"hp_alone": %s, "be_alone": %s, "tpot_slo_ms": %s' \
     "$(json_or_null "$WORK/hp-alone.json")" "$(json_or_null "$WORK/be-alone.json")" "$tpot")
-  local run setup policy mechanism dpid mps_args
-  for run in green-contexts+mps/priority-fill green-contexts+mps/cogpu \
-    green-contexts/priority-fill gate/priority-fill; do
+  local run setup policy mechanism dpid mps_args policy_args
+  for run in green-contexts+mps/priority-fill green-contexts+mps/priority-fill-slo \
+    green-contexts+mps/cogpu green-contexts/priority-fill gate/priority-fill; do
     setup=${run%/*}
     policy=${run#*/}
+    policy_args=(--policy "$policy")
+    [ "$policy" = priority-fill-slo ] && policy_args=(--policy priority-fill --slo-guided)
     mechanism=${setup%+mps}
     mps_args=()
     if [ "$setup" != "$mechanism" ]; then
@@ -241,7 +244,7 @@ colocation() {
     fi
     rm -f "$sock"
     run=${run//\//-}
-    "$TESSERA" daemon --mechanism "$mechanism" --policy "$policy" --socket "$sock" \
+    "$TESSERA" daemon --mechanism "$mechanism" "${policy_args[@]}" --socket "$sock" \
       "${mps_args[@]}" 2>"$WORK/daemon-$run.log" &
     dpid=$!
     for _ in $(seq 100); do "$TESSERA" ctl list --socket "$sock" >/dev/null 2>&1 && break; sleep 0.1; done
