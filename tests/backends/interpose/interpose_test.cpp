@@ -723,6 +723,21 @@ TEST_F(Interpose, TwoProcessesTradeSmsAsTheInferenceGoesIdleAndComesBack) {
 // the interposer times its graphs, and cogpu, seeing a step take 5 ms, shrinks its partition to
 // what a step needs to take half the target (at most 120 x 5 / 25 = 24 SMs, then less), so the
 // trainer beside it gets most of the GPU instead of 8 SMs.
+// The median SMs of the second half of a log's launches (0 for the application's own stream),
+// in order: judged after the first steps are seen.
+std::size_t second_half_median(const json& log) {
+  const auto greens = green_sms(log);
+  std::vector<std::size_t> sizes;
+  for (const json& l : launches(log)) {
+    const auto g = l.at("green_ctx").get<std::uint64_t>();
+    sizes.push_back(g == 0 ? 0 : greens.at(g).size());
+  }
+  std::vector<std::size_t> tail(sizes.begin() + static_cast<std::ptrdiff_t>(sizes.size() / 2),
+                                sizes.end());
+  std::sort(tail.begin(), tail.end());
+  return tail.empty() ? std::size_t{0} : tail[tail.size() / 2];
+}
+
 TEST_F(Interpose, TimedGraphStepsShrinkTheInferenceToItsTpotTarget) {
   InProcessDaemon daemon;
   auto hp_env = daemon_env(daemon.path(), "chat", "latency-critical");
@@ -735,19 +750,6 @@ TEST_F(Interpose, TimedGraphStepsShrinkTheInferenceToItsTpotTarget) {
   const Outcome be = finish(trainer);
   ASSERT_EQ(hp.status, 0) << hp.output;
   ASSERT_EQ(be.status, 0) << be.output;
-  // The SMs of each launch, in order; judged on the second half, after the first steps are seen.
-  auto second_half_median = [](const json& log) {
-    const auto greens = green_sms(log);
-    std::vector<std::size_t> sizes;
-    for (const json& l : launches(log)) {
-      const auto g = l.at("green_ctx").get<std::uint64_t>();
-      sizes.push_back(g == 0 ? 0 : greens.at(g).size());
-    }
-    std::vector<std::size_t> tail(sizes.begin() + static_cast<std::ptrdiff_t>(sizes.size() / 2),
-                                  sizes.end());
-    std::sort(tail.begin(), tail.end());
-    return tail.empty() ? std::size_t{0} : tail[tail.size() / 2];
-  };
   EXPECT_LE(second_half_median(hp.fake_log), 24u);
   EXPECT_GE(second_half_median(be.fake_log), 104u);
   EXPECT_GT(hp.summary.at("daemon").at("launches").get<int>(), 100);
@@ -825,6 +827,31 @@ TEST_F(Interpose, TheDaemonsMemoryLimitHoldsTheNextAllocations) {
   EXPECT_NE(r.output.find("limit of 786432 bytes in use"), std::string::npos) << r.output;
   EXPECT_EQ(r.summary.at("memory").at("limit"), 786432);
   EXPECT_EQ(r.summary.at("memory").at("refused"), 1);
+}
+
+// priority-fill with slo_guided: the inference's graphs (5 ms each on the fake GPU) are timed on
+// its whole-GPU stream of priority -1, and each is well within half its 50 ms TPOT target, so
+// the trainer's reserve grows from 8 SMs a step per round: in the second half the trainer runs
+// on most of the GPU while the inference keeps the whole GPU at the higher priority.
+TEST_F(Interpose, SloGuidedPriorityFillGrowsTheTrainersReserveWhileTheStepsHaveSlack) {
+  tessera::daemon::TableOptions options;
+  options.policy.slo_guided = true;
+  InProcessDaemon daemon(options, "priority-fill");
+  auto hp_env = daemon_env(daemon.path(), "chat", "latency-critical");
+  hp_env["TESSERA_TPOT_SLO_MS"] = "50";
+  hp_env["FAKE_CUDA_SCRIPT"] = json{{"kernel_ns", {{"graph", 5'000'000}}}}.dump();
+  const Running inference = start(TESSERA_INTERPOSE_DRIVER_APP, "graphs:600", hp_env);
+  const Running trainer = start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on600",
+                                daemon_env(daemon.path(), "train", "best-effort"));
+  const Outcome hp = finish(inference);
+  const Outcome be = finish(trainer);
+  ASSERT_EQ(hp.status, 0) << hp.output;
+  ASSERT_EQ(be.status, 0) << be.output;
+  EXPECT_GE(second_half_median(be.fake_log), 64u);
+  EXPECT_EQ(second_half_median(hp.fake_log), 0u) << "the whole GPU, not a partition";
+  const auto hp_launches = launches(hp.fake_log);
+  ASSERT_FALSE(hp_launches.empty());
+  EXPECT_EQ(hp_launches.back().at("priority"), -1);
 }
 
 // The gate: a trainer that starts while the inference is busy has its first launch held (no
