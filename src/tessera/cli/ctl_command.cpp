@@ -29,17 +29,20 @@ void print_list(const json& reply) {
              reply.value("mechanism", "?"),
              reply.value("draining", false) ? " (draining: no new tenants)" : "");
   for (const json& d : reply.value("devices", json::array())) {
-    fmt::print("device {}: {} SMs, partitions in steps of {}\n", d.value("device", 0),
-               d.value("sms", 0), d.value("granularity", 0));
+    fmt::print("device {}: {} SMs, partitions in steps of {}{}\n", d.value("device", 0),
+               d.value("sms", 0), d.value("granularity", 0),
+               d.contains("reserve_sms")
+                   ? fmt::format(", best-effort reserve {} SMs", d.value("reserve_sms", 0))
+                   : std::string());
   }
   const json tenants = reply.value("tenants", json::array());
   if (tenants.empty()) {
     fmt::print("no tenants\n");
     return;
   }
-  fmt::print("{:<20} {:>8} {:>3} {:<16} {:>5} {:<18} {:>6} {:>5} {:>10} {:>6} {:>9}\n", "TENANT",
-             "PID", "DEV", "CLASS", "PRIO", "ASSIGNED", "STREAM", "WORK", "LAUNCHES", "HELD",
-             "STEP ms");
+  fmt::print("{:<20} {:>8} {:>3} {:<16} {:>5} {:<18} {:>6} {:>5} {:>10} {:>6} {:>9} {:>13}\n",
+             "TENANT", "PID", "DEV", "CLASS", "PRIO", "ASSIGNED", "STREAM", "WORK", "LAUNCHES",
+             "HELD", "STEP ms", "MEMORY GiB");
   for (const json& t : tenants) {
     // The last timed graph launch (a decode step), "-" before the first.
     const std::string step = t.value("steps", 0ULL) > 0
@@ -47,13 +50,19 @@ void print_list(const json& reply) {
                                  : std::string("-");
     // The stream priority the assignment carries: levels above the least urgent.
     const int stream = t.value("stream_priority", 0);
-    fmt::print("{:<20} {:>8} {:>3} {:<16} {:>5} {:<18} {:>6} {:>5} {:>10} {:>6} {:>9}\n",
+    // Device memory its allocations hold, over the limit in force ("-": none).
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    const auto limit = t.value("memory_limit", 0ULL);
+    const std::string memory = fmt::format(
+        "{:.2f}/{}", static_cast<double>(t.value("memory_used", 0ULL)) / kGiB,
+        limit > 0 ? fmt::format("{:.2f}", static_cast<double>(limit) / kGiB) : std::string("-"));
+    fmt::print("{:<20} {:>8} {:>3} {:<16} {:>5} {:<18} {:>6} {:>5} {:>10} {:>6} {:>9} {:>13}\n",
                t.value("tenant", "?"), t.value("pid", 0), t.value("device", 0),
                t.value("class", "?"), t.value("priority", 0),
                assignment_text(t.value("assignment", json())),
                stream > 0 ? fmt::format("+{}", stream) : std::string("0"),
                t.value("has_work", false) ? "yes" : "no", t.value("launches", 0ULL),
-               t.value("held_launches", 0ULL), step);
+               t.value("held_launches", 0ULL), step, memory);
   }
 }
 
