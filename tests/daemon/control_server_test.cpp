@@ -296,6 +296,27 @@ TEST(ControlServer, OnlyTrustedUidsRegisterAsLatencyCritical) {
   EXPECT_FALSE(kept.contains("downgraded"));
 }
 
+// Under priority-fill a latency-critical process without a latency target is served as
+// best-effort, and its registration reply says so (the interposer prints it); one with a target
+// is told nothing.
+TEST(ControlServer, PriorityFillTellsAnUntargetedInferenceItIsServedAsBestEffort) {
+  Daemon d;
+  Connection admin(d.path());
+  admin.send(R"({"op":"policy","name":"priority-fill"})"
+             "\n");
+  ASSERT_EQ(json::parse(admin.reply())["ok"], true);
+  Connection untargeted(d.path());
+  untargeted.send(R"({"op":"register","tenant":"batch-llm","class":"latency-critical"})"
+                  "\n");
+  const json told = json::parse(untargeted.reply());
+  EXPECT_NE(told.value("note", "").find("serves it as best-effort"), std::string::npos)
+      << told.dump();
+  Connection targeted(d.path());
+  targeted.send(R"({"op":"register","tenant":"chat","class":"latency-critical","tpot_slo_ms":50})"
+                "\n");
+  EXPECT_FALSE(json::parse(targeted.reply()).contains("note"));
+}
+
 TEST(ControlServer, OnlyRootOrTheDaemonsUserChangesOtherTenants) {
   EXPECT_TRUE(may_control(0, 1000));
   EXPECT_TRUE(may_control(1000, 1000));

@@ -57,6 +57,11 @@ class PriorityFill final : public NodePolicy {
  public:
   explicit PriorityFill(double best_effort_share) : share_(best_effort_share) {}
   std::string_view name() const override { return "priority-fill"; }
+  std::string note(bool latency_critical, bool has_target) const override {
+    if (!latency_critical || has_target) return {};
+    return "latency-critical without a TPOT or TTFT target: priority-fill serves it as "
+           "best-effort (set TESSERA_TPOT_SLO_MS or TESSERA_TTFT_SLO_MS)";
+  }
 
   std::optional<std::vector<Assignment>> decide(const gpu::RemapSnapshot& snapshot,
                                                 const PolicyInputs& inputs) const override {

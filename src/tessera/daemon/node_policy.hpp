@@ -45,6 +45,9 @@ class NodePolicy {
   // tenants keep their assignments.
   virtual std::optional<std::vector<daemon_abi::Assignment>> decide(
       const gpu::RemapSnapshot& snapshot, const PolicyInputs& inputs) const = 0;
+  // What a tenant registering as `latency_critical`, with or without a TTFT or TPOT target,
+  // should be told of how this policy serves it; empty: nothing to tell.
+  virtual std::string note(bool /*latency_critical*/, bool /*has_target*/) const { return {}; }
 };
 
 struct NodePolicyOptions {

@@ -40,9 +40,7 @@ core::Result<Mechanism> mechanism_named(std::string_view name) {
 
 TenantTable::TenantTable(std::vector<gpu::PartitionGrid> devices,
                          std::unique_ptr<NodePolicy> policy, TableOptions options)
-    : devices_(std::move(devices)),
-      policy_(std::move(policy)),
-      options_(options) {
+    : devices_(std::move(devices)), policy_(std::move(policy)), options_(options) {
   for (const gpu::PartitionGrid& grid : devices_) {
     reserve_.push_back(gpu::reserve_sms(grid, options_.policy.best_effort_share));
   }

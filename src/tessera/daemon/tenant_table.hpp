@@ -95,6 +95,11 @@ class TenantTable {
   core::Status set(const SetRequest& request);
   core::Status set_policy(std::string_view name);
   std::string_view policy_name() const { return policy_->name(); }
+  // What a tenant registering with `settings` should be told of how the policy serves it.
+  std::string note_for(const TenantSettings& settings) const {
+    return policy_->note(settings.tenant_class == TenantClass::kLatencyCritical,
+                         settings.tpot_slo > 0 || settings.ttft_slo > 0);
+  }
   Mechanism mechanism() const { return options_.mechanism; }
 
   // One policy round; returns how many assignments changed.

@@ -139,9 +139,11 @@ void register_with_daemon(Link& link) {
     close(fd);
     return;
   }
-  if (const char* d = std::strstr(reply, "\"downgraded\":\"")) {
-    d += std::strlen("\"downgraded\":\"");
-    notice_log("tesserad: %.*s", static_cast<int>(std::strcspn(d, "\"")), d);
+  for (const char* key : {"\"downgraded\":\"", "\"note\":\""}) {
+    if (const char* d = std::strstr(reply, key)) {
+      d += std::strlen(key);
+      notice_log("tesserad: %.*s", static_cast<int>(std::strcspn(d, "\"")), d);
+    }
   }
   timeout = {0, 0};  // from now on the connection only waits for the daemon to go away
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
