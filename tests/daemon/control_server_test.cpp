@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tessera/daemon/control_client.hpp"
+#include "tessera/daemon/settings_store.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 
 namespace tessera::daemon {
@@ -157,6 +158,52 @@ TEST(ControlServer, ARegistrationHandsOverThePageAndLastsAsLongAsTheConnection) 
   c.close();  // the process exits
   EXPECT_TRUE(eventually([&] { return d.list()["tenants"].empty(); }));
   munmap(p, daemon_abi::kPageBytes);
+}
+
+// What `set` changed survives a restart of the daemon (its settings file): the tenant registers
+// again with the next daemon and gets its priority and memory limit back; a tenant that left is
+// forgotten.
+TEST(ControlServer, SetSettingsComeBackAfterARestartAndLeaveWithTheTenant) {
+  const std::string settings =
+      ::testing::TempDir() + "tesserad_settings_" + std::to_string(getpid()) + ".json";
+  std::filesystem::remove(settings);
+  const auto with_settings = [&](ServerOptions& o) { o.settings_path = settings; };
+  const auto register_chat = [](Connection& c) {
+    c.send(R"({"op":"register","tenant":"chat","class":"latency-critical","priority":3})"
+           "\n");
+    int page_fd = -1;
+    const json reply = json::parse(c.reply(&page_fd));
+    EXPECT_GE(page_fd, 0);
+    void* p = mmap(nullptr, daemon_abi::kPageBytes, PROT_READ, MAP_SHARED, page_fd, 0);
+    ::close(page_fd);
+    return std::pair{reply, p};
+  };
+  std::unique_ptr<Connection> process;  // outlives the first daemon, as a process would
+  {
+    Daemon first(with_settings);
+    process = std::make_unique<Connection>(first.path());
+    const auto [reply, page] = register_chat(*process);
+    ASSERT_NE(page, MAP_FAILED);
+    munmap(page, daemon_abi::kPageBytes);
+    const auto set = send_request(
+        first.path(),
+        {{"op", "set"}, {"tenant", "chat"}, {"priority", 9}, {"memory_limit_bytes", 1 << 30}});
+    ASSERT_TRUE(set) << set.error().message();
+  }  // the daemon stops; the process lives on and registers again with the next one
+  process.reset();
+  Daemon second(with_settings);
+  Connection again(second.path());
+  const auto [reply, page] = register_chat(again);
+  EXPECT_EQ(reply["priority"], 9) << reply.dump();
+  ASSERT_NE(page, MAP_FAILED);
+  EXPECT_EQ(static_cast<const daemon_abi::AssignmentPage*>(page)->memory_limit_assigned.load(),
+            1u << 30);
+  munmap(page, daemon_abi::kPageBytes);
+  EXPECT_EQ(second.list()["tenants"][0]["memory_limit_assigned"], 1 << 30);
+  again.close();  // the process exits: its settings go with it
+  EXPECT_TRUE(eventually([&] { return second.list()["tenants"].empty(); }));
+  std::string warning;
+  EXPECT_FALSE(SettingsStore::open(settings, warning).find("chat"));
 }
 
 // Tenants that come and go leave nothing behind in the daemon: every page's fd and mapping is

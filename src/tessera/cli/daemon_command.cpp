@@ -94,6 +94,7 @@ constexpr ConfigKey kConfigKeys[] = {
     {"idle_after", "--idle-after", &DaemonFlags::idle_after, true},
     {"min_residency", "--min-residency", &DaemonFlags::min_residency, true},
     {"metrics", "--metrics", &DaemonFlags::metrics, false},
+    {"settings_file", "--settings-file", &DaemonFlags::settings_file, false},
 };
 
 // The flags with the --config file's values for every option not given on the command line.
@@ -197,7 +198,7 @@ void add_daemon_options(CLI::App& command, DaemonFlags& f) {
   c->add_option("--config", f.config,
                 "YAML file of these options by name (gpu, devices, policy, best_effort_share, "
                 "slo_guided, mechanism, socket, tick, idle_after, min_residency, metrics, "
-                "latency_critical_uids); flags given override it");
+                "settings_file, latency_critical_uids); flags given override it");
   c->add_option("--socket", f.socket,
                 "Unix socket to listen on (default: $TESSERA_DAEMON_SOCKET, else "
                 "/run/tessera/tesserad.sock)")
@@ -236,6 +237,10 @@ void add_daemon_options(CLI::App& command, DaemonFlags& f) {
   c->add_option("--mps-pipe-dir", f.mps_pipe_dir,
                 "Its pipe directory (default: mps/ beside --socket; its log in mps-log/)");
   c->add_option("--mps-control", f.mps_control, "The MPS control program")->capture_default_str();
+  c->add_option("--settings-file", f.settings_file,
+                "Where what `tessera ctl set` changed of registered tenants is kept, so a "
+                "restarted daemon applies it again when they register again (default: "
+                "tesserad-settings.json beside --socket; none: not kept)");
   c->add_option("--tick", f.tick, "Time between policy rounds")->capture_default_str();
   c->add_option("--idle-after", f.idle_after,
                 "A tenant that has not launched for this long has no work")
@@ -283,6 +288,12 @@ Outcome run_daemon_command(const DaemonFlags& given) {
       core::with_context(core::parse_duration(f.min_residency), "--min-residency"));
   daemon::ServerOptions server;
   server.socket_path = f.socket;
+  if (f.settings_file.empty()) {
+    server.settings_path =
+        (std::filesystem::path(f.socket).parent_path() / "tesserad-settings.json").string();
+  } else if (f.settings_file != "none") {
+    server.settings_path = f.settings_file;
+  }
   if (!f.latency_critical_uids.empty()) {
     std::vector<uid_t> uids;
     for (const std::int64_t uid : f.latency_critical_uids) {

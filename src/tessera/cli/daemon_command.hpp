@@ -32,6 +32,8 @@ struct DaemonFlags {
   std::string idle_after = "20ms";
   std::string min_residency = "2ms";
   std::string metrics;  // HOST:PORT of the Prometheus endpoint; "": none
+  // Where `ctl set` changes are kept across restarts: "" beside the socket, "none": not kept.
+  std::string settings_file;
   bool mps = false;
   std::string mps_pipe_dir;  // "": mps/ beside the socket
   std::string mps_control = "nvidia-cuda-mps-control";

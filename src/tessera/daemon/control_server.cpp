@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tessera/core/log.hpp"
+#include "tessera/daemon/settings_store.hpp"
 #include "tessera/daemon/tenant_page.hpp"
 
 namespace tessera::daemon {
@@ -94,19 +95,26 @@ bool may_control(uid_t client, uid_t daemon) {
 struct ControlServer::State {
   ServerOptions options;
   TenantTable table;
+  SettingsStore settings;
   int listen_fd = -1;
   std::vector<std::unique_ptr<Client>> clients;
   bool draining = false;
 
-  State(ServerOptions o, TenantTable t) : options(std::move(o)), table(std::move(t)) {}
+  State(ServerOptions o, TenantTable t, SettingsStore s)
+      : options(std::move(o)), table(std::move(t)), settings(std::move(s)) {}
 
   void handle_line(Client& c, std::string_view line, core::Nanos now);
   std::string downgrade_untrusted(TenantSettings& settings, uid_t uid) const;
   std::string handle(Client& c, const Request& request, core::Nanos now, int& fd_out);
   void read_from(Client& c, core::Nanos now);
   void write_to(Client& c);
-  void drop(Client& c);
+  // Closes the connection; its tenant leaves the table, and, when `left` (not a daemon that is
+  // stopping: its tenants register again with the next one), the settings store.
+  void drop(Client& c, bool left = true);
   void accept_clients();
+  // What `set` gave tenant `name` before the daemon restarted, applied again; a warning when it
+  // no longer applies (then it is forgotten).
+  void restore(const std::string& name, RegisterRequest& registered);
 };
 
 // Why `settings` were lowered to best-effort at priority 0 ("" if they were not).
@@ -155,6 +163,7 @@ std::string ControlServer::State::handle(Client& c, const Request& request, core
     c.tenant = *id;
     c.tenant_name = r->tenant;
     c.page = std::move(*page);
+    restore(r->tenant, with_pid);
     table.tick(now);  // the newcomer gets its assignment before its first launch
     fd_out = c.page->fd();
     const std::string note = table.note_for(with_pid.settings);
@@ -187,6 +196,10 @@ std::string ControlServer::State::handle(Client& c, const Request& request, core
   }
   if (const auto* r = std::get_if<SetRequest>(&request)) {
     if (auto s = table.set(*r); !s) return error_reply(s.error().message());
+    if (auto kept = settings.remember(*r); !kept) {
+      core::logger().warn("{}; the setting holds until the daemon restarts",
+                          kept.error().message());
+    }
     table.tick(now);
     return ok_reply();
   }
@@ -262,10 +275,35 @@ void ControlServer::State::write_to(Client& c) {
   }
 }
 
-void ControlServer::State::drop(Client& c) {
+void ControlServer::State::restore(const std::string& name, RegisterRequest& registered) {
+  const auto kept = settings.find(name);
+  if (!kept) return;
+  if (auto s = table.set(*kept); !s) {
+    core::logger().warn(
+        "tenant '{}': the settings kept from before the restart no longer apply "
+        "({}); forgotten",
+        name, s.error().message());
+    (void)settings.forget(name);
+    return;
+  }
+  TenantSettings& t = registered.settings;
+  if (kept->tenant_class) t.tenant_class = *kept->tenant_class;
+  if (kept->priority) t.priority = *kept->priority;
+  if (kept->tpot_slo) t.tpot_slo = *kept->tpot_slo;
+  if (kept->ttft_slo) t.ttft_slo = *kept->ttft_slo;
+  if (kept->sm_share) t.sm_share = *kept->sm_share;
+  if (kept->memory_limit) t.memory_limit = *kept->memory_limit;
+  core::logger().info("tenant '{}': settings kept from before the restart applied again", name);
+}
+
+void ControlServer::State::drop(Client& c, bool left) {
   if (c.tenant != 0) {
     table.remove(c.tenant);
     core::logger().info("tenant '{}' (pid {}) left", c.tenant_name, c.pid);
+    if (left) {
+      if (auto s = settings.forget(c.tenant_name); !s)
+        core::logger().warn("{}", s.error().message());
+    }
     c.tenant = 0;
   }
   c.page.reset();
@@ -327,7 +365,10 @@ core::Result<std::unique_ptr<ControlServer>> ControlServer::start(ServerOptions 
     return core::failf(core::Domain::kIo, core::Code::kFailedPrecondition, "listening on {}: {}",
                        options.socket_path, std::strerror(saved));
   }
-  auto state = std::make_unique<State>(std::move(options), std::move(table));
+  std::string unreadable;
+  SettingsStore settings = SettingsStore::open(options.settings_path, unreadable);
+  if (!unreadable.empty()) core::logger().warn("{}", unreadable);
+  auto state = std::make_unique<State>(std::move(options), std::move(table), std::move(settings));
   state->listen_fd = fd;
   return std::unique_ptr<ControlServer>(new ControlServer(std::move(state)));
 }
@@ -336,7 +377,7 @@ ControlServer::ControlServer(std::unique_ptr<State> state) : state_(std::move(st
 
 ControlServer::~ControlServer() {
   for (auto& c : state_->clients) {
-    if (c->fd >= 0) state_->drop(*c);
+    if (c->fd >= 0) state_->drop(*c, false);
   }
   if (state_->listen_fd >= 0) {
     close(state_->listen_fd);

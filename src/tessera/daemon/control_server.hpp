@@ -45,6 +45,9 @@ struct ServerOptions {
   // unset, every process; set, a process of another uid is registered as best-effort at
   // priority 0 and told so in the reply. A process's class is otherwise its own claim.
   std::optional<std::vector<uid_t>> latency_critical_uids;
+  // Where what `set` changed of registered tenants is kept across daemon restarts
+  // (settings_store.hpp); "": not kept.
+  std::string settings_path;
   // Called on the server's thread after every policy round (the metrics' snapshot).
   std::function<void(const TenantTable&, core::Nanos now)> after_round;
 };
