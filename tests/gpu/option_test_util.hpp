@@ -24,7 +24,7 @@ inline const ModeEntry& entry_of(std::string_view mode) {
 template <class Options>
 core::Result<Options> decode_options(std::string_view mode, std::string_view yaml) {
   TESSERA_ASSIGN_OR_RETURN(const auto node, core::ConfigNode::parse(yaml, "opts.yaml"));
-  TESSERA_ASSIGN_OR_RETURN(const ErasedOptions options, entry_of(mode).decode(node));
+  TESSERA_ASSIGN_OR_RETURN(const ErasedOptions options, entry_of(mode).decode(node, std::any()));
   return std::any_cast<Options>(options.value);
 }
 

@@ -11,6 +11,7 @@
 #include "tessera/gpu/modes/cogpu/cogpu_options.hpp"
 #include "tessera/gpu/modes/lithos/lithos_options.hpp"
 #include "tessera/gpu/modes/mps/mps_options.hpp"
+#include "tessera/gpu/modes/priority_fill/priority_fill_options.hpp"
 
 namespace tessera::gpu {
 namespace {
@@ -128,6 +129,25 @@ TEST(ModeSettings, TypedAccessToAnotherModesOptionsIsAProgrammingError) {
   EXPECT_THROW(settings.of<MpsOptions>("lithos"), std::bad_any_cast);
   EXPECT_THROW(settings.of<MpsOptions>("vgpu"), std::out_of_range);
   EXPECT_FALSE(settings.stored("vgpu").has_value());
+}
+
+// Overrides apply over what is there: keys given change, the rest keep their values; a bad one
+// changes nothing.
+TEST(ModeSettings, ApplyChangesOnlyTheKeysGiven) {
+  auto base = core::ConfigNode::parse("{best_effort_share: 0.2, atom_duration: 100us}", "a.yaml");
+  ASSERT_TRUE(base);
+  auto settings = ModeSettings::decode(*base);
+  ASSERT_TRUE(settings);
+  auto over = core::ConfigNode::parse("{slo_guided: true}", "b.yaml");
+  ASSERT_TRUE(over);
+  ASSERT_TRUE(settings->apply(*over));
+  EXPECT_TRUE(settings->of<PriorityFillOptions>("priority-fill").slo_guided);
+  EXPECT_EQ(settings->of<PriorityFillOptions>("priority-fill").best_effort_share, 0.2);
+  EXPECT_EQ(settings->of<LithosOptions>("lithos").atom_duration, core::micros(100));
+  auto bad = core::ConfigNode::parse("{best_effort_share: 0.5, slo_guided: maybe}", "c.yaml");
+  ASSERT_TRUE(bad);
+  EXPECT_FALSE(settings->apply(*bad));
+  EXPECT_EQ(settings->of<PriorityFillOptions>("priority-fill").best_effort_share, 0.2);
 }
 
 TEST(ModeSettings, UnknownKeyIsNamedWithTheKnownOnes) {

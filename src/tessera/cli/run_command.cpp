@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "tessera/cli/backend_choice.hpp"
 #include "tessera/cli/duration_flag.hpp"
 #include "tessera/cli/output.hpp"
 #include "tessera/cli/progress.hpp"
+#include "tessera/core/config.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/gpu/registry.hpp"
 #include "tessera/hw/gpu_spec.hpp"
@@ -28,6 +30,10 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--trace", f.trace_path,
                  "Write a Chrome Trace Event timeline (open it in https://ui.perfetto.dev)");
   cmd.add_option("--mode", f.modes, "Run only this sharing mode (repeatable)");
+  cmd.add_option("--mode-option", f.mode_options,
+                 "Set a mode option over the scenario's mode_options, KEY=VALUE, e.g. "
+                 "slo_guided=true or best_effort_share=0.1 (repeatable; `tessera list` names "
+                 "them)");
   add_duration_option(cmd, f.duration, "Override the simulated duration, e.g. 30s or 1h");
   cmd.add_option("--gpu", f.gpu, "Override the GPU model, e.g. H100-SXM5-80GB");
   cmd.add_option("--seed", f.seed, "Override the random seed");
@@ -45,6 +51,21 @@ core::Status apply_overrides(scenario::Scenario& s, const RunFlags& f) {
       }
     }
     s.modes = f.modes;
+  }
+  for (const std::string& option : f.mode_options) {
+    const auto eq = option.find('=');
+    const std::string key = option.substr(0, eq);
+    const bool plain_key = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || c == '_';
+    });
+    if (eq == std::string::npos || !plain_key || option.find('\n') != std::string::npos) {
+      return core::failf(core::Domain::kScenario, core::Code::kInvalidArgument,
+                         "--mode-option '{}': expected KEY=VALUE, e.g. slo_guided=true", option);
+    }
+    TESSERA_ASSIGN_OR_RETURN(
+        const auto node, core::ConfigNode::parse(fmt::format("{}: {}", key, option.substr(eq + 1)),
+                                                 "--mode-option"));
+    TESSERA_TRY(core::with_context(s.mode_options.apply(node), "--mode-option " + option));
   }
   TESSERA_ASSIGN_OR_RETURN(const auto duration, parse_duration_flag(f.duration));
   if (duration) s.duration = *duration;

@@ -19,6 +19,7 @@ struct RunFlags {
   std::string report_path;
   std::string trace_path;
   std::vector<std::string> modes;
+  std::vector<std::string> mode_options;  // KEY=VALUE, over the scenario's mode_options
   std::string duration;
   std::string gpu;
   std::int64_t seed = -1;

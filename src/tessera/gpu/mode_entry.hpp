@@ -47,8 +47,11 @@ struct ModeEntry {
   // Every option at its default.
   std::function<std::any()> defaults;
   // The keys this mode declares, from a scenario's `mode_options:` map (keys of other modes are
-  // theirs to read); absent ones keep their defaults, an invalid one is an error at its place.
-  std::function<core::Result<ErasedOptions>(const core::ConfigNode& mode_options)> decode;
+  // theirs to read), over `from` (options of this mode, or empty for the defaults); absent ones
+  // keep their values, an invalid one is an error at its place.
+  std::function<core::Result<ErasedOptions>(const core::ConfigNode& mode_options,
+                                            const std::any& from)>
+      decode;
   // Decoded options (from `defaults` or `decode`) as key and printed value, in declaration order.
   std::function<std::vector<OptionSetting>(const std::any& options)> settings;
   // The options a mode this entry made runs with, as `settings` prints them; empty for a mode it
@@ -65,7 +68,7 @@ ModeEntry mode_entry(std::string_view name, std::string_view summary) {
       .summary = summary,
       .options = {},
       .defaults = [] { return std::any(); },
-      .decode = [](const core::ConfigNode&) -> core::Result<ErasedOptions> {
+      .decode = [](const core::ConfigNode&, const std::any&) -> core::Result<ErasedOptions> {
         return ErasedOptions{};
       },
       .settings = [](const std::any&) { return std::vector<OptionSetting>{}; },
@@ -102,8 +105,9 @@ ModeEntry mode_entry(
       .summary = summary,
       .options = std::move(options),
       .defaults = [] { return std::any(Options{}); },
-      .decode = [fields](const core::ConfigNode& n) -> core::Result<ErasedOptions> {
-        Options o;
+      .decode = [fields](const core::ConfigNode& n,
+                         const std::any& from) -> core::Result<ErasedOptions> {
+        Options o = from.has_value() ? std::any_cast<const Options&>(from) : Options{};
         for (const auto& f : fields) TESSERA_TRY(f.decode(n, o));
         ErasedOptions erased;
         erased.value = std::move(o);

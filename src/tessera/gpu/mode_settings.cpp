@@ -12,15 +12,22 @@ ModeSettings::ModeSettings() {
 }
 
 core::Result<ModeSettings> ModeSettings::decode(const core::ConfigNode& mode_options) {
-  const auto known = mode_option_keys();
-  TESSERA_TRY(mode_options.check_keys(known));
   ModeSettings s;
+  TESSERA_TRY(s.apply(mode_options));
+  return s;
+}
+
+core::Status ModeSettings::apply(const core::ConfigNode& overrides) {
+  const auto known = mode_option_keys();
+  TESSERA_TRY(overrides.check_keys(known));
+  std::vector<std::any> next = options_;
   const auto& modes = sharing_modes();
   for (std::size_t i = 0; i < modes.size(); ++i) {
-    TESSERA_ASSIGN_OR_RETURN(ErasedOptions decoded, modes[i].decode(mode_options));
-    s.options_[i] = std::move(decoded.value);
+    TESSERA_ASSIGN_OR_RETURN(ErasedOptions decoded, modes[i].decode(overrides, options_[i]));
+    next[i] = std::move(decoded.value);
   }
-  return s;
+  options_ = std::move(next);
+  return {};
 }
 
 std::size_t ModeSettings::index(std::string_view mode) {

@@ -22,6 +22,9 @@ class ModeSettings {
 
   // An unknown key is an error naming it and the known ones; a bad value, one at the value.
   static core::Result<ModeSettings> decode(const core::ConfigNode& mode_options);
+  // The keys of `overrides` (a `mode_options:` map) over these settings; on an error, nothing
+  // changes.
+  core::Status apply(const core::ConfigNode& overrides);
 
   // The typed options of `mode`, e.g. of<LithosOptions>("lithos"). Throws (std::out_of_range,
   // std::bad_any_cast) when `mode` is not registered or its options are another type: a
