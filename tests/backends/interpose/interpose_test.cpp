@@ -738,16 +738,22 @@ std::size_t second_half_median(const json& log) {
   return tail.empty() ? std::size_t{0} : tail[tail.size() / 2];
 }
 
-TEST_F(Interpose, TimedGraphStepsShrinkTheInferenceToItsTpotTarget) {
-  InProcessDaemon daemon;
-  auto hp_env = daemon_env(daemon.path(), "chat", "latency-critical");
+// An inference that decodes in CUDA graphs (each 5 ms on the fake GPU, one launched every
+// millisecond for 600 ms) with a 50 ms TPOT target, beside a trainer that launches throughout.
+std::pair<Outcome, Outcome> graphs_beside_trainer(const std::string& socket) {
+  auto hp_env = daemon_env(socket, "chat", "latency-critical");
   hp_env["TESSERA_TPOT_SLO_MS"] = "50";
   hp_env["FAKE_CUDA_SCRIPT"] = json{{"kernel_ns", {{"graph", 5'000'000}}}}.dump();
   const Running inference = start(TESSERA_INTERPOSE_DRIVER_APP, "graphs:600", hp_env);
   const Running trainer = start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on600",
-                                daemon_env(daemon.path(), "train", "best-effort"));
-  const Outcome hp = finish(inference);
-  const Outcome be = finish(trainer);
+                                daemon_env(socket, "train", "best-effort"));
+  Outcome hp = finish(inference);
+  return {std::move(hp), finish(trainer)};
+}
+
+TEST_F(Interpose, TimedGraphStepsShrinkTheInferenceToItsTpotTarget) {
+  InProcessDaemon daemon;
+  const auto [hp, be] = graphs_beside_trainer(daemon.path());
   ASSERT_EQ(hp.status, 0) << hp.output;
   ASSERT_EQ(be.status, 0) << be.output;
   EXPECT_LE(second_half_median(hp.fake_log), 24u);
@@ -837,14 +843,7 @@ TEST_F(Interpose, SloGuidedPriorityFillGrowsTheTrainersReserveWhileTheStepsHaveS
   tessera::daemon::TableOptions options;
   options.policy.slo_guided = true;
   InProcessDaemon daemon(options, "priority-fill");
-  auto hp_env = daemon_env(daemon.path(), "chat", "latency-critical");
-  hp_env["TESSERA_TPOT_SLO_MS"] = "50";
-  hp_env["FAKE_CUDA_SCRIPT"] = json{{"kernel_ns", {{"graph", 5'000'000}}}}.dump();
-  const Running inference = start(TESSERA_INTERPOSE_DRIVER_APP, "graphs:600", hp_env);
-  const Running trainer = start(TESSERA_INTERPOSE_DRIVER_APP, "phases:on600",
-                                daemon_env(daemon.path(), "train", "best-effort"));
-  const Outcome hp = finish(inference);
-  const Outcome be = finish(trainer);
+  const auto [hp, be] = graphs_beside_trainer(daemon.path());
   ASSERT_EQ(hp.status, 0) << hp.output;
   ASSERT_EQ(be.status, 0) << be.output;
   EXPECT_GE(second_half_median(be.fake_log), 64u);
