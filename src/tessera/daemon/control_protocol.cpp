@@ -185,6 +185,24 @@ core::Result<Request> parse_policy(const json& j) {
 
 }  // namespace
 
+void apply(const SetRequest& r, TenantSettings& s) {
+  if (r.tenant_class) s.tenant_class = *r.tenant_class;
+  if (r.priority) s.priority = *r.priority;
+  if (r.tpot_slo) s.tpot_slo = *r.tpot_slo;
+  if (r.ttft_slo) s.ttft_slo = *r.ttft_slo;
+  if (r.sm_share) s.sm_share = *r.sm_share;
+  if (r.memory_limit) s.memory_limit = *r.memory_limit;
+}
+
+void merge(const SetRequest& later, SetRequest& r) {
+  if (later.tenant_class) r.tenant_class = later.tenant_class;
+  if (later.priority) r.priority = later.priority;
+  if (later.tpot_slo) r.tpot_slo = later.tpot_slo;
+  if (later.ttft_slo) r.ttft_slo = later.ttft_slo;
+  if (later.sm_share) r.sm_share = later.sm_share;
+  if (later.memory_limit) r.memory_limit = later.memory_limit;
+}
+
 std::string_view tenant_class_name(TenantClass c) {
   return c == TenantClass::kLatencyCritical ? "latency-critical" : "best-effort";
 }

@@ -73,6 +73,11 @@ struct DrainRequest {
 };
 using Request = std::variant<RegisterRequest, ListRequest, SetRequest, PolicyRequest, DrainRequest>;
 
+// Writes the fields `request` gives over `settings`; the ones it leaves out stay.
+void apply(const SetRequest& request, TenantSettings& settings);
+// Adds the fields `later` gives to `request`, whose tenant stays.
+void merge(const SetRequest& later, SetRequest& request);
+
 // One request line (without its newline). Errors are kParse (not JSON, not an object) or
 // kInvalidArgument (a missing, unknown or bad field), each naming what is wrong.
 core::Result<Request> parse_request(std::string_view line);

@@ -286,13 +286,7 @@ void ControlServer::State::restore(const std::string& name, RegisterRequest& reg
     (void)settings.forget(name);
     return;
   }
-  TenantSettings& t = registered.settings;
-  if (kept->tenant_class) t.tenant_class = *kept->tenant_class;
-  if (kept->priority) t.priority = *kept->priority;
-  if (kept->tpot_slo) t.tpot_slo = *kept->tpot_slo;
-  if (kept->ttft_slo) t.ttft_slo = *kept->ttft_slo;
-  if (kept->sm_share) t.sm_share = *kept->sm_share;
-  if (kept->memory_limit) t.memory_limit = *kept->memory_limit;
+  apply(*kept, registered.settings);
   core::logger().info("tenant '{}': settings kept from before the restart applied again", name);
 }
 

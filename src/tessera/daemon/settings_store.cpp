@@ -85,12 +85,7 @@ core::Status SettingsStore::remember(const SetRequest& r) {
   if (path_.empty()) return {};
   SetRequest& k = kept_[r.tenant];
   k.tenant = r.tenant;
-  if (r.tenant_class) k.tenant_class = r.tenant_class;
-  if (r.priority) k.priority = r.priority;
-  if (r.tpot_slo) k.tpot_slo = r.tpot_slo;
-  if (r.ttft_slo) k.ttft_slo = r.ttft_slo;
-  if (r.sm_share) k.sm_share = r.sm_share;
-  if (r.memory_limit) k.memory_limit = r.memory_limit;
+  merge(r, k);
   return write();
 }
 

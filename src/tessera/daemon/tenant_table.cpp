@@ -100,16 +100,10 @@ core::Status TenantTable::set(const SetRequest& request) {
   if (request.sm_share) {
     TESSERA_TRY(check_shares(t->registration.device, t->registration.tenant, *request.sm_share));
   }
-  TenantSettings& s = t->registration.settings;
-  if (request.sm_share) s.sm_share = *request.sm_share;
-  if (request.tenant_class) s.tenant_class = *request.tenant_class;
-  if (request.priority) s.priority = *request.priority;
-  if (request.tpot_slo) s.tpot_slo = *request.tpot_slo;
-  if (request.ttft_slo) s.ttft_slo = *request.ttft_slo;
+  apply(request, t->registration.settings);
   if (request.memory_limit) {
-    s.memory_limit = *request.memory_limit;
     // Read by the interposer at the tenant's next allocation; no round needed.
-    t->page->memory_limit_assigned.store(s.memory_limit, std::memory_order_release);
+    t->page->memory_limit_assigned.store(*request.memory_limit, std::memory_order_release);
   }
   return {};
 }
