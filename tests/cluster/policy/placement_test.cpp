@@ -37,7 +37,7 @@ TEST(BestAssignment, OneNumaNodeWhenItHoldsEverything) {
   ASSERT_EQ(a->memory.size(), 1u);
   EXPECT_EQ(a->memory[0].numa, 0);
   EXPECT_EQ(a->memory[0].bytes, 10 * kGiB);
-  EXPECT_TRUE(n.take(1, *a));
+  EXPECT_TRUE(n.take(1, /*priority=*/0, *a));
 }
 
 TEST(BestAssignment, SocketThenAcrossSockets) {
@@ -60,13 +60,13 @@ TEST(BestAssignment, SocketThenAcrossSockets) {
 
 TEST(BestAssignment, TightestFitKeepsLargeHolesWhole) {
   NodeState n("n", test::server(two_by_two()));
-  ASSERT_TRUE(n.take(0, assignment({2})));  // NUMA 1 has one GPU left
+  ASSERT_TRUE(n.take(0, /*priority=*/0, assignment({2})));  // NUMA 1 has one GPU left
   const auto a = best_assignment(n, req(1));
   ASSERT_TRUE(a);
   EXPECT_EQ(a->gpus, std::vector<int>{3});
   // Socket level: socket 1 (NUMA 2, 3: 4 GPUs) vs socket 0 (3 GPUs): 3 GPUs go to socket 0.
-  ASSERT_TRUE(n.take(1, assignment({4})));
-  ASSERT_TRUE(n.take(2, assignment({6})));
+  ASSERT_TRUE(n.take(1, /*priority=*/0, assignment({4})));
+  ASSERT_TRUE(n.take(2, /*priority=*/0, assignment({6})));
   const auto three = best_assignment(n, req(3));
   ASSERT_TRUE(three);
   EXPECT_EQ(three->affinity, Affinity::kSameSocket);
@@ -78,7 +78,7 @@ TEST(BestAssignment, LinkedGpusStayTogether) {
   spec.switch_pairs = true;  // NUMA 0: GPUs 0-1 and 2-3 behind one PCIe switch each
   {
     NodeState n("n", test::server(spec));
-    ASSERT_TRUE(n.take(0, assignment({1})));
+    ASSERT_TRUE(n.take(0, /*priority=*/0, assignment({1})));
     // Lowest free indices would be 0 and 2, on two switches; the free pair 2-3 is taken instead.
     const auto two = best_assignment(n, req(2));
     ASSERT_TRUE(two);
@@ -86,7 +86,7 @@ TEST(BestAssignment, LinkedGpusStayTogether) {
   }
   {
     NodeState n("n", test::server(spec));
-    ASSERT_TRUE(n.take(0, assignment({2})));
+    ASSERT_TRUE(n.take(0, /*priority=*/0, assignment({2})));
     // One GPU: the lone GPU 3 (its partner is taken), keeping the pair 0-1 whole.
     const auto one = best_assignment(n, req(1));
     ASSERT_TRUE(one);
@@ -131,7 +131,7 @@ TEST(BestAssignment, AgreesWithBestAffinityOnRandomStates) {
                               static_cast<std::int64_t>(rng.below(60)) * kGiB);
       if (r.gpus + r.cpus + r.memory_bytes == 0) continue;
       if (auto a = best_assignment(n, r)) {
-        ASSERT_TRUE(n.take(pod++, *a));
+        ASSERT_TRUE(n.take(pod++, /*priority=*/0, *a));
       }
     }
     const Resources r = req(static_cast<int>(rng.below(6)), static_cast<int>(rng.below(30)),
@@ -148,7 +148,7 @@ TEST(BestAssignment, AgreesWithBestAffinityOnRandomStates) {
     std::int64_t bytes = 0;
     for (const auto& m : a->memory) bytes += m.bytes;
     EXPECT_EQ(bytes, r.memory_bytes);
-    EXPECT_TRUE(n.take(pod, *a)) << "trial " << trial;
+    EXPECT_TRUE(n.take(pod, /*priority=*/0, *a)) << "trial " << trial;
   }
 }
 

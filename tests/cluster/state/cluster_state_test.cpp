@@ -32,7 +32,7 @@ TEST(NodeState, TakeAndReleaseKeepFreeCounts) {
   spec.group_cores = {8, 4};
   NodeState n("n", test::server(spec));
   // GPUs 4-5 and core group 2 (the 8-core one) are on NUMA node 1.
-  ASSERT_TRUE(n.take(7, assignment({4, 5}, {2}, 1, 10 * kGiB)));
+  ASSERT_TRUE(n.take(7, /*priority=*/0, assignment({4, 5}, {2}, 1, 10 * kGiB)));
   EXPECT_EQ(n.free_per_numa()[1].gpus, 2);
   EXPECT_EQ(n.free_per_numa()[1].cores, 4);
   EXPECT_EQ(n.free_per_numa()[1].core_groups, 1);
@@ -69,19 +69,19 @@ TEST(NodeState, ReservedMemoryIsNotFree) {
   NodeState n("n", two_numa(64 * kGiB, 4 * kGiB));
   EXPECT_EQ(n.free_per_numa()[0].memory_bytes, 60 * kGiB);
   EXPECT_EQ(n.free_per_numa()[1].memory_bytes, 64 * kGiB);
-  EXPECT_FALSE(n.take(1, assignment({}, {}, 0, 61 * kGiB)));
-  ASSERT_TRUE(n.take(1, assignment({}, {}, 0, 60 * kGiB)));
+  EXPECT_FALSE(n.take(1, /*priority=*/0, assignment({}, {}, 0, 61 * kGiB)));
+  ASSERT_TRUE(n.take(1, /*priority=*/0, assignment({}, {}, 0, 60 * kGiB)));
   EXPECT_EQ(n.free_per_numa()[0].memory_bytes, 0);
 }
 
 TEST(NodeState, UnknownMemoryIsUnlimitedAndStaysSo) {
   NodeState n("n", two_numa(std::nullopt, 4 * kGiB));
   EXPECT_EQ(n.free_per_numa()[0].memory_bytes, kUnlimitedMemory);
-  ASSERT_TRUE(n.take(1, assignment({}, {0}, 0, 1024 * kGiB)));
+  ASSERT_TRUE(n.take(1, /*priority=*/0, assignment({}, {0}, 0, 1024 * kGiB)));
   EXPECT_EQ(n.free_per_numa()[0].memory_bytes, kUnlimitedMemory);
   EXPECT_EQ(n.numa_memory_used()[0], 1024 * kGiB);
   // What is held is still counted, so the sum of holdings cannot pass int64's range.
-  const auto refused = n.take(2, assignment({}, {}, 0, kUnlimitedMemory - kGiB));
+  const auto refused = n.take(2, /*priority=*/0, assignment({}, {}, 0, kUnlimitedMemory - kGiB));
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message().find("passes 2^63"), std::string::npos)
       << refused.error().message();
@@ -105,19 +105,19 @@ TEST(NumaFree, SumsSaturateAtUnlimitedMemory) {
 
 TEST(NodeState, TakeRefusesWithoutChangingAnything) {
   NodeState n("n", test::server({}));
-  ASSERT_TRUE(n.take(1, assignment({0}, {0})));
+  ASSERT_TRUE(n.take(1, /*priority=*/0, assignment({0}, {0})));
   const auto before = n.free_per_numa();
-  const auto held = n.take(2, assignment({1, 0}));
+  const auto held = n.take(2, /*priority=*/0, assignment({1, 0}));
   ASSERT_FALSE(held);
   EXPECT_EQ(held.error().code(), core::Code::kFailedPrecondition);
   EXPECT_NE(held.error().message().find("GPU 0: held by pod 1"), std::string::npos)
       << held.error().message();
-  EXPECT_FALSE(n.take(2, assignment({9})));
-  EXPECT_FALSE(n.take(2, assignment({2, 2})));
-  EXPECT_FALSE(n.take(2, assignment({}, {0})));
-  EXPECT_FALSE(n.take(2, assignment({}, {99})));
-  EXPECT_FALSE(n.take(2, assignment({}, {}, 0, 300 * kGiB)));
-  EXPECT_FALSE(n.take(2, assignment({}, {}, 5, kGiB)));
+  EXPECT_FALSE(n.take(2, /*priority=*/0, assignment({9})));
+  EXPECT_FALSE(n.take(2, /*priority=*/0, assignment({2, 2})));
+  EXPECT_FALSE(n.take(2, /*priority=*/0, assignment({}, {0})));
+  EXPECT_FALSE(n.take(2, /*priority=*/0, assignment({}, {99})));
+  EXPECT_FALSE(n.take(2, /*priority=*/0, assignment({}, {}, 0, 300 * kGiB)));
+  EXPECT_FALSE(n.take(2, /*priority=*/0, assignment({}, {}, 5, kGiB)));
   EXPECT_EQ(n.gpu_owner()[1], -1);
   EXPECT_EQ(n.free_per_numa()[0].gpus, before[0].gpus);
   EXPECT_EQ(n.free_per_numa()[0].memory_bytes, before[0].memory_bytes);
@@ -126,7 +126,7 @@ TEST(NodeState, TakeRefusesWithoutChangingAnything) {
 
 TEST(NodeState, ReleaseReturnsOnlyWhatThePodHolds) {
   NodeState n("n", test::server({}));
-  ASSERT_TRUE(n.take(1, assignment({0}, {0}, 0, kGiB)));
+  ASSERT_TRUE(n.take(1, /*priority=*/0, assignment({0}, {0}, 0, kGiB)));
   n.release(2, assignment({0}, {0}));  // pod 2 holds neither
   EXPECT_EQ(n.gpu_owner()[0], 1);
   EXPECT_EQ(n.core_group_owner()[0], 1);
@@ -140,8 +140,8 @@ TEST(NodeState, ReleaseReturnsOnlyWhatThePodHolds) {
 TEST(NodeState, HoldingsPerPodAndNumaNode) {
   NodeState n("n", test::server({}));
   // Pod 3 spans both NUMA nodes: GPUs 0 (NUMA 0) and 4 (NUMA 1), group 0 (NUMA 0), 2 GiB on 1.
-  ASSERT_TRUE(n.take(3, assignment({0, 4}, {0}, 1, 2 * kGiB)));
-  ASSERT_TRUE(n.take(5, assignment({1})));
+  ASSERT_TRUE(n.take(3, /*priority=*/0, assignment({0, 4}, {0}, 1, 2 * kGiB)));
+  ASSERT_TRUE(n.take(5, /*priority=*/0, assignment({1})));
   ASSERT_EQ(n.holdings().size(), 3u);
   EXPECT_EQ(n.holdings()[0].pod, 3);
   EXPECT_EQ(n.holdings()[0].numa, 0);

@@ -47,7 +47,7 @@ core::Status ClusterState::update_topology(int node,
   NodeState fresh(old.name(), std::move(topology));
   for (int p : old.pods()) {
     const BoundPod& bp = pods_[at(p)];
-    if (auto st = fresh.take(p, bp.assignment); !st) {
+    if (auto st = fresh.take(p, bp.pod.priority, bp.assignment); !st) {
       return core::failf(core::Domain::kCluster, core::Code::kFailedPrecondition,
                          "node '{}': the new topology no longer holds pod '{}': {}", old.name(),
                          bp.pod.name, st.error().message());
@@ -83,7 +83,7 @@ core::Result<int> ClusterState::bind(Pod pod, int node, const Assignment& assign
   }
   const int index = static_cast<int>(pods_.size());
   NodeState& n = nodes_[at(node)];
-  if (auto st = n.take(index, assignment); !st) {
+  if (auto st = n.take(index, pod.priority, assignment); !st) {
     return std::unexpected(st.error().with_context(fmt::format("binding pod '{}'", pod.name)));
   }
   BoundPod bp;

@@ -36,7 +36,7 @@ NodeState::NodeState(std::string name, std::shared_ptr<const hw::HostTopology> t
   free_ = capacity_per_numa(t);
 }
 
-core::Status NodeState::take(int pod, const Assignment& a) {
+core::Status NodeState::take(int pod, std::int32_t priority, const Assignment& a) {
   const hw::HostTopology& t = *topology_;
   const auto refuse = [&](std::string what) {
     return core::failf(core::Domain::kCluster, core::Code::kFailedPrecondition,
@@ -119,6 +119,7 @@ core::Status NodeState::take(int pod, const Assignment& a) {
       h.pod = pod;
       h.numa = static_cast<int>(j);
       h.amount = held[j];
+      h.priority = priority;
       // After the pod's earlier entries (a second take for the same pod), so they stay together.
       const auto last = std::find_if(holdings_.rbegin(), holdings_.rend(),
                                      [&](const Holding& x) { return x.pod == pod; });

@@ -61,11 +61,14 @@ struct NumaFree {
 // and their cores, and its allocatable memory (kUnlimitedMemory when its size is unknown).
 std::vector<NumaFree> capacity_per_numa(const hw::HostTopology& topology);
 
-// What one pod holds on one NUMA node of its node, in the units NumaFree counts.
+// What one pod holds on one NUMA node of its node, in the units NumaFree counts, and the pod's
+// priority: a preemption search compares it for every holding of every node, and reading it here
+// saves a lookup in the pod table that misses the cache on a large cluster.
 struct Holding {
   int pod = -1;
   int numa = 0;
   NumaFree amount;
+  std::int32_t priority = 0;
 };
 
 class NodeState {
@@ -89,10 +92,11 @@ class NodeState {
   // pods in take order: what a preemption search gives back without walking the assignments.
   const std::vector<Holding>& holdings() const { return holdings_; }
 
-  // Takes the resources of `a` for pod `pod`; fails (kCluster, kFailedPrecondition) without
-  // changing anything when any of them is already held, listed twice, out of range, or more memory
-  // than the NUMA node has free (or than 2^63 bytes in all, where its size is unknown).
-  core::Status take(int pod, const Assignment& a);
+  // Takes the resources of `a` for pod `pod` of priority `priority`; fails (kCluster,
+  // kFailedPrecondition) without changing anything when any of them is already held, listed twice,
+  // out of range, or more memory than the NUMA node has free (or than 2^63 bytes in all, where its
+  // size is unknown).
+  core::Status take(int pod, std::int32_t priority, const Assignment& a);
   // Returns everything pod `pod` holds here.
   void release(int pod, const Assignment& a);
 
