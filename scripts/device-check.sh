@@ -13,8 +13,8 @@
 #   colocation   two processes under tesserad: an inference (a decode loop in CUDA graphs) and a
 #                trainer (a compute loop), each alone, then together under the daemon with green
 #                contexts under priority-fill (fixed and --slo-guided) and cogpu (with MPS when
-#                nvidia-cuda-mps-control is there), priority-fill without MPS, and the gate: the
-#                inference's step P50/P99
+#                nvidia-cuda-mps-control is there), priority-fill without MPS, MPS percentages
+#                (the trainer capped at 50%, with MPS) and the gate: the inference's step P50/P99
 #                against alone, the trainer's rate, what each interposer saw
 #                (DEVICE_CHECK_COLOCATION_MS per run, default 5000)
 #   bench:NAME   every bench/*cuda_*_bench and the interposer's (Google Benchmark, JSON)
@@ -227,9 +227,10 @@ colocation() {
   local body
   body=$(printf '"hp_alone": %s, "be_alone": %s, "tpot_slo_ms": %s' \
     "$(json_or_null "$WORK/hp-alone.json")" "$(json_or_null "$WORK/be-alone.json")" "$tpot")
-  local run setup policy mechanism dpid mps_args policy_args
+  local run setup policy mechanism dpid mps_args policy_args be_env
   for run in green-contexts+mps/priority-fill green-contexts+mps/priority-fill-slo \
-    green-contexts+mps/cogpu green-contexts/priority-fill gate/priority-fill; do
+    green-contexts+mps/cogpu green-contexts/priority-fill mps-percentage+mps/priority-fill \
+    gate/priority-fill; do
     setup=${run%/*}
     policy=${run#*/}
     policy_args=(--policy "$policy")
@@ -242,6 +243,9 @@ colocation() {
       mps_args=(--mps --mps-pipe-dir "$WORK/mps")
       export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps
     fi
+    # Under MPS percentages the trainer's share is its cap.
+    be_env=()
+    [ "$mechanism" = mps-percentage ] && be_env=(TESSERA_SM_SHARE=0.5)
     rm -f "$sock"
     run=${run//\//-}
     "$TESSERA" daemon --mechanism "$mechanism" "${policy_args[@]}" --socket "$sock" \
@@ -252,8 +256,8 @@ colocation() {
       TESSERA_CLASS=latency-critical TESSERA_TPOT_SLO_MS=$tpot \
       TESSERA_INTERPOSE_LOG=$WORK/hp-$run.summary.json "$app" decode "$ms" >"$WORK/hp-$run.json" &
     local hp=$!
-    LD_PRELOAD=$lib TESSERA_DAEMON_SOCKET=$sock TESSERA_TENANT=train TESSERA_CLASS=best-effort \
-      TESSERA_INTERPOSE_LOG=$WORK/be-$run.summary.json "$app" gemm "$ms" >"$WORK/be-$run.json" &
+    env "${be_env[@]}" LD_PRELOAD=$lib TESSERA_DAEMON_SOCKET=$sock TESSERA_TENANT=train \
+      TESSERA_CLASS=best-effort TESSERA_INTERPOSE_LOG=$WORK/be-$run.summary.json "$app" gemm "$ms" >"$WORK/be-$run.json" &
     local be=$!
     sleep 1
     "$TESSERA" ctl list --json --socket "$sock" >"$WORK/ctl-$run.json" 2>&1

@@ -122,6 +122,31 @@ TEST(TenantTable, TheGateHoldsTheTrainerWhileTheInferenceHasWork) {
   EXPECT_FALSE(mechanism_named("mps"));
 }
 
+// mps-percentage: everyone launches on the whole GPU, busy or not; a tenant with an SM share is
+// told it in percent, rounded up, and one without is told nothing (as under any other mechanism).
+TEST(TenantTable, MpsPercentageLeavesEveryoneTheWholeGpuAndCapsByShare) {
+  TableOptions options;
+  options.mechanism = Mechanism::kMpsPercentage;
+  TenantTable t({h100()}, *make_node_policy("priority-fill"), options);
+  AssignmentPage chat{}, train{};
+  ASSERT_TRUE(t.add(tenant("chat", TenantClass::kLatencyCritical), &chat, t0));
+  ASSERT_TRUE(t.add(tenant("train", TenantClass::kBestEffort), &train, t0));
+  launch(chat, t0);
+  launch(train, t0);
+  t.tick(t0);
+  EXPECT_EQ(of(chat).sms, daemon_abi::kWholeGpuSms);
+  EXPECT_EQ(of(train).sms, daemon_abi::kWholeGpuSms) << "MPS caps it, not the page";
+  EXPECT_EQ(t.to_json()["mechanism"], "mps-percentage");
+  TenantSettings s;
+  EXPECT_EQ(t.mps_percentage(s), 0);
+  for (const auto& [share, percent] : {std::pair{0.3, 30}, {0.255, 26}, {0.001, 1}, {1.0, 100}}) {
+    s.sm_share = share;
+    EXPECT_EQ(t.mps_percentage(s), percent) << share;
+  }
+  EXPECT_EQ(table().mps_percentage(s), 0) << "not under green contexts";
+  EXPECT_EQ(*mechanism_named("mps-percentage"), Mechanism::kMpsPercentage);
+}
+
 // A decoding inference (its graph launches timed: 10 ms on 120 SMs) with a 50 ms TPOT target:
 // cogpu gives it what a step needs to take half the target, 120 x 10 / 25 = 48 SMs, and the
 // trainer the rest.

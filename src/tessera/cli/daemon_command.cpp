@@ -228,8 +228,9 @@ void add_daemon_options(CLI::App& command, DaemonFlags& f) {
   c->add_option("--mechanism", f.mechanism,
                 "green-contexts (each process in an SM range the policy sizes; needs MPS for two "
                 "processes at once), gate (best-effort launches held while a latency-critical "
-                "process has work; works on every driver) or auto (green-contexts where the "
-                "driver has green contexts and --mps runs MPS, else gate)")
+                "process has work; works on every driver), mps-percentage (each MPS client "
+                "capped at its SM share, set when CUDA starts in it) or auto (green-contexts "
+                "where the driver has green contexts and --mps runs MPS, else gate)")
       ->capture_default_str();
   c->add_flag("--mps", f.mps,
               "Run an MPS control daemon for the tenants (green contexts of several processes "
@@ -352,6 +353,11 @@ Outcome run_daemon_command(const DaemonFlags& given) {
   server.capabilities = capabilities.to_json();
   fmt::print(stderr, "tessera daemon: {}; mechanism {}{}\n", describe(capabilities),
              daemon::mechanism_name(table.mechanism), f.mechanism == "auto" ? " (auto)" : "");
+  if (table.mechanism == daemon::Mechanism::kMpsPercentage && mps == nullptr) {
+    fmt::print(stderr,
+               "tessera daemon: mps-percentage caps MPS clients only; without --mps the tenants "
+               "are capped only where an MPS control daemon of your own serves them\n");
+  }
   TESSERA_ASSIGN_OR_RETURN(
       auto daemon, daemon::ControlServer::start(
                        server, daemon::TenantTable(std::vector<gpu::PartitionGrid>(

@@ -167,16 +167,19 @@ std::string ControlServer::State::handle(Client& c, const Request& request, core
     table.tick(now);  // the newcomer gets its assignment before its first launch
     fd_out = c.page->fd();
     const std::string note = table.note_for(with_pid.settings);
+    const int percentage = table.mps_percentage(with_pid.settings);
     core::logger().info(
-        "tenant '{}' (pid {}, {}, priority {}) registered on device {}{}{}", r->tenant, c.pid,
+        "tenant '{}' (pid {}, {}, priority {}) registered on device {}{}{}{}", r->tenant, c.pid,
         tenant_class_name(with_pid.settings.tenant_class), with_pid.settings.priority, r->device,
-        downgraded.empty() ? "" : ": " + downgraded, note.empty() ? "" : "; " + note);
+        downgraded.empty() ? "" : ": " + downgraded, note.empty() ? "" : "; " + note,
+        percentage > 0 ? fmt::format("; MPS active thread percentage {}", percentage) : "");
     nlohmann::json body{{"tenant", r->tenant},
                         {"class", tenant_class_name(with_pid.settings.tenant_class)},
                         {"priority", with_pid.settings.priority},
                         {"page_version", daemon_abi::kPageVersion}};
     if (!downgraded.empty()) body["downgraded"] = downgraded;
     if (!note.empty()) body["note"] = note;
+    if (percentage > 0) body["mps_active_thread_percentage"] = percentage;
     return ok_reply(std::move(body));
   }
   if (std::holds_alternative<ListRequest>(request)) {

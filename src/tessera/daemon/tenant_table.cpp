@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
@@ -28,14 +29,27 @@ nlohmann::json assignment_json(Assignment a) {
 }  // namespace
 
 std::string_view mechanism_name(Mechanism m) {
-  return m == Mechanism::kGate ? "gate" : "green-contexts";
+  switch (m) {
+    case Mechanism::kGate: return "gate";
+    case Mechanism::kMpsPercentage: return "mps-percentage";
+    case Mechanism::kGreenContexts: break;
+  }
+  return "green-contexts";
 }
 
 core::Result<Mechanism> mechanism_named(std::string_view name) {
   if (name == "green-contexts") return Mechanism::kGreenContexts;
   if (name == "gate") return Mechanism::kGate;
-  return std::unexpected(invalid(
-      fmt::format("unknown mechanism '{}' (known: green-contexts, gate)", name.substr(0, 80))));
+  if (name == "mps-percentage") return Mechanism::kMpsPercentage;
+  return std::unexpected(invalid(fmt::format(
+      "unknown mechanism '{}' (known: green-contexts, gate, mps-percentage)", name.substr(0, 80))));
+}
+
+int TenantTable::mps_percentage(const TenantSettings& settings) const {
+  if (options_.mechanism != Mechanism::kMpsPercentage || !(settings.sm_share > 0)) return 0;
+  // MPS takes whole percents; rounding up never gives less than the share asked for.
+  const double percent = std::ceil(settings.sm_share * 100 - 1e-9);
+  return static_cast<int>(std::clamp(percent, 1.0, 100.0));
 }
 
 TenantTable::TenantTable(std::vector<gpu::PartitionGrid> devices,
@@ -164,8 +178,12 @@ void TenantTable::decide(int device, core::Nanos now, int& changes) {
   if (on.empty()) return;
   const gpu::PartitionGrid& grid = devices_[static_cast<std::size_t>(device)];
   follow_slack(device, on);
-  std::optional<std::vector<Assignment>> next =
-      options_.mechanism == Mechanism::kGate ? gate(on) : ask_policy(on, device, now);
+  std::optional<std::vector<Assignment>> next;
+  switch (options_.mechanism) {
+    case Mechanism::kGate: next = gate(on); break;
+    case Mechanism::kMpsPercentage: next = whole_gpu(on); break;
+    case Mechanism::kGreenContexts: next = ask_policy(on, device, now); break;
+  }
   if (!next) return;
   for (std::size_t i = 0; i < on.size(); ++i) {
     Tenant& t = *on[i];
@@ -246,6 +264,11 @@ std::vector<Assignment> TenantTable::gate(const std::vector<Tenant*>& on) {
     out.push_back({.first_sm = 0, .sms = held ? daemon_abi::kHoldSms : daemon_abi::kWholeGpuSms});
   }
   return out;
+}
+
+std::vector<Assignment> TenantTable::whole_gpu(const std::vector<Tenant*>& on) {
+  return std::vector<Assignment>(on.size(),
+                                 Assignment{.first_sm = 0, .sms = daemon_abi::kWholeGpuSms});
 }
 
 std::vector<TenantView> TenantTable::tenants() const {

@@ -40,7 +40,15 @@ namespace tessera::daemon {
 //                   interposer's hold limit), and go to the whole GPU otherwise; latency-critical
 //                   processes always launch on the whole GPU. Works on every driver; the policy
 //                   is not asked.
-enum class Mechanism { kGreenContexts, kGate };
+//   mps-percentage: every process launches on the whole GPU as an MPS client, capped at a fixed
+//                   share of the SMs: a tenant with an SM share (TESSERA_SM_SHARE, or one set
+//                   with `ctl set --sm-share` and kept in the settings file) is told
+//                   CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = its share in percent, rounded up, in
+//                   its registration reply, and the interposer sets it before CUDA starts in
+//                   the process (it registers at cuInit). MPS reads it once, so the cap holds
+//                   for the process's life; caps may overlap (they limit, they do not reserve).
+//                   Needs MPS (--mps, or a control daemon of one's own); the policy is not asked.
+enum class Mechanism { kGreenContexts, kGate, kMpsPercentage };
 std::string_view mechanism_name(Mechanism m);
 core::Result<Mechanism> mechanism_named(std::string_view name);
 
@@ -101,6 +109,10 @@ class TenantTable {
                          settings.tpot_slo > 0 || settings.ttft_slo > 0);
   }
   Mechanism mechanism() const { return options_.mechanism; }
+  // The CUDA_MPS_ACTIVE_THREAD_PERCENTAGE a tenant registering with `settings` is told: under
+  // mps-percentage its SM share in percent, rounded up (1 to 100); 0 (nothing to set) otherwise
+  // or without a share.
+  int mps_percentage(const TenantSettings& settings) const;
 
   // One policy round; returns how many assignments changed.
   int tick(core::Nanos now);
@@ -143,6 +155,8 @@ class TenantTable {
   // moves the device's reserve (gpu::next_reserve, against half its TPOT target).
   void follow_slack(int device, const std::vector<Tenant*>& on);
   static std::vector<daemon_abi::Assignment> gate(const std::vector<Tenant*>& on);
+  // Every tenant on the whole GPU (mps-percentage: MPS holds each to its cap).
+  static std::vector<daemon_abi::Assignment> whole_gpu(const std::vector<Tenant*>& on);
 
   std::vector<gpu::PartitionGrid> devices_;
   std::unique_ptr<NodePolicy> policy_;

@@ -73,9 +73,10 @@ Running start(const std::string& program, std::vector<std::string> args,
   for (const std::string* path : {&r.fake_log, &r.summary, &r.output}) std::remove(path->c_str());
   env.emplace("FAKE_CUDA_LOG", r.fake_log);
   env.emplace("TESSERA_INTERPOSE_LOG", r.summary);
-  for (const char* key : {"TESSERA_PARTITION_SMS", "TESSERA_TENANT", "LD_PRELOAD",
-                          "FAKE_CUDA_SCRIPT", "TESSERA_INTERPOSE_VERBOSE", "TESSERA_DAEMON_SOCKET",
-                          "TESSERA_CLASS", "TESSERA_PRIORITY"}) {
+  for (const char* key :
+       {"TESSERA_PARTITION_SMS", "TESSERA_TENANT", "LD_PRELOAD", "FAKE_CUDA_SCRIPT",
+        "TESSERA_INTERPOSE_VERBOSE", "TESSERA_DAEMON_SOCKET", "TESSERA_CLASS", "TESSERA_PRIORITY",
+        "TESSERA_SM_SHARE", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"}) {
     env.emplace(key, "");
   }
   std::vector<std::string> entries;
@@ -883,6 +884,33 @@ TEST_F(Interpose, TheGateHoldsTheTrainerWhileTheInferenceRuns) {
   EXPECT_GE(be.summary.at("daemon").at("held_launches").get<int>(), 1);
   EXPECT_EQ(be.summary.at("daemon").at("hold_timeouts"), 0);
   for (const json& l : launches(hp.fake_log)) EXPECT_EQ(l.at("green_ctx"), 0);
+}
+
+// mps-percentage: a process registers when CUDA starts in it and the driver's cuInit sees the
+// percentage the daemon gave (its SM share, rounded up), or a lower one its environment already
+// had; a process without a share gets none. Every launch goes to the whole GPU.
+TEST_F(Interpose, MpsPercentageIsInTheEnvironmentBeforeCudaStarts) {
+  tessera::daemon::TableOptions options;
+  options.mechanism = tessera::daemon::Mechanism::kMpsPercentage;
+  InProcessDaemon daemon(options);
+  const auto seen_at_init = [&](const char* share, const char* own) {
+    auto env = daemon_env(daemon.path(), "train", "best-effort");
+    env["TESSERA_SM_SHARE"] = share;
+    env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = own;
+    const Outcome r = run(TESSERA_INTERPOSE_DRIVER_APP, "launches", env);
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(r.summary.at("daemon").at("registered"), true) << r.output;
+    for (const json& l : launches(r.fake_log)) EXPECT_EQ(l.at("green_ctx"), 0) << l.dump();
+    EXPECT_GE(entry(r, "cuLaunchKernel").at("why").value("assigned_whole_gpu", 0), 1)
+        << r.summary.dump();
+    return std::pair{r.fake_log.at("init").at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
+                     r.summary.at("daemon").at("mps_active_thread_percentage")};
+  };
+  EXPECT_EQ(seen_at_init("0.3", ""), std::pair(json("30"), json(30)));
+  EXPECT_EQ(seen_at_init("0.255", ""), std::pair(json("26"), json(26))) << "rounded up";
+  EXPECT_EQ(seen_at_init("0.3", "20"), std::pair(json("20"), json(20))) << "the lower cap holds";
+  EXPECT_EQ(seen_at_init("0.3", "50"), std::pair(json("30"), json(30)));
+  EXPECT_EQ(seen_at_init("", ""), std::pair(json(nullptr), json(0))) << "no share, no cap";
 }
 
 // A process that registered and then forked a worker (which never launches) exits: the worker

@@ -6,8 +6,9 @@
 //   TESSERA_MEMORY_LIMIT=bytes    refuse device allocations past this much (memory_ledger.hpp's
 //                                 units: 20GiB, 512MiB, ...); cuMemGetInfo answers with it.
 //                                 Absent: allocations are counted, not limited
-//   TESSERA_DAEMON_SOCKET=path    register with tesserad there at the first launch or allocation
-//                                 and follow what it assigns (daemon_link.hpp);
+//   TESSERA_DAEMON_SOCKET=path    register with tesserad there when CUDA starts (cuInit), else
+//                                 at the first launch or allocation, and follow what it assigns
+//                                 (daemon_link.hpp);
 //                                 TESSERA_PARTITION_SMS is then ignored. Unreachable: behave as
 //                                 without it
 //   TESSERA_CLASS=latency-critical|best-effort, TESSERA_PRIORITY=N, TESSERA_TPOT_SLO_MS=ms,

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -24,6 +25,7 @@ namespace {
 struct Link {
   daemon_abi::AssignmentPage* page = nullptr;
   int socket = -1;
+  int mps_percentage = 0;  // the reply's mps_active_thread_percentage; 0: none
   char error[320] = {};
 };
 
@@ -144,6 +146,11 @@ void register_with_daemon(Link& link) {
       d += std::strlen(key);
       notice_log("tesserad: %.*s", static_cast<int>(std::strcspn(d, "\"")), d);
     }
+  }
+  constexpr const char* kPercentage = "\"mps_active_thread_percentage\":";
+  if (const char* m = std::strstr(reply, kPercentage)) {
+    const long percent = std::strtol(m + std::strlen(kPercentage), nullptr, 10);
+    if (percent >= 1 && percent <= 100) link.mps_percentage = static_cast<int>(percent);
   }
   timeout = {0, 0};  // from now on the connection only waits for the daemon to go away
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
@@ -280,6 +287,11 @@ daemon_abi::AssignmentPage* daemon_page_if_attempted() {
 
 unsigned daemon_registrations() {
   return g_registrations.load(std::memory_order_relaxed);
+}
+
+int daemon_mps_percentage() {
+  const Link* l = g_attempted.load(std::memory_order_acquire);
+  return l != nullptr && l->page != nullptr ? l->mps_percentage : 0;
 }
 
 const char* daemon_link_error() {

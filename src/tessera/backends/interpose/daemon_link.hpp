@@ -1,9 +1,9 @@
 #pragma once
-// This process's registration with tesserad (TESSERA_DAEMON_SOCKET): at the first launch or
-// allocation it connects, registers (tenant name, class, priority, SLOs, SM share, device from
-// the environment), receives its assignment page's fd with the reply (SCM_RIGHTS) and maps it. The
-// connection stays open for the process's life: it is how the daemon knows the tenant is alive, and
-// closing it (exit, crash) releases the tenant's SMs.
+// This process's registration with tesserad (TESSERA_DAEMON_SOCKET): when CUDA starts in it (a
+// hooked cuInit), else at its first launch or allocation, it connects, registers (tenant name,
+// class, priority, SLOs, SM share, device from the environment), receives its assignment page's fd
+// with the reply (SCM_RIGHTS) and maps it. The connection stays open for the process's life: it is
+// how the daemon knows the tenant is alive, and closing it (exit, crash) releases the tenant's SMs.
 //
 // Fail-open: if registration fails, launches behave as without a daemon. If the daemon dies
 // later, a thread that waits on the connection sees it: launches keep their last assignment (a
@@ -27,6 +27,10 @@ daemon_abi::AssignmentPage* daemon_page_if_attempted();
 const char* daemon_link_error();
 // How many times this process registered (more than 1 after a daemon restart).
 unsigned daemon_registrations();
+// The MPS active thread percentage the first registration's reply gave (the daemon's
+// mps-percentage mechanism), or 0. A registration after a daemon restart cannot change it: MPS
+// read it when CUDA started.
+int daemon_mps_percentage();
 
 // CLOCK_MONOTONIC in ns (vDSO: no system call), the clock the page's times are in.
 unsigned long long monotonic_ns();

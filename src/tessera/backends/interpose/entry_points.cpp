@@ -29,6 +29,7 @@ constexpr const char* kSymbols[kEntryCount] = {
     "cuMemAllocFromPoolAsync_ptsz",
     "cuMemAllocPitch_v2",
     "cuMemAllocManaged",
+    "cuInit",
 };
 
 }  // namespace
@@ -59,7 +60,8 @@ int family_by_base_name(const char* symbol) {
   if (std::strcmp(symbol, "cuGetProcAddress") == 0) return static_cast<int>(Entry::kGetProcAddress);
   // A memory entry's base name is its symbol less "_v2" or "_ptsz"; the plain variant comes first.
   const std::size_t n = std::strlen(symbol);
-  for (int i = kFirstMemoryEntry; i < kEntryCount; ++i) {
+  if (std::strcmp(symbol, "cuInit") == 0) return static_cast<int>(Entry::kInit);
+  for (int i = kFirstMemoryEntry; i < static_cast<int>(Entry::kInit); ++i) {
     const char* exported = kSymbols[i];
     if (std::strncmp(symbol, exported, n) != 0) continue;
     const char* rest = exported + n;

@@ -30,10 +30,13 @@ enum class Entry : int {
   kMemAllocFromPoolAsyncPtsz,
   kMemAllocPitch,    // cuMemAllocPitch_v2
   kMemAllocManaged,  // unified memory
+  // CUDA's start in the process (init_hook.cpp): the last moment to set what the driver reads
+  // from the environment.
+  kInit,
 };
-inline constexpr int kEntryCount = 23;
+inline constexpr int kEntryCount = 24;
 inline constexpr int kLaunchEntryCount = 8;   // the first eight are launches
-inline constexpr int kFirstMemoryEntry = 10;  // then the two lookups, then memory
+inline constexpr int kFirstMemoryEntry = 10;  // then the two lookups, then memory, then cuInit
 
 // The exported libcuda symbol of `e` (cuda.h:159, 203-226 name the _v2 and _ptsz spellings).
 const char* entry_symbol(Entry e);
@@ -42,8 +45,8 @@ bool entry_is_ptsz(Entry e);
 // The entry whose exported symbol is `symbol`, or -1.
 int entry_by_symbol(const char* symbol);
 // The family a cuGetProcAddress request names ("cuLaunchKernel", ..., "cuGetProcAddress",
-// "cuMemAlloc", ...): the index of its plain entry, or -1. cuGetProcAddress takes base names
-// and picks the variant from its flags, so this is how an unmatched pointer is attributed.
+// "cuMemAlloc", ..., "cuInit"): the index of its plain entry, or -1. cuGetProcAddress takes base
+// names and picks the variant from its flags, so this is how an unmatched pointer is attributed.
 int family_by_base_name(const char* symbol);
 
 }  // namespace tessera::interpose

@@ -91,6 +91,7 @@ void* wrapper_of(Entry e) {
   if (e == Entry::kGetProcAddress) return reinterpret_cast<void*>(&proc_address_v1);
   if (e == Entry::kGetProcAddressV2) return reinterpret_cast<void*>(&proc_address_v2);
   if (void* w = launch_wrapper_of(e)) return w;
+  if (void* w = init_wrapper_of(e)) return w;
   return memory_wrapper_of(e);
 }
 

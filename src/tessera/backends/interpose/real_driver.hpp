@@ -64,9 +64,11 @@ const RealDriver* real_driver(bool load);
 // The wrapper that replaces the real pointer `real` (pointer identity with d.entry), or nullptr.
 void* wrapper_for_real(const RealDriver& d, void* real);
 
-// The wrapper of entry `e` (lookup_hooks.cpp); of a launch entry (launch_hooks.cpp).
+// The wrapper of entry `e` (lookup_hooks.cpp); of a launch entry (launch_hooks.cpp), a memory
+// entry (memory_hooks.cpp) and cuInit (init_hook.cpp); nullptr for the others' entries.
 void* wrapper_of(Entry e);
 void* launch_wrapper_of(Entry e);
 void* memory_wrapper_of(Entry e);
+void* init_wrapper_of(Entry e);
 
 }  // namespace tessera::interpose

@@ -9,6 +9,7 @@
 
 #include "config.hpp"
 #include "daemon_link.hpp"
+#include "init_hook.hpp"
 #include "memory_hooks.hpp"
 #include "partition.hpp"
 
@@ -136,6 +137,7 @@ void summary_json(char* text, unsigned long size) {
         daemon_registrations(), static_cast<unsigned long long>(page->launches.load()),
         static_cast<unsigned long long>(page->held_launches.load()),
         static_cast<unsigned long long>(page->hold_timeouts.load()));
+    o.add(", \"mps_active_thread_percentage\": %d", mps_percentage_at_start());
   }
   o.add("}");
   o.add(", \"partition_sms_requested\": %u, \"config_error\": ", c.partition_sms);

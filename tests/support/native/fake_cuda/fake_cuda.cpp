@@ -324,9 +324,10 @@ CUresult green_unsupported(const State& s) {
 FAKE_EXPORT CUresult cuInit(unsigned int flags) {
   return guarded("cuInit", false, [&](State& s) {
     if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
-    const char* connections = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-    s.init_log["CUDA_DEVICE_MAX_CONNECTIONS"] =
-        connections != nullptr ? json(connections) : json(nullptr);
+    for (const char* name : {"CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"}) {
+      const char* value = std::getenv(name);
+      s.init_log[name] = value != nullptr ? json(value) : json(nullptr);
+    }
     if (s.no_device) return CUDA_ERROR_NO_DEVICE;
     s.initialized = true;
     return CUDA_SUCCESS;

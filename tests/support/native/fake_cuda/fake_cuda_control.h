@@ -93,7 +93,8 @@ int fake_cuda_reset(const char* script_json);
 //                     unmodelled device attribute;
 //    "green_contexts": [{"id", "device", "requested", "sm_ids": [...], "ctx", "destroyed"}]
 //                     every green context created, with the SMs it really holds;
-//    "init": {"CUDA_DEVICE_MAX_CONNECTIONS": "32" or null},  the environment cuInit saw;
+//    "init": {"CUDA_DEVICE_MAX_CONNECTIONS": "32" or null,
+//             "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "30" or null},  the environment cuInit saw;
 //    "ops_dropped", "calls_dropped": entries past the first 200000 of each, counted, not kept}
 // Stream, context and event numbers are the fake's ids, the same in every entry.
 const char* fake_cuda_log_json(void);
