@@ -121,20 +121,18 @@ class Search {
     return all;
   }
 
-  // Calls f(i) for every node searched, in order. A decision reads every node's state, and its
-  // holdings and free counts, each in its own allocation: on a large cluster each is a cache miss,
-  // so the state of the node eight places ahead, and the holdings and free counts of the one four
-  // places ahead, are fetched while this one is searched.
+  // Calls f(i) for every node searched, in order. A decision reads every node's state (the line
+  // that points to its topology, free counts and holdings), and its holdings and free counts,
+  // each in its own allocation: on a large cluster each is a cache miss, so the state of the node
+  // eight places ahead, and the holdings and free counts of the one four places ahead, are
+  // fetched while this one is searched.
   template <typename F>
   void for_each_node(F&& f) {
     static constexpr std::size_t kAhead = 4;
     const std::vector<int> order = nodes();
     for (std::size_t k = 0; k < order.size(); ++k) {
       if (k + 2 * kAhead < order.size()) {
-        const NodeState& far = state_.node(order[k + 2 * kAhead]);
-        __builtin_prefetch(&far);
-        __builtin_prefetch(reinterpret_cast<const char*>(&far) + 64);
-        __builtin_prefetch(reinterpret_cast<const char*>(&far) + 128);
+        __builtin_prefetch(&state_.node(order[k + 2 * kAhead]));
       }
       if (k + kAhead < order.size()) {
         const NodeState& ahead = state_.node(order[k + kAhead]);

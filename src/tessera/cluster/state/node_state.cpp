@@ -28,7 +28,7 @@ std::vector<NumaFree> capacity_per_numa(const hw::HostTopology& t) {
 }
 
 NodeState::NodeState(std::string name, std::shared_ptr<const hw::HostTopology> topology)
-    : name_(std::move(name)), topology_(std::move(topology)) {
+    : topology_(std::move(topology)), name_(std::move(name)) {
   const hw::HostTopology& t = *topology_;
   gpu_owner_.assign(t.gpus().size(), -1);
   core_group_owner_.assign(t.core_groups().size(), -1);

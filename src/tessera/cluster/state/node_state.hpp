@@ -71,7 +71,9 @@ struct Holding {
   std::int32_t priority = 0;
 };
 
-class NodeState {
+// A line of its own: a preemption search reads the first three members of every node, and they
+// fill exactly one cache line.
+class alignas(64) NodeState {
  public:
   NodeState(std::string name, std::shared_ptr<const hw::HostTopology> topology);
 
@@ -101,14 +103,14 @@ class NodeState {
   void release(int pod, const Assignment& a);
 
  private:
-  std::string name_;
   std::shared_ptr<const hw::HostTopology> topology_;
+  std::vector<NumaFree> free_;
+  std::vector<Holding> holdings_;
+  std::string name_;
   std::vector<int> pods_;
   std::vector<int> gpu_owner_;
   std::vector<int> core_group_owner_;
   std::vector<std::int64_t> numa_memory_used_;
-  std::vector<NumaFree> free_;
-  std::vector<Holding> holdings_;
 };
 
 // The affinity an assignment achieves on `topology`: the widest spread of its GPUs, core groups
