@@ -59,6 +59,19 @@ core::Result<NodeGpus> discover_gpus() {
                          "give --gpu with the closest model",
                          i, name.data());
     }
+    // In MIG mode CUDA sees the GPU's instances, not its SMs: the SM ranges a policy lays out
+    // over the whole GPU would mean nothing there. (A GPU without MIG answers "not supported".)
+    unsigned mig = 0;
+    unsigned pending = 0;
+    if (api.device_get_mig_mode(device, &mig, &pending) == cuda::nvml::kSuccess &&
+        mig == cuda::nvml::kDeviceMigEnable) {
+      return core::failf(
+          core::Domain::kNvml, core::Code::kFailedPrecondition,
+          "GPU {} ({}) is in MIG mode: the daemon shares whole GPUs; take it out "
+          "of MIG mode (`sudo nvidia-smi -i {} -mig 0`, then reset the GPU) or leave "
+          "its instances to tessera's MIG level",
+          i, name.data(), i);
+    }
     if (i == 0) {
       first_name = name.data();
       TESSERA_ASSIGN_OR_RETURN(out.spec, hw::find_gpu(*catalog));
