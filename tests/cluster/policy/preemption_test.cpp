@@ -160,6 +160,41 @@ TEST(Preempt, IncrementalMinimalAndExhaustiveBestAgainstBruteForce) {
   EXPECT_GT(found, 30);  // the random clusters do exercise the searches
 }
 
+// Where the preemptor fits nowhere as the cluster stands, the incremental search that starts at
+// one victim and visits nodes from the lowest victim priority up chooses exactly what the full
+// search chooses (ties included: the random clusters share one topology and five priorities),
+// at every alpha, and says the same when nothing is found.
+TEST(Preempt, FromTheLowestVictimPriorityTheSameChoiceAsTheFullSearch) {
+  core::RandomStream rng = core::RandomStreams(2025).stream("preemption/from-lowest");
+  int compared = 0;
+  int fewer_nodes = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const ClusterState s = random_cluster(rng, 2 + static_cast<int>(rng.below(30)));
+    const Pod pod = random_preemptor(rng);
+    if (place(s, pod).placement) continue;  // the promise holds only where placement fails
+    for (const double alpha : {0.1, 0.0, 0.5, 1.0}) {
+      SCOPED_TRACE(fmt::format("trial {} alpha {}", trial, alpha));
+      PreemptionConfig config;
+      config.alpha = alpha;
+      const auto full = preempt(s, pod, PreemptionMethod::kIncremental, config);
+      config.placement_failed = true;
+      const auto fast = preempt(s, pod, PreemptionMethod::kIncremental, config);
+      ++compared;
+      ASSERT_EQ(fast.status, full.status);
+      EXPECT_EQ(fast.reason, full.reason);
+      ASSERT_EQ(fast.chosen.has_value(), full.chosen.has_value());
+      if (!full.chosen) continue;
+      EXPECT_EQ(fast.chosen->node, full.chosen->node);
+      EXPECT_EQ(fast.chosen->victims, full.chosen->victims);
+      EXPECT_EQ(fast.chosen->affinity, full.chosen->affinity);
+      EXPECT_EQ(fast.chosen->score, full.chosen->score);
+      if (fast.nodes_examined < full.nodes_examined) ++fewer_nodes;
+    }
+  }
+  EXPECT_GT(compared, 100);
+  EXPECT_GT(fewer_nodes, 50) << "the search does skip nodes";
+}
+
 TEST(Preempt, ExhaustiveMatchesIncrementalWhenTheMinimalSetIsAlsoTheBest) {
   // One node, two 1-GPU victims on NUMA 0 holding the only NUMA node that could host 2 GPUs:
   // any single victim frees a same-NUMA place; the lower priority one is best for both searches.

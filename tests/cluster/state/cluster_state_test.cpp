@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <set>
+#include <utility>
 
 #include "support/cluster_builders.hpp"
 
@@ -213,6 +215,27 @@ TEST(ClusterState, BindEvictAndFind) {
   s.evict(99);  // no-op
   // The name can be bound again once evicted.
   EXPECT_TRUE(s.bind(test::pod("ns/a", 5, 1), 0, assignment({0})));
+}
+
+// The nodes by the lowest priority they hold follow binds and evictions; a node without pods
+// leaves the order.
+TEST(ClusterState, NodesByLowestPriorityFollowBindsAndEvictions) {
+  using Order = std::set<std::pair<std::int32_t, int>>;
+  ClusterState s = test::cluster_of(3, {});
+  EXPECT_EQ(s.nodes_by_lowest_priority(), Order{});
+  const auto a = s.bind(test::pod("a", 5, 1), 1, assignment({0}));
+  const auto b = s.bind(test::pod("b", 2, 1), 1, assignment({1}));
+  const auto c = s.bind(test::pod("c", 7, 1), 2, assignment({0}));
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(s.nodes_by_lowest_priority(), (Order{{2, 1}, {7, 2}}));
+  s.evict(*b);
+  EXPECT_EQ(s.nodes_by_lowest_priority(), (Order{{5, 1}, {7, 2}}));
+  s.evict(*c);
+  EXPECT_EQ(s.nodes_by_lowest_priority(), (Order{{5, 1}}));
+  ASSERT_TRUE(s.update_topology(1, s.node(1).topology_ptr()));
+  EXPECT_EQ(s.nodes_by_lowest_priority(), (Order{{5, 1}}));
+  s.evict(*a);
+  EXPECT_EQ(s.nodes_by_lowest_priority(), Order{});
 }
 
 TEST(ClusterState, BindRecordsTheAffinityTheAssignmentReaches) {

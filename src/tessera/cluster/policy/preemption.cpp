@@ -296,6 +296,17 @@ class Search {
     return candidate(v, trial, fits, false);
   }
 
+  // The most S(C) one victim of priority `lowest` can reach on any node.
+  double one_victim_bound(std::int32_t lowest) const {
+    return s_of(std::int64_t{lowest} - p_min_ + 1, best_topology());
+  }
+  // Forgets the nodes collected so far (a search that starts over).
+  void restart() {
+    b_.victims.clear();
+    b_.reachable.clear();
+  }
+
+  const ClusterState& state() const { return state_; }
   const Pod& pod() const { return pod_; }
   const PreemptionConfig& config() const { return config_; }
   std::int64_t nodes_examined() const { return nodes_examined_; }
@@ -382,7 +393,9 @@ bool k8s_better(const K8sKey& a, const K8sKey& b) {
   return a.earliest_start_of_highest > b.earliest_start_of_highest;
 }
 
-std::string no_candidate_reason(const Search& s, PreemptionMethod m, std::int64_t pruned) {
+// `searched`: the nodes the search that found nothing went through.
+std::string no_candidate_reason(const Search& s, PreemptionMethod m, std::int64_t searched,
+                                std::int64_t pruned) {
   const Pod& pod = s.pod();
   const std::string where =
       m == PreemptionMethod::kDefaultK8s || pod.qos == Qos::kBestEffort
@@ -394,8 +407,8 @@ std::string no_candidate_reason(const Search& s, PreemptionMethod m, std::int64_
       "cores, {} bytes): {} nodes examined, {} of them out of reach even with all their "
       "lower-priority pods evicted",
       pod.priority, where, pod.name, pod.request.gpus, pod.request.cpus, pod.request.memory_bytes,
-      s.nodes_examined(), pruned);
-  if (m != PreemptionMethod::kDefaultK8s && pruned < s.nodes_examined()) {
+      searched, pruned);
+  if (m != PreemptionMethod::kDefaultK8s && pruned < searched) {
     text +=
         fmt::format("; the others need more than max_victims = {} victims", s.config().max_victims);
   }
@@ -408,22 +421,30 @@ PreemptionDecision run_flextopo(Search& s, PreemptionMethod method) {
   const bool exhaustive = method == PreemptionMethod::kExhaustive;
   const Pod& pod = s.pod();
   std::optional<PreemptionCandidate> best;
-  // Whether a set of `size` victims with S at most `bound` could still replace the best: exact
-  // pruning (branch and bound), so the choice is the one a full search makes.
-  const auto can_beat = [&](double bound, std::size_t size) {
+  // Nodes are searched in index order, so among equal candidates the first found, on the lowest
+  // node, wins. The search from the lowest victim priority visits nodes out of that order, and
+  // then an equal candidate on a lower node wins.
+  bool out_of_order = false;
+  const auto earlier_node = [&](int node) { return out_of_order && node < best->node; };
+  // Whether a set of `size` victims on `node` with S at most `bound` could still replace the
+  // best: exact pruning (branch and bound), so the choice is the one a full search makes.
+  const auto can_beat = [&](double bound, std::size_t size, int node) {
     if (!s.config().prune || !best || !satisfies(best->affinity, pod.topology)) return true;
     if (bound != best->score) return bound > best->score;
-    return exhaustive && size < best->victims.size();
+    return (exhaustive && size < best->victims.size()) || earlier_node(node);
   };
   const auto consider = [&](NodeVictims& v, std::span<const int> set) {
-    if (!can_beat(s.set_bound(v, set, s.bound_topology(v)), set.size())) return;
+    if (!can_beat(s.set_bound(v, set, s.bound_topology(v)), set.size(), v.node)) return;
     if (!set.empty() && !s.drainable(v, false)) return;
     const auto affinity = s.evaluate(v, set);
     if (!affinity || !acceptable(pod, *affinity)) return;
     // The candidate is built (allocating its victim list) only when it wins.
     const double score = s.score(v, set, *affinity);
-    if (!best || better(pod, *affinity, score, set.size(), best->affinity, best->score,
-                        best->victims.size(), exhaustive)) {
+    if (!best ||
+        better(pod, *affinity, score, set.size(), best->affinity, best->score, best->victims.size(),
+               exhaustive) ||
+        (satisfies(*affinity, pod.topology) == satisfies(best->affinity, pod.topology) &&
+         score == best->score && set.size() == best->victims.size() && earlier_node(v.node))) {
       best = s.candidate(v, set, *affinity, true);
     }
   };
@@ -432,12 +453,48 @@ PreemptionDecision run_flextopo(Search& s, PreemptionMethod method) {
     if (k > 0) {
       // First with the best topology score there is; if that could win, drain the node (once)
       // and bound again with what the node can give at best.
-      if (!can_beat(s.level_bound(v, k, s.bound_topology(v)), at(k))) return;
+      if (!can_beat(s.level_bound(v, k, s.bound_topology(v)), at(k), v.node)) return;
       if (!s.drainable(v, false)) return;
-      if (!can_beat(s.level_bound(v, k, s.bound_topology(v)), at(k))) return;
+      if (!can_beat(s.level_bound(v, k, s.bound_topology(v)), at(k), v.node)) return;
     }
     for_each_combination(v.count, k, s.idx(), [&](std::span<const int> set) { consider(v, set); });
   };
+  const auto decided = [&] {
+    d.status = best ? DecisionStatus::kChosen : DecisionStatus::kInfeasible;
+    d.chosen = std::move(best);
+    d.nodes_examined = s.nodes_examined();
+    d.sets_evaluated = s.sets_evaluated();
+  };
+  // Where no node takes the preemptor as it is, the incremental search's answer is its best
+  // single victim, if any node has one. One victim of priority p scores at most
+  // one_victim_bound(p), falling as p rises, so nodes are visited from the lowest victim
+  // priority up until no node left can reach the best found (a node that could only tie it
+  // matters only if it is a lower node). Without a single-victim candidate the full search runs.
+  const PreemptionConfig& c = s.config();
+  if (c.placement_failed && !exhaustive && c.prune && c.nodes.empty() && c.max_victims > 0) {
+    out_of_order = true;
+    const auto& order = s.state().nodes_by_lowest_priority();
+    for (auto it = order.begin(); it != order.end() && it->first < pod.priority;) {
+      const auto [lowest, node] = *it;
+      const double bound = s.one_victim_bound(lowest);
+      if (best && satisfies(best->affinity, pod.topology) && bound <= best->score) {
+        if (bound < best->score) break;
+        if (node > best->node) {  // the rest of this priority are later nodes: they cannot win
+          it = order.lower_bound({lowest + 1, std::numeric_limits<int>::min()});
+          continue;
+        }
+      }
+      nodes.push_back(s.collect(node));
+      level(nodes.back(), 1);
+      ++it;
+    }
+    out_of_order = false;
+    if (best) {
+      decided();
+      return d;
+    }
+    s.restart();
+  }
   // Size 0 (the node as it is) and, where that fails, the drain while collecting each node's
   // victims, with its data in cache: a second pass over thousands of nodes to drain them for the
   // bounds would read it all from memory again.
@@ -460,16 +517,14 @@ PreemptionDecision run_flextopo(Search& s, PreemptionMethod method) {
       for (NodeVictims& v : nodes) level(v, k);
     }
   }
-  d.status = best ? DecisionStatus::kChosen : DecisionStatus::kInfeasible;
-  d.chosen = std::move(best);
-  d.nodes_examined = s.nodes_examined();
-  d.sets_evaluated = s.sets_evaluated();
+  decided();
   if (!d.chosen) {
     // Out of reach: draining all victims is not enough (a node with none: as it is).
     const auto out = std::count_if(nodes.begin(), nodes.end(), [](const NodeVictims& v) {
       return v.drainable == 0 || v.count == 0;
     });
-    d.reason = no_candidate_reason(s, method, static_cast<std::int64_t>(out));
+    d.reason = no_candidate_reason(s, method, static_cast<std::int64_t>(nodes.size()),
+                                   static_cast<std::int64_t>(out));
   }
   return d;
 }
@@ -497,7 +552,9 @@ PreemptionDecision run_k8s(const ClusterState& state, Search& s) {
   d.chosen = std::move(best);
   d.nodes_examined = s.nodes_examined();
   d.sets_evaluated = s.sets_evaluated();
-  if (!d.chosen) d.reason = no_candidate_reason(s, PreemptionMethod::kDefaultK8s, pruned);
+  if (!d.chosen) {
+    d.reason = no_candidate_reason(s, PreemptionMethod::kDefaultK8s, s.nodes_examined(), pruned);
+  }
   return d;
 }
 

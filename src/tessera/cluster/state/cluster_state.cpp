@@ -28,6 +28,7 @@ core::Result<int> ClusterState::add_node(std::string name,
   const int index = static_cast<int>(nodes_.size());
   node_index_.emplace(name, index);
   nodes_.emplace_back(std::move(name), std::move(topology));
+  lowest_.emplace_back();
   return index;
 }
 
@@ -54,6 +55,7 @@ core::Status ClusterState::update_topology(int node,
     }
   }
   nodes_[at(node)] = std::move(fresh);
+  reindex_lowest(node);
   return {};
 }
 
@@ -96,6 +98,7 @@ core::Result<int> ClusterState::bind(Pod pod, int node, const Assignment& assign
   priorities_.push_back(bp.pod.priority);
   ++bound_priorities_[bp.pod.priority];
   pods_.push_back(std::move(bp));
+  reindex_lowest(node);
   return index;
 }
 
@@ -104,10 +107,23 @@ void ClusterState::evict(int index) {
   BoundPod& bp = pods_[at(index)];
   if (bp.node < 0) return;
   nodes_[at(bp.node)].release(index, bp.assignment);
+  reindex_lowest(bp.node);
   bound_index_.erase(bp.pod.name);
   bp.node = -1;
   const auto it = bound_priorities_.find(bp.pod.priority);
   if (--it->second == 0) bound_priorities_.erase(it);
+}
+
+void ClusterState::reindex_lowest(int node) {
+  std::optional<std::int32_t> lowest;
+  for (const Holding& h : nodes_[at(node)].holdings()) {
+    if (!lowest || h.priority < *lowest) lowest = h.priority;
+  }
+  std::optional<std::int32_t>& indexed = lowest_[at(node)];
+  if (lowest == indexed) return;
+  if (indexed) by_lowest_.erase({*indexed, node});
+  if (lowest) by_lowest_.emplace(*lowest, node);
+  indexed = lowest;
 }
 
 std::optional<std::int32_t> ClusterState::lowest_bound_priority() const {

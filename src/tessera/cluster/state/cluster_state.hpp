@@ -3,9 +3,11 @@
 // to them. A plain value: the policies read it and return decisions; the extender and the cluster
 // simulator apply those decisions with bind() and evict().
 
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -43,6 +45,11 @@ class ClusterState {
   std::int32_t priority(int i) const { return priorities_[static_cast<std::size_t>(i)]; }
   // The lowest priority of any pod bound now; nullopt when none is.
   std::optional<std::int32_t> lowest_bound_priority() const;
+  // The nodes that hold pods, as (lowest priority among the pods holding resources there, node),
+  // in that order: where a preemption search finds the cheapest victims first.
+  const std::set<std::pair<std::int32_t, int>>& nodes_by_lowest_priority() const {
+    return by_lowest_;
+  }
 
   // Binds `pod` to `node` with `assignment` (placement.hpp computes one). Fails without changing
   // anything when the pod name is already bound or the resources are held.
@@ -51,12 +58,17 @@ class ClusterState {
   void evict(int index);
 
  private:
+  // Brings `node`'s entry in by_lowest_ up to date with its holdings.
+  void reindex_lowest(int node);
+
   std::vector<NodeState> nodes_;
   std::vector<BoundPod> pods_;
   std::unordered_map<std::string, int> node_index_;
   std::unordered_map<std::string, int> bound_index_;  // pod name -> index, bound pods only
   std::vector<std::int32_t> priorities_;              // by pod index
   std::map<std::int32_t, int> bound_priorities_;      // priority -> how many bound pods have it
+  std::vector<std::optional<std::int32_t>> lowest_;   // by node: its by_lowest_ key, if any
+  std::set<std::pair<std::int32_t, int>> by_lowest_;
 };
 
 // A node's topology graph with its allocation status and users (FlexTopo's status / used-by), as

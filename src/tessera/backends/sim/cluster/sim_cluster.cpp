@@ -64,7 +64,10 @@ struct Job {
 class Simulation {
  public:
   Simulation(const ClusterScenario& sc, const ClusterSimOptions& opts)
-      : sc_(sc), opts_(opts), streams_(sc.seed), placement_(state_) {}
+      : sc_(sc), opts_(opts), streams_(sc.seed), preemption_(sc.preemption), placement_(state_) {
+    // A pod preempts only after its placement failed on the same state.
+    preemption_.placement_failed = true;
+  }
 
   core::Result<ClusterSimResult> run();
 
@@ -96,6 +99,7 @@ class Simulation {
   core::RandomStreams streams_;
   Engine engine_;
   cluster::ClusterState state_;
+  cluster::PreemptionConfig preemption_;
   cluster::PreemptionWorkspace preemption_workspace_;
   detail::PlacementIndex placement_;  // cluster::place's answers, kept current with state_
   std::vector<std::shared_ptr<const hw::HostTopology>> shapes_;  // one per node shape
@@ -314,7 +318,7 @@ core::Result<bool> Simulation::schedule(int j, Nanos now) {
   const bool outranks = !bound_prio_.empty() && bound_prio_.begin()->first < job.pod.priority;
   if (!outranks || now < job.next_preempt) return false;
   const auto decision =
-      cluster::preempt(state_, job.pod, sc_.method, sc_.preemption, preemption_workspace_);
+      cluster::preempt(state_, job.pod, sc_.method, preemption_, preemption_workspace_);
   TESSERA_TRY(detail::refuse_invalid(decision.status, job.pod, decision.reason));
   PreemptionRecord rec = detail::start_record(job.pod, job.pod_class, sc_.method);
   rec.time = now;
