@@ -1,26 +1,34 @@
 #!/usr/bin/env bash
 # Installs what tessera needs to build and test, from Debian 12's packages, and the JavaScript the
-# validation report inlines (third_party/js, from the npm registry).
+# validation report inlines (third_party/js, from the npm registry). `image` installs only what
+# building the program needs; `clang` adds the sanitizer and fuzzing toolchain.
 # Idempotent: packages already present are not touched, apt is not called at all when nothing is
 # missing, and npm only when third_party/js/node_modules is missing or older than its lock file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# What building the tessera program needs (npm fetches the report's JavaScript at configure time).
 packages=(
   g++ cmake ninja-build
   libfmt-dev libspdlog-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
   pkgconf libhwloc-dev libpugixml-dev libcpp-httplib-dev libmicrohttpd-dev libgnutls28-dev openssl libfccp-dev libnlopt-cxx-dev
-  prometheus-cpp-dev prometheus
-  nodejs npm chromium
+  prometheus-cpp-dev
+  nodejs npm
 )
 
-# `install-deps.sh clang`: also Debian's clang 19 with its sanitizer runtimes and libFuzzer, for
-# the sanitizer builds (./run.sh test-asan, test-tsan) and scripts/run-fuzz.sh (clang 14 cannot
-# compile libstdc++ 12's std::expected).
-if [ "${1:-}" = clang ]; then
-  packages+=(clang-19 libclang-rt-19-dev llvm-19)
-fi
+case "${1:-}" in
+  # `install-deps.sh image`: only those, for the container image's build stage (Dockerfile),
+  # which builds neither the tests nor the benchmarks.
+  image) ;;
+  # `install-deps.sh clang`: also Debian's clang 19 with its sanitizer runtimes and libFuzzer, for
+  # the sanitizer builds (./run.sh test-asan, test-tsan) and scripts/run-fuzz.sh (clang 14 cannot
+  # compile libstdc++ 12's std::expected).
+  clang) packages+=(libgtest-dev libgmock-dev libbenchmark-dev prometheus chromium
+    clang-19 libclang-rt-19-dev llvm-19) ;;
+  # The tests and benchmarks: GoogleTest, Google Benchmark, promtool (checks the metrics
+  # expositions), headless Chromium (checks the reports).
+  *) packages+=(libgtest-dev libgmock-dev libbenchmark-dev prometheus chromium) ;;
+esac
 
 # What installed packages provide counts as present: NodeSource's nodejs bundles npm and conflicts
 # with Debian's.

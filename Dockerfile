@@ -1,0 +1,30 @@
+# One image for every tessera command: the scheduler extender, the node agent, the node daemon,
+# the simulators and `tessera ctl`. Build it from the repository's root:
+#   docker build -t tessera:0.1.0 .
+# (the tag deploy/ runs). Two stages on Debian 12: the first builds the program and the
+# interposer with the project's own dependency script; the second holds them and the shared
+# libraries they link (tests/cli/dockerfile_check.sh checks that list against the built program)
+# and runs as a user without privileges. The node daemon's DaemonSet runs it as root, to own the
+# host's /run/tessera.
+
+FROM debian:12 AS build
+WORKDIR /src
+COPY . .
+RUN ./scripts/install-deps.sh image \
+ && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=ON \
+      -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_BENCH=OFF \
+ && cmake --build build --target tessera tessera_interpose \
+ && cmake --install build --component tessera_runtime --prefix /out/usr/local
+
+FROM debian:12-slim
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libcpp-httplib0.11 libfmt9 libgnutls30 libhwloc15 libmicrohttpd12 libnlopt0 \
+      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libpugixml1v5 libspdlog1.10 \
+      libyaml-cpp0.7 \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin tessera
+COPY --from=build /out/usr/local/ /usr/local/
+USER 10001
+ENTRYPOINT ["/usr/local/bin/tessera"]
+CMD ["--help"]
