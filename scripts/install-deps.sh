@@ -42,20 +42,24 @@ for p in "${packages[@]}"; do
   fi
 done
 
-# vega, vega-lite and vega-embed at the versions package-lock.json pins; npm ci rewrites
-# node_modules/.package-lock.json, so that file's age says whether the install is current.
+# vega, vega-lite and vega-embed at the versions third_party/js/package-lock.json pins, and (not
+# for the image) what the manifest test checks with, in tests/k8s/manifest_types. npm ci rewrites
+# node_modules/.package-lock.json, so that file's age says whether an install is current.
 npm_install() {
-  local js=third_party/js
-  if [ ! -e "$js/node_modules/.package-lock.json" ] ||
-    [ "$js/package-lock.json" -nt "$js/node_modules/.package-lock.json" ]; then
-    echo "install-deps: npm ci in $js"
-    (cd "$js" && npm ci --no-audit --no-fund --loglevel=error)
-  fi
+  local dirs=(third_party/js)
+  [ "${1:-}" = image ] || dirs+=(tests/k8s/manifest_types)
+  for js in "${dirs[@]}"; do
+    if [ ! -e "$js/node_modules/.package-lock.json" ] ||
+      [ "$js/package-lock.json" -nt "$js/node_modules/.package-lock.json" ]; then
+      echo "install-deps: npm ci in $js"
+      (cd "$js" && npm ci --no-audit --no-fund --loglevel=error)
+    fi
+  done
 }
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  npm_install
+  npm_install "${1:-}"
   exit 0
 fi
 
@@ -70,4 +74,4 @@ fi
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-npm_install
+npm_install "${1:-}"

@@ -121,6 +121,10 @@ TEST(SchedulerConfig, ManifestsRunTheImageOfThisVersion) {
     }
   }
   EXPECT_EQ(containers, 3);
+  // The example tenant copies the interposer out of the same image.
+  const YAML::Node tenant =
+      YAML::LoadFile(std::string(TESSERA_SOURCE_DIR) + "/examples/daemon/tenant-pod.yaml");
+  EXPECT_EQ(tenant["spec"]["initContainers"][0]["image"].as<std::string>(), image);
 }
 
 }  // namespace
