@@ -97,14 +97,21 @@ TEST(TenantTable, WhenTheInferenceGoesIdleTheTrainerGetsTheGpuAndGivesItBack) {
   EXPECT_EQ(of(train).first_sm, 120u);
 }
 
+// A table under mechanism `m` with an inference ("chat") and a trainer ("train") registered.
+TenantTable chat_and_trainer(Mechanism m, const char* policy, AssignmentPage& chat,
+                             AssignmentPage& train) {
+  TableOptions options;
+  options.mechanism = m;
+  TenantTable t({h100()}, *make_node_policy(policy), options);
+  EXPECT_TRUE(t.add(tenant("chat", TenantClass::kLatencyCritical), &chat, t0));
+  EXPECT_TRUE(t.add(tenant("train", TenantClass::kBestEffort), &train, t0));
+  return t;
+}
+
 // The gate: no partitions; the trainer's launches are held while the inference has work.
 TEST(TenantTable, TheGateHoldsTheTrainerWhileTheInferenceHasWork) {
-  TableOptions options;
-  options.mechanism = Mechanism::kGate;
-  TenantTable t({h100()}, *make_node_policy("cogpu"), options);
   AssignmentPage chat{}, train{};
-  ASSERT_TRUE(t.add(tenant("chat", TenantClass::kLatencyCritical), &chat, t0));
-  ASSERT_TRUE(t.add(tenant("train", TenantClass::kBestEffort), &train, t0));
+  TenantTable t = chat_and_trainer(Mechanism::kGate, "cogpu", chat, train);
   launch(train, t0);
   t.tick(t0);
   EXPECT_EQ(of(train).sms, daemon_abi::kWholeGpuSms) << "alone with work: the whole GPU";
@@ -125,12 +132,8 @@ TEST(TenantTable, TheGateHoldsTheTrainerWhileTheInferenceHasWork) {
 // mps-percentage: everyone launches on the whole GPU, busy or not; a tenant with an SM share is
 // told it in percent, rounded up, and one without is told nothing (as under any other mechanism).
 TEST(TenantTable, MpsPercentageLeavesEveryoneTheWholeGpuAndCapsByShare) {
-  TableOptions options;
-  options.mechanism = Mechanism::kMpsPercentage;
-  TenantTable t({h100()}, *make_node_policy("priority-fill"), options);
   AssignmentPage chat{}, train{};
-  ASSERT_TRUE(t.add(tenant("chat", TenantClass::kLatencyCritical), &chat, t0));
-  ASSERT_TRUE(t.add(tenant("train", TenantClass::kBestEffort), &train, t0));
+  TenantTable t = chat_and_trainer(Mechanism::kMpsPercentage, "priority-fill", chat, train);
   launch(chat, t0);
   launch(train, t0);
   t.tick(t0);
