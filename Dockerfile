@@ -23,7 +23,7 @@ RUN apt-get update \
       libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libpugixml1v5 libspdlog1.10 \
       libyaml-cpp0.7 \
  && rm -rf /var/lib/apt/lists/* \
- && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin tessera
+ && useradd --uid 10001 --no-create-home --shell /usr/sbin/nologin tessera
 COPY --from=build /out/usr/local/ /usr/local/
 USER 10001
 ENTRYPOINT ["/usr/local/bin/tessera"]
