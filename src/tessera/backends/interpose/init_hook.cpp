@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 
 #include "config.hpp"
 #include "daemon_link.hpp"
@@ -25,7 +26,9 @@ using InitFn = CUresult (*)(unsigned);
 
 constexpr const char* kPercentageVariable = "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE";
 
-std::atomic<bool> g_prepared{false};
+// Every cuInit waits for the first to finish preparing: a second thread's real cuInit must not
+// start CUDA before the variable is set.
+std::once_flag g_prepared;
 std::atomic<int> g_percentage{0};
 
 // A percentage the environment already holds (1-100), or 0.
@@ -40,7 +43,6 @@ int percentage_in_environment() {
 // Once per process, at its first cuInit. setenv is not safe beside another thread's getenv; at
 // CUDA's start the application's own threads have yet to touch CUDA, the usual place for it.
 void prepare_environment() {
-  if (g_prepared.exchange(true)) return;
   const int own = percentage_in_environment();
   g_percentage.store(own, std::memory_order_relaxed);
   if (config().daemon_socket[0] == '\0' || daemon_page() == nullptr) return;
@@ -63,7 +65,7 @@ void prepare_environment() {
 }
 
 CUresult init(unsigned flags) {
-  prepare_environment();
+  std::call_once(g_prepared, prepare_environment);
   const auto real =
       reinterpret_cast<InitFn>(real_driver(false)->entry[static_cast<int>(Entry::kInit)]);
   return real(flags);
