@@ -160,10 +160,10 @@ TEST(Preempt, IncrementalMinimalAndExhaustiveBestAgainstBruteForce) {
   EXPECT_GT(found, 30);  // the random clusters do exercise the searches
 }
 
-// Where the preemptor fits nowhere as the cluster stands, the incremental search that starts at
-// one victim and visits nodes from the lowest victim priority up chooses exactly what the full
-// search chooses (ties included: the random clusters share one topology and five priorities),
-// at every alpha, and says the same when nothing is found.
+// Where the preemptor fits nowhere as the cluster stands, the searches that visit nodes from the
+// lowest victim priority up choose exactly what the full searches choose (ties included: the
+// random clusters share one topology and five priorities), at every alpha, and say the same when
+// nothing is found.
 TEST(Preempt, FromTheLowestVictimPriorityTheSameChoiceAsTheFullSearch) {
   core::RandomStream rng = core::RandomStreams(2025).stream("preemption/from-lowest");
   int compared = 0;
@@ -172,13 +172,20 @@ TEST(Preempt, FromTheLowestVictimPriorityTheSameChoiceAsTheFullSearch) {
     const ClusterState s = random_cluster(rng, 2 + static_cast<int>(rng.below(30)));
     const Pod pod = random_preemptor(rng);
     if (place(s, pod).placement) continue;  // the promise holds only where placement fails
-    for (const double alpha : {0.1, 0.0, 0.5, 1.0}) {
-      SCOPED_TRACE(fmt::format("trial {} alpha {}", trial, alpha));
+    for (const auto& [method, alpha] : {std::pair{PreemptionMethod::kIncremental, 0.1},
+                                        {PreemptionMethod::kIncremental, 0.0},
+                                        {PreemptionMethod::kIncremental, 0.5},
+                                        {PreemptionMethod::kIncremental, 1.0},
+                                        {PreemptionMethod::kExhaustive, 0.1},
+                                        {PreemptionMethod::kExhaustive, 0.0},
+                                        {PreemptionMethod::kExhaustive, 1.0}}) {
+      SCOPED_TRACE(
+          fmt::format("trial {} method {} alpha {}", trial, static_cast<int>(method), alpha));
       PreemptionConfig config;
       config.alpha = alpha;
-      const auto full = preempt(s, pod, PreemptionMethod::kIncremental, config);
+      const auto full = preempt(s, pod, method, config);
       config.placement_failed = true;
-      const auto fast = preempt(s, pod, PreemptionMethod::kIncremental, config);
+      const auto fast = preempt(s, pod, method, config);
       ++compared;
       ASSERT_EQ(fast.status, full.status);
       EXPECT_EQ(fast.reason, full.reason);

@@ -431,7 +431,8 @@ PreemptionDecision run_flextopo(Search& s, PreemptionMethod method) {
   const auto can_beat = [&](double bound, std::size_t size, int node) {
     if (!s.config().prune || !best || !satisfies(best->affinity, pod.topology)) return true;
     if (bound != best->score) return bound > best->score;
-    return (exhaustive && size < best->victims.size()) || earlier_node(node);
+    if (exhaustive && size != best->victims.size()) return size < best->victims.size();
+    return earlier_node(node);
   };
   const auto consider = [&](NodeVictims& v, std::span<const int> set) {
     if (!can_beat(s.set_bound(v, set, s.bound_topology(v)), set.size(), v.node)) return;
@@ -465,27 +466,31 @@ PreemptionDecision run_flextopo(Search& s, PreemptionMethod method) {
     d.nodes_examined = s.nodes_examined();
     d.sets_evaluated = s.sets_evaluated();
   };
-  // Where no node takes the preemptor as it is, the incremental search's answer is its best
-  // single victim, if any node has one. One victim of priority p scores at most
-  // one_victim_bound(p), falling as p rises, so nodes are visited from the lowest victim
-  // priority up until no node left can reach the best found (a node that could only tie it
-  // matters only if it is a lower node). Without a single-victim candidate the full search runs.
+  // Where no node takes the preemptor as it is, every candidate has victims, and none on a node
+  // whose lowest victim priority is p scores more than one_victim_bound(p), which falls as p
+  // rises. So nodes are visited from the lowest victim priority up until no node left can reach
+  // the best found; one that could only tie it matters only where it could win the tie (a lower
+  // node; for the exhaustive search, also fewer victims than the best's). The incremental
+  // search's answer is then its best single victim, if any node has one; the exhaustive search
+  // weighs every size on each node visited. Without a candidate the full search runs.
   const PreemptionConfig& c = s.config();
-  if (c.placement_failed && !exhaustive && c.prune && c.nodes.empty() && c.max_victims > 0) {
+  if (c.placement_failed && c.prune && c.nodes.empty() && c.max_victims > 0) {
     out_of_order = true;
+    const int sizes = exhaustive ? c.max_victims : 1;
     const auto& order = s.state().nodes_by_lowest_priority();
     for (auto it = order.begin(); it != order.end() && it->first < pod.priority;) {
       const auto [lowest, node] = *it;
       const double bound = s.one_victim_bound(lowest);
       if (best && satisfies(best->affinity, pod.topology) && bound <= best->score) {
         if (bound < best->score) break;
-        if (node > best->node) {  // the rest of this priority are later nodes: they cannot win
+        // The rest of this priority are later nodes, whose best ties at one victim at most.
+        if (node > best->node && best->victims.size() == 1) {
           it = order.lower_bound({lowest + 1, std::numeric_limits<int>::min()});
           continue;
         }
       }
       nodes.push_back(s.collect(node));
-      level(nodes.back(), 1);
+      for (int k = 1; k <= sizes; ++k) level(nodes.back(), k);
       ++it;
     }
     out_of_order = false;

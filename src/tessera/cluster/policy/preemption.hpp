@@ -76,12 +76,11 @@ struct PreemptionConfig {
   // Optional restriction to these nodes (the extender's candidate nodes); empty = all.
   std::vector<int> nodes;
   // The caller's promise that the preemptor fits acceptably on no node as the state stands (its
-  // placement just failed on this state). The incremental search then starts at one victim and
-  // visits nodes from the lowest victim priority up (ClusterState::nodes_by_lowest_priority),
-  // stopping once no node left can beat the best candidate found: the full search's choice,
-  // reading a few nodes instead of all (nodes_examined and sets_evaluated count what it read).
-  // Used with prune, all nodes and at least one victim allowed; ignored otherwise, and by the
-  // other searches.
+  // placement just failed on this state). FlexTopo's searches then start at one victim and visit
+  // nodes from the lowest victim priority up (ClusterState::nodes_by_lowest_priority), stopping
+  // once no node left can beat the best candidate found: the full search's choice, reading a few
+  // nodes instead of all (nodes_examined and sets_evaluated count what it read). Used with
+  // prune, all nodes and at least one victim allowed; ignored otherwise, and by kDefaultK8s.
   bool placement_failed = false;
 };
 
