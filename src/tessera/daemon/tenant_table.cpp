@@ -8,6 +8,7 @@
 #include <optional>
 #include <utility>
 
+#include "tessera/core/enum_table.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/gpu/policy/fill_policy.hpp"
 
@@ -28,21 +29,18 @@ nlohmann::json assignment_json(Assignment a) {
 
 }  // namespace
 
+constexpr core::EnumTable<Mechanism, 3> kMechanisms("mechanism", core::Domain::kConfig,
+                                                    {{{Mechanism::kGreenContexts, "green-contexts"},
+                                                      {Mechanism::kGate, "gate"},
+                                                      {Mechanism::kMpsPercentage,
+                                                       "mps-percentage"}}});
+
 std::string_view mechanism_name(Mechanism m) {
-  switch (m) {
-    case Mechanism::kGate: return "gate";
-    case Mechanism::kMpsPercentage: return "mps-percentage";
-    case Mechanism::kGreenContexts: break;
-  }
-  return "green-contexts";
+  return kMechanisms.to_string(m);
 }
 
 core::Result<Mechanism> mechanism_named(std::string_view name) {
-  if (name == "green-contexts") return Mechanism::kGreenContexts;
-  if (name == "gate") return Mechanism::kGate;
-  if (name == "mps-percentage") return Mechanism::kMpsPercentage;
-  return std::unexpected(invalid(fmt::format(
-      "unknown mechanism '{}' (known: green-contexts, gate, mps-percentage)", name.substr(0, 80))));
+  return kMechanisms.parse(name);
 }
 
 int TenantTable::mps_percentage(const TenantSettings& settings) const {

@@ -114,34 +114,30 @@ class Search {
     return {};
   }
 
-  std::vector<int> nodes() const {
-    if (!config_.nodes.empty()) return config_.nodes;
-    std::vector<int> all(state_.nodes().size());
-    std::iota(all.begin(), all.end(), 0);
-    return all;
-  }
-
   // Calls f(i) for every node searched, in order. A decision reads every node's state (the line
   // that points to its topology, free counts and holdings), and its holdings and free counts,
   // each in its own allocation: on a large cluster each is a cache miss, so the state of the node
   // eight places ahead, and the holdings and free counts of the one four places ahead, are
   // fetched while this one is searched.
+  // The nodes are config_.nodes, or every node when that is empty.
   template <typename F>
   void for_each_node(F&& f) {
     static constexpr std::size_t kAhead = 4;
-    const std::vector<int> order = nodes();
-    for (std::size_t k = 0; k < order.size(); ++k) {
-      if (k + 2 * kAhead < order.size()) {
-        __builtin_prefetch(&state_.node(order[k + 2 * kAhead]));
-      }
-      if (k + kAhead < order.size()) {
-        const NodeState& ahead = state_.node(order[k + kAhead]);
+    const bool all = config_.nodes.empty();
+    const std::size_t n = all ? state_.nodes().size() : config_.nodes.size();
+    const auto node_at = [&](std::size_t k) {
+      return all ? static_cast<int>(k) : config_.nodes[k];
+    };
+    for (std::size_t k = 0; k < n; ++k) {
+      if (k + 2 * kAhead < n) __builtin_prefetch(&state_.node(node_at(k + 2 * kAhead)));
+      if (k + kAhead < n) {
+        const NodeState& ahead = state_.node(node_at(k + kAhead));
         const Holding* hs = ahead.holdings().data();
         __builtin_prefetch(hs);
         __builtin_prefetch(hs + 2);
         __builtin_prefetch(ahead.free_per_numa().data());
       }
-      f(order[k]);
+      f(node_at(k));
     }
   }
 
@@ -343,15 +339,17 @@ class Search {
 
 // Whether a beats b for FlexTopo's searches: meets the preemptor's requirement (decides only for
 // best-effort pods; guaranteed ones meet it always), then S(C), then (exhaustive) fewer victims.
-// Equal ones keep the one found first: the lower node index, then the lower victims.
+// Equal ones keep the one found first, the lower node index, then the lower victims, unless
+// `a_on_earlier_node`: a was found after b, out of node order, on a lower node.
 bool better(const Pod& pod, Affinity a, double score_a, std::size_t size_a, Affinity b,
-            double score_b, std::size_t size_b, bool fewer_victims) {
+            double score_b, std::size_t size_b, bool fewer_victims,
+            bool a_on_earlier_node = false) {
   const bool ma = satisfies(a, pod.topology);
   const bool mb = satisfies(b, pod.topology);
   if (ma != mb) return ma;
   if (score_a != score_b) return score_a > score_b;
-  if (fewer_victims) return size_a < size_b;
-  return false;
+  if (fewer_victims && size_a != size_b) return size_a < size_b;
+  return size_a == size_b && a_on_earlier_node;
 }
 
 bool better(const Pod& pod, const PreemptionCandidate& a, const PreemptionCandidate& b,
@@ -441,11 +439,8 @@ PreemptionDecision run_flextopo(Search& s, PreemptionMethod method) {
     if (!affinity || !acceptable(pod, *affinity)) return;
     // The candidate is built (allocating its victim list) only when it wins.
     const double score = s.score(v, set, *affinity);
-    if (!best ||
-        better(pod, *affinity, score, set.size(), best->affinity, best->score, best->victims.size(),
-               exhaustive) ||
-        (satisfies(*affinity, pod.topology) == satisfies(best->affinity, pod.topology) &&
-         score == best->score && set.size() == best->victims.size() && earlier_node(v.node))) {
+    if (!best || better(pod, *affinity, score, set.size(), best->affinity, best->score,
+                        best->victims.size(), exhaustive, earlier_node(v.node))) {
       best = s.candidate(v, set, *affinity, true);
     }
   };
