@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string_view>
 
 #include "tessera/core/error.hpp"
@@ -89,6 +90,11 @@ class DeviceObserver {
  public:
   virtual ~DeviceObserver() = default;
   virtual void on_kernel_complete(const KernelEvent& event) = 0;
+  // Finished kernels in the order they finished; a device may deliver several at once (a run of
+  // kernels timed together) so that an observer can check them in one pass.
+  virtual void on_kernels_complete(std::span<const KernelEvent> events) {
+    for (const auto& e : events) on_kernel_complete(e);
+  }
 };
 
 struct SubmissionDone {

@@ -112,6 +112,7 @@ const workload::Kernel* DeterminismChecker::expected(ContextState& state) {
       while (state.group < groups.size()) {
         const auto& g = groups[state.group];
         if (state.repeat < g.repeat && state.kernel < g.kernels.size()) {
+          state.current_group = &g;
           return state.current = &g.kernels[state.kernel];
         }
         ++state.group;
@@ -157,6 +158,11 @@ void DeterminismChecker::on_kernel_complete(const device::KernelEvent& e) {
   last_context_ = e.context;
   last_state_ = &it->second;
   check(e.context, it->second, e);
+}
+
+// The class is final: the loop calls on_kernel_complete directly, not through the vtable.
+void DeterminismChecker::on_kernels_complete(std::span<const device::KernelEvent> events) {
+  for (const auto& e : events) on_kernel_complete(e);
 }
 
 void DeterminismChecker::check(device::ContextId context, ContextState& s,
@@ -244,7 +250,7 @@ void DeterminismChecker::complete(ContextState& s) {
   if (!s.covered.empty()) s.covered.clear();
   s.covered_blocks = 0;
   s.yielded = false;
-  const auto& g = s.pending.front()->groups[s.group];
+  const workload::KernelGroup& g = *s.current_group;
   if (++s.kernel == g.kernels.size()) {
     s.kernel = 0;
     ++s.repeat;

@@ -59,6 +59,7 @@ class DeterminismChecker final : public device::DeviceObserver {
   // Names the tenant behind `context` in violation messages (optional).
   void name_context(device::ContextId context, std::string name);
   void on_kernel_complete(const device::KernelEvent& event) override;
+  void on_kernels_complete(std::span<const device::KernelEvent> events) override;
 
   // The first violation seen, or none.
   const std::optional<core::Error>& violation() const { return violation_; }
@@ -78,6 +79,7 @@ class DeterminismChecker final : public device::DeviceObserver {
     std::size_t kernel = 0;
     // The kernel the cursor is at, once expected() has found it; null until then.
     const workload::Kernel* current = nullptr;
+    const workload::KernelGroup* current_group = nullptr;  // the group `current` is in
     std::int64_t position = 0;                     // kernel index within the current sequence
     std::map<std::int64_t, std::int64_t> covered;  // begin -> end of the ranges run so far
     std::int64_t covered_blocks = 0;

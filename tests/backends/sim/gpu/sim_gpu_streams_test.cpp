@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -210,6 +211,43 @@ TEST_P(Streams, ObserversMaySubmitReentrantly) {
   EXPECT_TRUE(r.ok_);
   ASSERT_EQ(log.events.size(), 4u);
   EXPECT_EQ(log.events.back().end, 4 * kUs);
+}
+
+// Records what it is told, in order: each run of kernels it is handed, and each submission's end.
+class OrderLog final : public device::DeviceObserver {
+ public:
+  void on_kernel_complete(const device::KernelEvent& e) override {
+    entries.push_back("kernel " + std::string(e.kernel->name));
+  }
+  void on_kernels_complete(std::span<const device::KernelEvent> events) override {
+    ++runs;
+    for (const auto& e : events) on_kernel_complete(e);
+  }
+  std::vector<std::string> entries;
+  int runs = 0;
+};
+
+TEST_P(Streams, KernelsReachObserversBeforeTheirSubmissionsEndInOrder) {
+  const auto s = *gpu.create_stream({});
+  OrderLog order;
+  gpu.add_observer(&order);
+  const auto done = [&](const char* what) {
+    return [&order, what](const device::SubmissionDone&) {
+      order.entries.push_back(std::string("done ") + what);
+    };
+  };
+  ASSERT_TRUE(gpu.submit(s,
+                         sequence_of({make_kernel("a1", 16, 1e6, 0), make_kernel("a2", 16, 1e6, 0),
+                                      make_kernel("a3", 16, 1e6, 0)}),
+                         0, done("a")));
+  ASSERT_TRUE(gpu.submit(s, sequence_of({make_kernel("b1", 16, 1e6, 0)}), 1, done("b")));
+  engine.run_until(core::kNever);
+  EXPECT_EQ(order.entries, (std::vector<std::string>{"kernel a1", "kernel a2", "kernel a3",
+                                                     "done a", "kernel b1", "done b"}));
+  // Batched, a stream's kernels that end together are handed over as one run.
+  if (GetParam()) {
+    EXPECT_LT(order.runs, 4);
+  }
 }
 
 TEST_P(Streams, SuspendResumeKeepsProgress) {

@@ -502,23 +502,28 @@ void SimGpu::settle() {
 void SimGpu::flush() {
   if (flushing_) return;
   flushing_ = true;
-  // Callbacks may append notices (and observers); index, never iterate, the vectors.
-  for (std::size_t i = 0; i < notices_.size(); ++i) {
-    const Notice notice = notices_[i];
-    if (notice.done < 0) {
-      for (std::size_t o = 0; o < observers_.size(); ++o) {
-        observers_[o]->on_kernel_complete(notice.event);
-      }
-      continue;
+  // Callbacks and observers may queue more (and add observers): what they queue is delivered in
+  // a later round, after everything queued before it, and observers are indexed, not iterated.
+  while (!events_.empty() || !done_notices_.empty()) {
+    delivering_events_.swap(events_);
+    delivering_done_.swap(done_notices_);
+    const auto deliver = [this](std::size_t from, std::size_t to) {
+      if (from == to) return;
+      const std::span<const device::KernelEvent> run(delivering_events_.data() + from, to - from);
+      for (std::size_t o = 0; o < observers_.size(); ++o) observers_[o]->on_kernels_complete(run);
+    };
+    std::size_t delivered = 0;
+    for (auto& notice : delivering_done_) {
+      deliver(delivered, notice.events_before);
+      delivered = notice.events_before;
+      const device::DoneCallback callback = std::move(notice.callback);
+      const workload::KernelSequencePtr keep = std::move(notice.keep_alive);
+      if (callback) callback(notice.done);
     }
-    DoneNotice& slot = done_notices_[static_cast<std::size_t>(notice.done)];
-    const device::SubmissionDone done = slot.done;
-    const device::DoneCallback callback = std::move(slot.callback);
-    const workload::KernelSequencePtr keep = std::move(slot.keep_alive);
-    if (callback) callback(done);
+    deliver(delivered, delivering_events_.size());
+    delivering_events_.clear();
+    delivering_done_.clear();
   }
-  notices_.clear();
-  done_notices_.clear();
   flushing_ = false;
 }
 

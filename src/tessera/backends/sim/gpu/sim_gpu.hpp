@@ -279,16 +279,13 @@ class SimGpu final : public device::GpuDevice {
     std::int64_t kernels = 0;
   };
 
-  // Callbacks owed to the outside, delivered in order at the end of the current operation. A
-  // notice is a kernel event, or (done >= 0) a pointer into done_notices_.
-  struct Notice {
-    device::KernelEvent event;
-    std::int32_t done = -1;
-  };
+  // Callbacks owed to the outside, delivered in order at the end of the current operation:
+  // kernel events (events_) and submission ends, each after the events queued before it.
   struct DoneNotice {
     device::SubmissionDone done;
     device::DoneCallback callback;
     workload::KernelSequencePtr keep_alive;  // the kernels the events before it point into
+    std::size_t events_before = 0;           // events_.size() when it was queued
   };
 
   // --- Structure (sim_gpu.cpp) ---
@@ -426,7 +423,8 @@ class SimGpu final : public device::GpuDevice {
   void on_batch_done(std::uint32_t s);
   // SM-nanoseconds an item has kept busy by `until`.
   static double busy_sm_ns(const BatchItem& item, core::Nanos until);
-  void account_item(std::uint32_t s, const BatchItem& item);
+  // Adds a run of batched kernels that ended to the integrals and the events owed to observers.
+  void account_items(std::uint32_t s, std::span<const BatchItem> items);
 
   Engine& engine_;
   hw::GpuSpec spec_;
@@ -457,8 +455,11 @@ class SimGpu final : public device::GpuDevice {
   bool pipes_dirty_ = false;
 
   Integrals integrals_;
-  std::vector<Notice> notices_;
+  std::vector<device::KernelEvent> events_;
   std::vector<DoneNotice> done_notices_;
+  // What flush() is delivering; callbacks meanwhile queue into events_ and done_notices_.
+  std::vector<device::KernelEvent> delivering_events_;
+  std::vector<DoneNotice> delivering_done_;
   int depth_ = 0;
   bool flushing_ = false;
 

@@ -127,12 +127,37 @@ double SimGpu::busy_sm_ns(const BatchItem& item, core::Nanos until) {
          item.tail_sms * static_cast<double>(end - item.tail);
 }
 
-void SimGpu::account_item(std::uint32_t s, const BatchItem& item) {
-  const auto dt = static_cast<double>(item.end - item.start);
-  integrals_.sm_ns += busy_sm_ns(item, item.end);
-  integrals_.compute += item.sms * item.compute_share * clock_cube_ * dt;
-  integrals_.bytes += item.demand * dt;
-  push_kernel_event(s, item.kernel, item.start, item.end, item.sms);
+void SimGpu::account_items(std::uint32_t s, std::span<const BatchItem> items) {
+  for (const auto& item : items) {
+    const auto dt = static_cast<double>(item.end - item.start);
+    integrals_.sm_ns += busy_sm_ns(item, item.end);
+    integrals_.compute += item.sms * item.compute_share * clock_cube_ * dt;
+    integrals_.bytes += item.demand * dt;
+  }
+  integrals_.kernels += static_cast<std::int64_t>(items.size());
+  if (observers_.empty()) return;
+  // What every event of the run shares is looked up once. Each event is built whole in place:
+  // patching a copy field by field and copying it stalls the loads on the fresh stores.
+  const Stream& st = streams_[s];
+  const Submission& sub = st.queue.front();
+  const device::ContextId context = contexts_[st.cur.context].id;
+  const device::DomainId domain = st.cur.domain;
+  const std::uint64_t tag = sub.tag;
+  const device::BlockRange range = sub.range;
+  const bool whole = range.size() <= 0;
+  for (const auto& item : items) {
+    events_.push_back(device::KernelEvent{
+        .stream = s,
+        .context = context,
+        .bandwidth_domain = domain,
+        .kernel = item.kernel,
+        .submission_tag = tag,
+        .start = item.start,
+        .end = item.end,
+        .sms = item.sms,
+        .blocks = whole ? device::BlockRange{.begin = 0, .end = item.kernel->blocks} : range,
+        .yielded = false});
+  }
 }
 
 void SimGpu::on_batch_done(std::uint32_t s) {
@@ -144,7 +169,7 @@ void SimGpu::on_batch_done(std::uint32_t s) {
   st.host_free = st.batch.back().launched;
   st.ran += static_cast<std::int64_t>(st.batch.size());
   st.left = st.batch.back().left - 1;
-  for (const auto& item : st.batch) account_item(s, item);
+  account_items(s, st.batch);
   st.batch.clear();
   free_ |= l.held;
   l.held = SmSet{};
@@ -164,7 +189,7 @@ void SimGpu::split_batch(std::uint32_t s) {
   st.batch_limit = std::min(kFirstBatch, options_.max_batch_kernels);
   std::erase(batched_, s);
   const std::size_t j = in_flight(st, now);
-  for (std::size_t i = 0; i < j; ++i) account_item(s, st.batch[i]);
+  account_items(s, std::span(st.batch).first(j));
   const BatchItem item = st.batch[j];
   st.host_free = item.launched;
   st.batch.clear();

@@ -124,7 +124,6 @@ void SimGpu::continue_stream(std::uint32_t s, bool submission_ended) {
     return;
   }
   Submission& sub = st.queue.front();
-  notices_.push_back(Notice{.event = {}, .done = static_cast<std::int32_t>(done_notices_.size())});
   done_notices_.push_back(DoneNotice{.done = device::SubmissionDone{.stream = s,
                                                                     .tag = sub.tag,
                                                                     .submitted = sub.submitted,
@@ -132,7 +131,8 @@ void SimGpu::continue_stream(std::uint32_t s, bool submission_ended) {
                                                                     .finished = engine_.now(),
                                                                     .kernels = st.ran},
                                      .callback = std::move(sub.done),
-                                     .keep_alive = std::move(sub.sequence)});
+                                     .keep_alive = std::move(sub.sequence),
+                                     .events_before = events_.size()});
   st.queue.pop_front();
   if (st.queue.empty()) {
     st.cur = Launch{};
@@ -393,17 +393,16 @@ void SimGpu::queue_kernel_event(std::uint32_t s, const workload::Kernel* kernel,
   const Submission& sub = st.queue.front();
   const device::BlockRange blocks =
       sub.range.size() > 0 ? sub.range : device::BlockRange{.begin = 0, .end = kernel->blocks};
-  notices_.push_back(Notice{.event = device::KernelEvent{.stream = s,
-                                                         .context = contexts_[st.cur.context].id,
-                                                         .bandwidth_domain = st.cur.domain,
-                                                         .kernel = kernel,
-                                                         .submission_tag = sub.tag,
-                                                         .start = start,
-                                                         .end = end,
-                                                         .sms = sms,
-                                                         .blocks = blocks,
-                                                         .yielded = yielded},
-                            .done = -1});
+  events_.push_back(device::KernelEvent{.stream = s,
+                                        .context = contexts_[st.cur.context].id,
+                                        .bandwidth_domain = st.cur.domain,
+                                        .kernel = kernel,
+                                        .submission_tag = sub.tag,
+                                        .start = start,
+                                        .end = end,
+                                        .sms = sms,
+                                        .blocks = blocks,
+                                        .yielded = yielded});
 }
 
 void SimGpu::on_kernel_done(std::uint32_t s) {
