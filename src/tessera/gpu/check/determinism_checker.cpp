@@ -160,22 +160,37 @@ void DeterminismChecker::on_kernel_complete(const device::KernelEvent& e) {
   check(e.context, it->second, e);
 }
 
-// The class is final: the loop calls on_kernel_complete directly, not through the vtable.
+namespace {
+
+// The common case, kept apart from the diagnostics: the expected kernel itself, its whole grid in
+// one launch, nothing of it run before (so no range is recorded and current_end is unset), after
+// the previous kernel. Every check of check_in_detail passes it.
+bool whole_expected(const workload::Kernel* want, bool yielded, std::int64_t covered_blocks,
+                    core::Nanos previous_end, const device::KernelEvent& e) {
+  return want != nullptr && e.kernel == want && !e.yielded && !yielded && covered_blocks == 0 &&
+         e.start >= previous_end && e.blocks.begin == 0 && e.blocks.end == want->blocks &&
+         want->blocks > 0;
+}
+
+}  // namespace
+
 void DeterminismChecker::on_kernels_complete(std::span<const device::KernelEvent> events) {
-  for (const auto& e : events) on_kernel_complete(e);
+  for (const auto& e : events) {
+    if (violation_) return;
+    ContextState* s = e.context == last_context_ ? last_state_ : nullptr;
+    if (s != nullptr &&
+        whole_expected(s->current, s->yielded, s->covered_blocks, s->previous_end, e)) {
+      complete_whole(*s, e.end);
+    } else {
+      on_kernel_complete(e);
+    }
+  }
 }
 
 void DeterminismChecker::check(device::ContextId context, ContextState& s,
                                const device::KernelEvent& e) {
-  // The common case, kept apart from the diagnostics: the expected kernel itself, its whole grid
-  // in one launch, nothing of it run before, after the previous kernel. Every check below passes
-  // it and ends as this does.
-  const workload::Kernel* want = s.current;
-  if (want != nullptr && e.kernel == want && !e.yielded && !s.yielded && s.covered_blocks == 0 &&
-      e.start >= s.previous_end && e.blocks.begin == 0 && e.blocks.end == want->blocks &&
-      want->blocks > 0) {
-    s.current_end = std::max(s.current_end, e.end);
-    return complete(s);
+  if (whole_expected(s.current, s.yielded, s.covered_blocks, s.previous_end, e)) {
+    return complete_whole(s, e.end);
   }
   check_in_detail(context, s, e);
 }
@@ -244,12 +259,21 @@ void DeterminismChecker::check_in_detail(device::ContextId context, ContextState
 }
 
 void DeterminismChecker::complete(ContextState& s) {
-  ++kernels_checked_;
   s.previous_end = s.current_end;
   s.current_end = std::numeric_limits<core::Nanos>::min();
   if (!s.covered.empty()) s.covered.clear();
   s.covered_blocks = 0;
   s.yielded = false;
+  next_kernel(s);
+}
+
+void DeterminismChecker::complete_whole(ContextState& s, core::Nanos end) {
+  s.previous_end = end;
+  next_kernel(s);
+}
+
+void DeterminismChecker::next_kernel(ContextState& s) {
+  ++kernels_checked_;
   const workload::KernelGroup& g = *s.current_group;
   if (++s.kernel == g.kernels.size()) {
     s.kernel = 0;

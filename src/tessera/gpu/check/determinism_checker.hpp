@@ -94,6 +94,10 @@ class DeterminismChecker final : public device::DeviceObserver {
                        const device::KernelEvent& e);
   // The current kernel has run all its blocks: the cursor moves to the next.
   void complete(ContextState& state);
+  // The same for a kernel that ran whole in one launch ending at `end`, with nothing of it
+  // recorded before.
+  void complete_whole(ContextState& state, core::Nanos end);
+  void next_kernel(ContextState& state);
   void fail(device::ContextId context, const ContextState& state, std::string what);
 
   std::map<device::ContextId, ContextState> contexts_;
