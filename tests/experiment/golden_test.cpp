@@ -28,6 +28,8 @@ Overrides pinned(const std::string& name) {
   for (const char* long_one : {"inference-stacking", "hybrid", "mixed", "frontier"}) {
     if (name == long_one) return Overrides{.duration = core::seconds(10), .seed = std::nullopt};
   }
+  if (name == "trace-serving")
+    return Overrides{.duration = core::seconds(20), .seed = std::nullopt};
   return {};
 }
 

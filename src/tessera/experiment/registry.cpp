@@ -230,9 +230,10 @@ Experiment trace_serving() {
       .setup =
           "Paper: end-to-end LLM serving driven by the Azure, LongBench and BurstGPT traces; "
           "throughput, the TTFT/TPOT breakdown and SLO violations, and the TPOT-first policy "
-          "against CoGPU's default. tessera: Llama-3-8B replays the Azure LLM code trace "
-          "(Splitwise, shared data) 2x faster than recorded, beside best-effort BERT-base "
-          "training on a simulated H100. LongBench and BurstGPT are not replayed: the shared data "
+          "against CoGPU's default. tessera: Llama-3-8B replays the first 560 s of the Azure LLM "
+          "code trace (Splitwise, shared data; 1,034 requests) as recorded, beside best-effort "
+          "BERT-base training on a simulated H100. LongBench and BurstGPT are not replayed: the "
+          "shared data "
           "has LongBench length statistics only and no BurstGPT trace.",
       .configs = {{.label = "", .scenario_file = "trace-serving.yaml"}},
       .columns = {tenant_metric(Quantity::kTtftMeanMs, "code"),
