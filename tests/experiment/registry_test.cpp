@@ -81,6 +81,36 @@ TEST(ExperimentRegistry, TracePathsResolveAgainstTheCheckout) {
   EXPECT_TRUE(std::filesystem::exists(path)) << path;
 }
 
+TEST(ExperimentRegistry, TheFrontierOnAFileProtectsTheMostImportantServiceAgainstATrainer) {
+  const std::string path =
+      std::string(TESSERA_SOURCE_DIR) + "/examples/three-services-two-trainers.yaml";
+  auto e = frontier_on_file(path);
+  ASSERT_TRUE(e.has_value()) << e.error().message();
+  ASSERT_EQ(e->configs.size(), 1u);
+  EXPECT_EQ(e->configs.front().shown(), path);
+  ASSERT_TRUE(e->frontier.has_value());
+  // chat-14b has the highest priority of the three services; resnet is the first trainer.
+  EXPECT_EQ(e->frontier->y.tenant, "chat-14b");
+  EXPECT_EQ(e->frontier->x.tenant, "resnet");
+  for (const auto& m : e->columns) {
+    if (!m.tenant.empty()) {
+      EXPECT_TRUE(m.tenant == "chat-14b" || m.tenant == "resnet") << m.tenant;
+    }
+  }
+  auto s = load_config(e->configs.front());
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  EXPECT_TRUE(validate(*e, *s).has_value());
+}
+
+TEST(ExperimentRegistry, TheFrontierOnAFileWithoutAServiceSaysWhatIsMissing) {
+  auto e = frontier_on_file(std::string(TESSERA_SOURCE_DIR) +
+                            "/examples/experiments/training-colocation-low.yaml");
+  ASSERT_FALSE(e.has_value());
+  EXPECT_NE(e.error().message().find("needs a latency-critical tenant with a latency target"),
+            std::string::npos)
+      << e.error().message();
+}
+
 TEST(ExperimentRegistry, AnUnregisteredModeIsAnError) {
   // The same text as a built-in scenario, with a mode nobody registered.
   auto text = scenario_text("hybrid.yaml");

@@ -139,6 +139,10 @@ void add_experiment_options(CLI::App& command, ExperimentFlags& f) {
   add_duration_option(command, f.duration,
                       "Override the simulated duration of every configuration, e.g. 60s");
   command.add_option("--seed", f.seed, "Override the random seed");
+  command.add_option("--scenario", f.scenario_path,
+                     "frontier only: run it on this scenario file instead of the hybrid setup "
+                     "(its most important service with an SLO against its first best-effort "
+                     "tenant, a trainer where it has one)");
   command.add_flag("-q,--quiet", f.quiet, "No progress line");
 }
 
@@ -153,6 +157,18 @@ Outcome run_experiment_command(const ExperimentFlags& f) {
   }
   TESSERA_ASSIGN_OR_RETURN(const experiment::ExperimentEntry* entry,
                            experiment::find_experiment(f.name));
+  if (!f.scenario_path.empty()) {
+    const auto* e = entry->as<experiment::Experiment>();
+    if (e == nullptr || !e->frontier) {
+      return core::failf(core::Domain::kScenario, core::Code::kInvalidArgument,
+                         "--scenario runs the frontier on a file of yours; '{}' has its own "
+                         "scenarios (use `tessera simulate FILE` to run a file under every mode)",
+                         f.name);
+    }
+    TESSERA_ASSIGN_OR_RETURN(const experiment::Experiment on_file,
+                             experiment::frontier_on_file(f.scenario_path));
+    return run_scenario_study(on_file, f);
+  }
   if (const auto* e = entry->as<experiment::MigExperiment>()) return run_mig_study(*e, f);
   if (const auto* e = entry->as<experiment::FlextopoExperiment>()) return run_cluster_study(*e, f);
   return run_scenario_study(*entry->as<experiment::Experiment>(), f);

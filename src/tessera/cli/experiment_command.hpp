@@ -20,6 +20,7 @@ struct ExperimentFlags {
   std::string report_path;
   std::string duration;
   std::int64_t seed = -1;
+  std::string scenario_path;  // frontier: a scenario file of the user's instead of its own
   bool quiet = false;
 };
 

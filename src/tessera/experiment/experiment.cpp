@@ -141,6 +141,7 @@ Result<std::string_view> scenario_text(std::string_view file) {
 }
 
 Result<scenario::Scenario> load_config(const Config& config) {
+  if (!config.path.empty()) return scenario::load_scenario(config.path);
   TESSERA_ASSIGN_OR_RETURN(const std::string_view text, scenario_text(config.scenario_file));
   const std::string source = "examples/experiments/" + config.scenario_file + " (built in)";
   // parse_scenario rejects a mode that is not registered, naming it and the known ones.

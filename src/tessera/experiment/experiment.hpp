@@ -28,6 +28,11 @@ using RunFn = std::function<core::Result<metrics::RunReport>(const scenario::Sce
 struct Config {
   std::string label;          // "high contention"; may be empty when there is only one
   std::string scenario_file;  // under examples/experiments/, e.g. "hybrid.yaml"
+  // A scenario file on disk instead of a built-in one (its trace paths relative to it); empty:
+  // scenario_file.
+  std::string path = {};
+  // The file shown in the results: path when it is set, else scenario_file.
+  const std::string& shown() const { return path.empty() ? scenario_file : path; }
 };
 
 // A plot of every row of a configuration, `y` against `x`, in the HTML report; the rows of one

@@ -83,7 +83,7 @@ std::string format_html_report(const ExperimentResult& result) {
     const std::string prefix = several ? name + ": " : "";
     page.section(fmt::format("{}{}", prefix, "Setup"))
         .paragraph(fmt::format("{} ({}) on {} ({}), {:g} s simulated, seed {}.", s.name,
-                               c.config->scenario_file, c.report.gpu, c.report.backend,
+                               c.config->shown(), c.report.gpu, c.report.backend,
                                core::to_seconds(s.duration), s.seed));
     if (!c.claims.empty()) page.table(claims_table(c.claims));
     page.table(table_of("The experiment's figures per mode", result_rows(e, c.report)))

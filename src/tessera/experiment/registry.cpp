@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "tessera/core/try.hpp"
 #include "tessera/experiment/fill_frontier.hpp"
 #include "tessera/experiment/flextopo_preemption.hpp"
 #include "tessera/experiment/flextopo_serving.hpp"
@@ -138,34 +139,42 @@ std::vector<std::string> frontier_rows() {
   return rows;
 }
 
-Experiment fill_frontier_study() {
+// The frontier of `protect` (a latency-critical tenant with a target) against `best_effort`.
+Experiment frontier_study(const std::string& protect, const std::string& best_effort, Config config,
+                          std::string setup) {
   return Experiment{
       .name = "frontier",
       .paper = "tessera's priority-fill",
       .figure = "the latency-critical tail against best-effort throughput",
-      .setup =
-          "The hybrid setup (Llama-3-8B with an SLO beside ResNet-50 training on a simulated "
-          "A100 80GB, a thousand requests) under every baseline and paper policy, and under "
-          "priority-fill with its one knob, best_effort_share, swept from 0.05 to 1, and with "
-          "slo_guided (the reserve following the service's SLO slack). The goal: "
-          "the service's P99 within 1.1x of alone and training at MPS's throughput or more. "
-          "The service streams its weights at full bandwidth all the time, and the simulated "
-          "GPU's bandwidth follows the SMs a kernel holds, so every SM training keeps costs the "
-          "service: the frontier shows the exchange rate and which policies lie inside it.",
-      .configs = {{.label = "", .scenario_file = "hybrid.yaml"}},
-      .columns = {tenant_metric(Quantity::kE2eP99VsAlone, "hp"),
-                  tenant_metric(Quantity::kTpotP99VsAlone, "hp"),
-                  tenant_metric(Quantity::kTtftP99Ms, "hp"),
-                  tenant_metric(Quantity::kSloViolationPct, "hp"),
-                  tenant_metric(Quantity::kNormalizedThroughput, "train"),
-                  tenant_metric(Quantity::kThroughputVsMps, "train"), total(Quantity::kEnergyJ)},
+      .setup = std::move(setup),
+      .configs = {std::move(config)},
+      .columns = {tenant_metric(Quantity::kE2eP99VsAlone, protect),
+                  tenant_metric(Quantity::kTpotP99VsAlone, protect),
+                  tenant_metric(Quantity::kTtftP99Ms, protect),
+                  tenant_metric(Quantity::kSloViolationPct, protect),
+                  tenant_metric(Quantity::kNormalizedThroughput, best_effort),
+                  tenant_metric(Quantity::kThroughputVsMps, best_effort),
+                  total(Quantity::kEnergyJ)},
       .claims = {},
       .assumptions = with({"mode.atom_duration", "mode.time_slice", "mode.context_switch"}),
       .run = fill_frontier(kFrontierBaselines, kFrontierShares),
       .rows = frontier_rows(),
-      .frontier = FrontierPlot{.x = tenant_metric(Quantity::kNormalizedThroughput, "train"),
-                               .y = tenant_metric(Quantity::kE2eP99VsAlone, "hp")},
+      .frontier = FrontierPlot{.x = tenant_metric(Quantity::kNormalizedThroughput, best_effort),
+                               .y = tenant_metric(Quantity::kE2eP99VsAlone, protect)},
   };
+}
+
+Experiment fill_frontier_study() {
+  return frontier_study(
+      "hp", "train", {.label = "", .scenario_file = "hybrid.yaml"},
+      "The hybrid setup (Llama-3-8B with an SLO beside ResNet-50 training on a simulated "
+      "A100 80GB, a thousand requests) under every baseline and paper policy, and under "
+      "priority-fill with its one knob, best_effort_share, swept from 0.05 to 1, and with "
+      "slo_guided (the reserve following the service's SLO slack). The goal: "
+      "the service's P99 within 1.1x of alone and training at MPS's throughput or more. "
+      "The service streams its weights at full bandwidth all the time, and the simulated "
+      "GPU's bandwidth follows the SMs a kernel holds, so every SM training keeps costs the "
+      "service: the frontier shows the exchange rate and which policies lie inside it.");
 }
 
 Experiment training_colocation() {
@@ -544,6 +553,44 @@ core::Result<const ExperimentEntry*> find_experiment(std::string_view name) {
   return core::failf(core::Domain::kScenario, core::Code::kNotFound,
                      "unknown experiment '{}'; known experiments: {} (tessera experiment --list)",
                      name, experiment_names());
+}
+
+core::Result<Experiment> frontier_on_file(const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(const scenario::Scenario s, scenario::load_scenario(path));
+  const scenario::TenantSpec* protect = nullptr;
+  for (const auto& t : s.tenants) {
+    const bool target = t.kind == scenario::TenantSpec::Kind::kInference &&
+                        (t.inference.slo.ttft > 0 || t.inference.slo.tpot > 0);
+    if (target && (protect == nullptr || t.priority > protect->priority)) protect = &t;
+  }
+  if (protect == nullptr) {
+    return core::failf(core::Domain::kScenario, core::Code::kInvalidArgument,
+                       "{}: the frontier needs a latency-critical tenant with a latency target "
+                       "(an inference tenant with slo: ttft or tpot), and none has one",
+                       path);
+  }
+  const scenario::TenantSpec* best_effort = nullptr;
+  for (const auto& t : s.tenants) {
+    if (&t == protect) continue;
+    const bool trainer = t.kind == scenario::TenantSpec::Kind::kTraining;
+    if (best_effort == nullptr ||
+        (trainer && best_effort->kind != scenario::TenantSpec::Kind::kTraining)) {
+      best_effort = &t;
+    }
+  }
+  if (best_effort == nullptr) {
+    return core::failf(core::Domain::kScenario, core::Code::kInvalidArgument,
+                       "{}: the frontier needs a best-effort tenant beside '{}', and it is alone",
+                       path, protect->name);
+  }
+  return frontier_study(
+      protect->name, best_effort->name, {.label = "", .scenario_file = "", .path = path},
+      fmt::format("{} ({}): its most important service with a latency target, '{}', against "
+                  "'{}', under every baseline and paper policy, and under priority-fill with "
+                  "its one knob, best_effort_share, swept from 0.05 to 1, and with slo_guided. "
+                  "The goal: the service's P99 within 1.1x of alone and '{}' at MPS's "
+                  "throughput or more; the frontier shows what each step of the share costs.",
+                  s.name, path, protect->name, best_effort->name, best_effort->name));
 }
 
 }  // namespace tessera::experiment

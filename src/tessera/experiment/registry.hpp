@@ -51,6 +51,12 @@ struct ExperimentEntry {
 
 // The one list, in the order `tessera experiment --list` shows it.
 const std::vector<ExperimentEntry>& experiments();
+
+// The `frontier` study on a scenario file of the user's (`tessera experiment frontier --scenario
+// FILE`): its most important latency-critical tenant with a latency target against its first
+// best-effort tenant (a trainer where it has one). Fails, naming what is missing, where the file
+// has no such pair.
+core::Result<Experiment> frontier_on_file(const std::string& path);
 // Every experiment's name, comma-separated, for messages.
 std::string experiment_names();
 // Unknown names get an error listing every known one.

@@ -184,7 +184,7 @@ std::string format_result(const ExperimentResult& result) {
     const auto& s = c.scenario;
     out +=
         fmt::format("\n== {}{}: {} on {} ({}), {:g} s simulated, seed {} ==\n",
-                    c.config->label.empty() ? "" : c.config->label + " / ", c.config->scenario_file,
+                    c.config->label.empty() ? "" : c.config->label + " / ", c.config->shown(),
                     s.name, c.report.gpu, c.report.backend, core::to_seconds(s.duration), s.seed);
     out += align_columns(result_rows(e, c.report));
     // fmt::format, not "\n" + string: GCC 12 at -O3 warns falsely (-Wrestrict, GCC PR105651).
@@ -205,7 +205,7 @@ json to_json(const ExperimentResult& result) {
       if (auto v = assumption_value(c.scenario, key)) assumptions[key] = *v;
     }
     configs.push_back({{"label", c.config->label},
-                       {"scenario_file", c.config->scenario_file},
+                       {"scenario_file", c.config->shown()},
                        {"report", metrics::to_json(c.report)},
                        {"claims", std::move(claims)},
                        {"assumptions", std::move(assumptions)}});
