@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "tessera/core/try.hpp"
 #include "tessera/experiment/fill_frontier.hpp"
 #include "tessera/experiment/flextopo_preemption.hpp"
@@ -569,15 +571,15 @@ core::Result<Experiment> frontier_on_file(const std::string& path) {
                        "(an inference tenant with slo: ttft or tpot), and none has one",
                        path);
   }
-  const scenario::TenantSpec* best_effort = nullptr;
-  for (const auto& t : s.tenants) {
-    if (&t == protect) continue;
-    const bool trainer = t.kind == scenario::TenantSpec::Kind::kTraining;
-    if (best_effort == nullptr ||
-        (trainer && best_effort->kind != scenario::TenantSpec::Kind::kTraining)) {
-      best_effort = &t;
-    }
+  // The first trainer, or without one the first other tenant.
+  auto it = std::find_if(s.tenants.begin(), s.tenants.end(), [](const scenario::TenantSpec& t) {
+    return t.kind == scenario::TenantSpec::Kind::kTraining;
+  });
+  if (it == s.tenants.end()) {
+    it = std::find_if(s.tenants.begin(), s.tenants.end(),
+                      [protect](const scenario::TenantSpec& t) { return &t != protect; });
   }
+  const scenario::TenantSpec* best_effort = it == s.tenants.end() ? nullptr : &*it;
   if (best_effort == nullptr) {
     return core::failf(core::Domain::kScenario, core::Code::kInvalidArgument,
                        "{}: the frontier needs a best-effort tenant beside '{}', and it is alone",
