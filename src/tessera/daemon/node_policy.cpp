@@ -68,10 +68,10 @@ class PriorityFill final : public NodePolicy {
     std::vector<gpu::FillTenant> tenants;
     tenants.reserve(snapshot.tenants.size());
     for (const gpu::TenantSnapshot& t : snapshot.tenants) {
-      const bool has_target = t.ttft_slo > 0 || t.tpot_slo > 0;
-      tenants.push_back(gpu::FillTenant{.latency_critical = t.latency_critical && has_target,
-                                        .priority = t.priority,
-                                        .busy = t.has_work});
+      tenants.push_back(gpu::FillTenant{
+          .latency_critical = gpu::served_first(t.latency_critical, t.ttft_slo, t.tpot_slo),
+          .priority = t.priority,
+          .busy = t.has_work});
     }
     const auto priorities = gpu::fill_stream_priorities(tenants);
     const int reserve =

@@ -15,6 +15,7 @@
 #include "tessera/experiment/flextopo_serving.hpp"
 #include "tessera/experiment/lithos_studies.hpp"
 #include "tessera/experiment/overheads.hpp"
+#include "tessera/gpu/policy/fill_policy.hpp"
 
 namespace tessera::experiment {
 
@@ -560,10 +561,12 @@ core::Result<const ExperimentEntry*> find_experiment(std::string_view name) {
 core::Result<Experiment> frontier_on_file(const std::string& path) {
   TESSERA_ASSIGN_OR_RETURN(const scenario::Scenario s, scenario::load_scenario(path));
   const scenario::TenantSpec* protect = nullptr;
+  // The tenant priority-fill serves first (an inference tenant is latency-critical), the most
+  // important one where there are several.
   for (const auto& t : s.tenants) {
-    const bool target = t.kind == scenario::TenantSpec::Kind::kInference &&
-                        (t.inference.slo.ttft > 0 || t.inference.slo.tpot > 0);
-    if (target && (protect == nullptr || t.priority > protect->priority)) protect = &t;
+    const bool first = gpu::served_first(t.kind == scenario::TenantSpec::Kind::kInference,
+                                         t.inference.slo.ttft, t.inference.slo.tpot);
+    if (first && (protect == nullptr || t.priority > protect->priority)) protect = &t;
   }
   if (protect == nullptr) {
     return core::failf(core::Domain::kScenario, core::Code::kInvalidArgument,

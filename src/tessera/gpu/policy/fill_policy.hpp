@@ -29,6 +29,11 @@
 
 namespace tessera::gpu {
 
+// Whether priority-fill serves a tenant first: latency-critical with a TTFT or TPOT target.
+constexpr bool served_first(bool latency_critical, core::Nanos ttft_slo, core::Nanos tpot_slo) {
+  return latency_critical && (ttft_slo > 0 || tpot_slo > 0);
+}
+
 struct FillTenant {
   bool latency_critical = false;  // latency-critical with a latency target
   int priority = 0;

@@ -38,9 +38,9 @@ core::Status PriorityFillMode::attach(device::GpuDevice& device,
   std::vector<FillTenant> state;
   for (std::size_t i = 0; i < table.size(); ++i) {
     const TenantInfo& info = table.info(i);
-    const bool has_target = info.ttft_slo > 0 || info.tpot_slo > 0;
-    state.push_back(FillTenant{.latency_critical = info.latency_critical && has_target,
-                               .priority = info.priority});
+    state.push_back(FillTenant{
+        .latency_critical = served_first(info.latency_critical, info.ttft_slo, info.tpot_slo),
+        .priority = info.priority});
   }
   // Without stream priorities, the reserve alone protects latency-critical work.
   auto priorities =
