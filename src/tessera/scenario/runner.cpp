@@ -75,6 +75,19 @@ MemoryPool memory_pool(const Scenario& s, const std::vector<gpu::PartitionInfo>&
   return MemoryPool{.bytes = s.gpu.memory_bytes, .name = fmt::format("the {}", s.gpu.name)};
 }
 
+// One timer at a time, each second's scheduling the next: an hour's 3,600 ticks queued up front
+// would sit in the event queue and make every event of the run sift past them.
+void report_progress_each_second(device::Executor& executor, const RunOptions& options,
+                                 Progress& progress) {
+  const core::Nanos next = executor.now() + core::kNanosPerSecond;
+  if (next >= progress.duration) return;
+  executor.schedule_at(next, [&executor, &options, &progress] {
+    progress.simulated = executor.now();
+    options.progress(progress);
+    report_progress_each_second(executor, options, progress);
+  });
+}
+
 // The requests summarize_inference counts: TTFT of those with a first token, TPOT of the
 // completed ones.
 metrics::LatencySamples latency_samples(std::span<const metrics::RequestRecord> records) {
@@ -181,14 +194,7 @@ Result<metrics::ModeReport> run_mode(const Scenario& s, std::size_t mode_index,
   }
 
   Progress progress{mode_name, mode_index, s.modes.size(), 0, s.duration};
-  if (options.progress) {
-    for (core::Nanos t = core::kNanosPerSecond; t < s.duration; t += core::kNanosPerSecond) {
-      executor.schedule_at(t, [&options, &progress, &executor] {
-        progress.simulated = executor.now();
-        options.progress(progress);
-      });
-    }
-  }
+  if (options.progress) report_progress_each_second(executor, options, progress);
   TESSERA_TRY(backend->run_until(s.duration));
   if (options.progress) {
     progress.simulated = s.duration;

@@ -4,6 +4,7 @@ namespace tessera::gpu {
 
 RemapTargets CoGpuPolicy::decide(const RemapSnapshot& s) const {
   std::vector<Claim> claims;
+  claims.reserve(s.tenants.size());
   for (std::size_t i = 0; i < s.tenants.size(); ++i) {
     const auto& t = s.tenants[i];
     if (!t.latency_critical || !t.has_work) continue;

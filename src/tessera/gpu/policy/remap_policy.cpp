@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <span>
 
 namespace tessera::gpu {
 
@@ -28,34 +28,38 @@ bool may_shrink(const RemapSnapshot& s, const TenantSnapshot& t) {
   return !t.latency_critical || s.now - t.last_change >= s.min_residency;
 }
 
-// Adds `demands` (extra SMs, multiples of the granularity; same order as `who`) out of `budget`:
-// everything when it fits, otherwise in proportion to what each asks, in whole granules, the
-// granules that do not divide going one at a time in order.
-void grant_tier(const PartitionGrid& grid, const std::vector<std::size_t>& who,
-                const std::vector<int>& demands, int& budget, std::vector<int>& grants) {
-  const int total = std::accumulate(demands.begin(), demands.end(), 0);
+// Adds each claim's `demand` (here the extra SMs it still wants, a multiple of the granularity)
+// out of `budget`: everything when it fits, otherwise in proportion to what each asks, in whole
+// granules, the granules that do not divide going one at a time in order. Works in the claims'
+// own storage (their demands are spent), so a decision allocates nothing per tier.
+void grant_tier(const PartitionGrid& grid, std::span<Claim> tier, int& budget,
+                std::vector<int>& grants) {
+  int total = 0;
+  for (const Claim& c : tier) total += c.demand;
   if (total <= budget) {
-    for (std::size_t k = 0; k < who.size(); ++k) grants[who[k]] += demands[k];
+    for (const Claim& c : tier) grants[c.tenant] += c.demand;
     budget -= total;
     return;
   }
   const int g = grid.granularity;
-  std::vector<int> want(who.size(), 0);
-  for (std::size_t k = 0; k < who.size(); ++k) want[k] = demands[k] / g;
-  const int want_total = std::accumulate(want.begin(), want.end(), 0);
+  int want_total = 0;
+  for (Claim& c : tier) {
+    c.demand /= g;  // granules wanted
+    want_total += c.demand;
+  }
   const int have = budget / g;
   if (want_total == 0 || have == 0) return;
   int given = 0;
-  for (std::size_t k = 0; k < who.size(); ++k) {
-    const int share = static_cast<int>(static_cast<std::int64_t>(want[k]) * have / want_total);
-    grants[who[k]] += share * g;
-    want[k] -= share;
+  for (Claim& c : tier) {
+    const int share = static_cast<int>(static_cast<std::int64_t>(c.demand) * have / want_total);
+    grants[c.tenant] += share * g;
+    c.demand -= share;
     given += share;
   }
-  for (std::size_t k = 0; given < have && k < who.size(); ++k) {
-    if (want[k] > 0) {
-      grants[who[k]] += g;
-      --want[k];
+  for (std::size_t k = 0; given < have && k < tier.size(); ++k) {
+    if (tier[k].demand > 0) {
+      grants[tier[k].tenant] += g;
+      --tier[k].demand;
       ++given;
     }
   }
@@ -101,6 +105,7 @@ RemapTargets allocate(const RemapSnapshot& s, std::vector<Claim> claims) {
   // Each best-effort tenant with work keeps a minimum partition (tessera's choice, not the
   // paper's: it never starves and a persistent kernel of it can always be preempted into it).
   std::vector<std::size_t> best_effort;
+  best_effort.reserve(tenants.size());
   for (std::size_t i = 0; i < tenants.size(); ++i) {
     if (!tenants[i].latency_critical && tenants[i].has_work) best_effort.push_back(i);
   }
@@ -124,15 +129,13 @@ RemapTargets allocate(const RemapSnapshot& s, std::vector<Claim> claims) {
       budget -= s.grid.min_sms;
     }
   }
+  // From here on a claim's demand is what it still wants; the claims are not read for it again.
   for (std::size_t i = 0; i < claims.size();) {
-    std::vector<std::size_t> who;
-    std::vector<int> demands;
-    const int tier = claims[i].tier;
-    for (; i < claims.size() && claims[i].tier == tier; ++i) {
-      who.push_back(claims[i].tenant);
-      demands.push_back(std::max(0, claims[i].demand - grants[claims[i].tenant]));
+    const std::size_t first = i;
+    for (; i < claims.size() && claims[i].tier == claims[first].tier; ++i) {
+      claims[i].demand = std::max(0, claims[i].demand - grants[claims[i].tenant]);
     }
-    grant_tier(s.grid, who, demands, budget, grants);
+    grant_tier(s.grid, std::span(claims).subspan(first, i - first), budget, grants);
   }
 
   // Unclaimed latency-critical tenants within their residency keep their SMs.

@@ -163,12 +163,16 @@ void SimGpu::dispatch() {
 }
 
 void SimGpu::priority_levels() {
+  // A handful of streams on two or three levels: inserting each level into the short sorted
+  // list costs a few compares, where sorting and deduplicating cost a library call per dispatch.
   priority_scratch_.clear();
-  for (const auto s : running_) priority_scratch_.push_back(streams_[s].cur.priority);
-  for (const auto s : waiting_) priority_scratch_.push_back(waiting_priority(streams_[s]));
-  std::sort(priority_scratch_.begin(), priority_scratch_.end(), std::greater<>());
-  priority_scratch_.erase(std::unique(priority_scratch_.begin(), priority_scratch_.end()),
-                          priority_scratch_.end());
+  const auto add = [this](int level) {
+    auto at = priority_scratch_.begin();
+    while (at != priority_scratch_.end() && *at > level) ++at;
+    if (at == priority_scratch_.end() || *at != level) priority_scratch_.insert(at, level);
+  };
+  for (const auto s : running_) add(streams_[s].cur.priority);
+  for (const auto s : waiting_) add(waiting_priority(streams_[s]));
 }
 
 bool SimGpu::dispatch_level(std::optional<int> level) {
