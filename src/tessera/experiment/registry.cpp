@@ -245,8 +245,7 @@ Experiment trace_serving() {
           "against CoGPU's default. tessera: Llama-3-8B replays the first 560 s of the Azure LLM "
           "code trace (Splitwise, shared data; 1,034 requests) as recorded, beside best-effort "
           "BERT-base training on a simulated H100. LongBench and BurstGPT are not replayed: the "
-          "shared data "
-          "has LongBench length statistics only and no BurstGPT trace.",
+          "shared data has LongBench length statistics only and no BurstGPT trace.",
       .configs = {{.label = "", .scenario_file = "trace-serving.yaml"}},
       .columns = {tenant_metric(Quantity::kTtftMeanMs, "code"),
                   tenant_metric(Quantity::kTtftP99Ms, "code"),
