@@ -18,7 +18,9 @@
 #include <thread>
 #include <vector>
 
+#include "served_daemon.hpp"
 #include "tessera/daemon/control_client.hpp"
+#include "tessera/daemon/grant_store.hpp"
 #include "tessera/daemon/settings_store.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 
@@ -26,98 +28,14 @@ namespace tessera::daemon {
 namespace {
 
 using nlohmann::json;
+using test::Connection;
+using test::ServedDaemon;
 
 ServerOptions at(const std::string& path) {
   ServerOptions o;
   o.socket_path = path;
   return o;
 }
-
-// A daemon on a fresh socket, served by a thread for the test's length.
-class Daemon {
- public:
-  explicit Daemon(const std::function<void(ServerOptions&)>& configure = {}) {
-    static int counter = 0;
-    path_ = ::testing::TempDir() + "tesserad_" + std::to_string(getpid()) + "_" +
-            std::to_string(++counter) + ".sock";
-    TenantTable table({*gpu::PartitionGrid::of(*hw::find_gpu("h100"))}, *make_node_policy("cogpu"));
-    ServerOptions options = at(path_);
-    if (configure) configure(options);
-    auto server = ControlServer::start(options, std::move(table));
-    EXPECT_TRUE(server.has_value()) << server.error().message();
-    server_ = std::move(*server);
-    thread_ = std::thread([this] { status_ = server_->run([this] { return stop_.load(); }); });
-  }
-  ~Daemon() {
-    stop_ = true;
-    thread_.join();
-    EXPECT_TRUE(status_.has_value());
-  }
-  const std::string& path() const { return path_; }
-  json list() {
-    auto r = send_request(path_, {{"op", "list"}});
-    EXPECT_TRUE(r.has_value()) << r.error().message();
-    return r.value_or(json());
-  }
-
- private:
-  std::string path_;
-  std::unique_ptr<ControlServer> server_;
-  std::atomic<bool> stop_{false};
-  core::Status status_;
-  std::thread thread_;
-};
-
-// A raw client connection.
-class Connection {
- public:
-  explicit Connection(const std::string& path) {
-    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
-    EXPECT_EQ(connect(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a), 0);
-    timeval timeout{5, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  }
-  ~Connection() { close(); }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  void send(const std::string& bytes) {
-    ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(bytes.size()));
-  }
-  // The next reply line, and any fd that came with it; "" at end of stream.
-  std::string reply(int* fd = nullptr) {
-    while (buffer_.find('\n') == std::string::npos) {
-      char data[4096];
-      iovec iov{data, sizeof data};
-      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      const ssize_t n = recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
-      if (n <= 0) return "";
-      cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-      if (cm != nullptr && cm->cmsg_type == SCM_RIGHTS && fd != nullptr) {
-        std::memcpy(fd, CMSG_DATA(cm), sizeof(int));
-      }
-      buffer_.append(data, static_cast<std::size_t>(n));
-    }
-    const std::size_t nl = buffer_.find('\n');
-    std::string line = buffer_.substr(0, nl);
-    buffer_.erase(0, nl + 1);
-    return line;
-  }
-
- private:
-  int fd_ = -1;
-  std::string buffer_;
-};
 
 // Waits (up to 5 s) until `done()`.
 template <class F>
@@ -130,7 +48,7 @@ bool eventually(F&& done) {
 }
 
 TEST(ControlServer, ARegistrationHandsOverThePageAndLastsAsLongAsTheConnection) {
-  Daemon d;
+  ServedDaemon d;
   Connection c(d.path());
   c.send(R"({"op":"register","tenant":"chat","class":"latency-critical","priority":3})"
          "\n");
@@ -180,7 +98,7 @@ TEST(ControlServer, SetSettingsComeBackAfterARestartAndLeaveWithTheTenant) {
   };
   std::unique_ptr<Connection> process;  // outlives the first daemon, as a process would
   {
-    Daemon first(with_settings);
+    ServedDaemon first(with_settings);
     process = std::make_unique<Connection>(first.path());
     const auto [reply, page] = register_chat(*process);
     ASSERT_NE(page, MAP_FAILED);
@@ -191,7 +109,7 @@ TEST(ControlServer, SetSettingsComeBackAfterARestartAndLeaveWithTheTenant) {
     ASSERT_TRUE(set) << set.error().message();
   }  // the daemon stops; the process lives on and registers again with the next one
   process.reset();
-  Daemon second(with_settings);
+  ServedDaemon second(with_settings);
   Connection again(second.path());
   const auto [reply, page] = register_chat(again);
   EXPECT_EQ(reply["priority"], 9) << reply.dump();
@@ -209,7 +127,7 @@ TEST(ControlServer, SetSettingsComeBackAfterARestartAndLeaveWithTheTenant) {
 // Tenants that come and go leave nothing behind in the daemon: every page's fd and mapping is
 // given back when its connection closes.
 TEST(ControlServer, TenantsThatComeAndGoLeakNoFileDescriptors) {
-  Daemon d;
+  ServedDaemon d;
   auto open_fds = [] {
     return std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
                          std::filesystem::directory_iterator());
@@ -232,7 +150,7 @@ TEST(ControlServer, TenantsThatComeAndGoLeakNoFileDescriptors) {
 }
 
 TEST(ControlServer, AnswersEveryBadRequestAndKeepsTheConnection) {
-  Daemon d;
+  ServedDaemon d;
   Connection c(d.path());
   c.send("garbage\n{\"op\":\"fly\"}\n\n{\"op\":\"set\",\"tenant\":\"x\",\"priority\":1}\n");
   EXPECT_NE(c.reply().find("not JSON"), std::string::npos);
@@ -243,7 +161,7 @@ TEST(ControlServer, AnswersEveryBadRequestAndKeepsTheConnection) {
 }
 
 TEST(ControlServer, OneTenantPerConnectionAndNoneWhileDraining) {
-  Daemon d;
+  ServedDaemon d;
   Connection a(d.path());
   a.send(R"({"op":"register","tenant":"a"})"
          "\n");
@@ -270,7 +188,7 @@ TEST(ControlServer, OneTenantPerConnectionAndNoneWhileDraining) {
 }
 
 TEST(ControlServer, ALineWithoutEndIsCutOffAndTheDaemonKeepsServing) {
-  Daemon d;
+  ServedDaemon d;
   Connection flood(d.path());
   Connection silent(d.path());  // connects and never sends: must not hold anyone up
   flood.send(std::string(kMaxRequestBytes + 10, 'x'));
@@ -280,7 +198,7 @@ TEST(ControlServer, ALineWithoutEndIsCutOffAndTheDaemonKeepsServing) {
 }
 
 TEST(ControlServer, AClientThatNeverReadsItsRepliesDoesNotStopTheOthers) {
-  Daemon d;
+  ServedDaemon d;
   std::string many;
   for (int i = 0; i < 20000; ++i) many += "{\"op\":\"list\"}\n";
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -301,7 +219,7 @@ TEST(ControlServer, AClientThatNeverReadsItsRepliesDoesNotStopTheOthers) {
 }
 
 TEST(ControlServer, ASecondDaemonOnALiveSocketIsRefused) {
-  Daemon d;
+  ServedDaemon d;
   TenantTable table({*gpu::PartitionGrid::of(*hw::find_gpu("h100"))}, *make_node_policy("cogpu"));
   auto second = ControlServer::start(at(d.path()), std::move(table));
   ASSERT_FALSE(second.has_value());
@@ -313,7 +231,8 @@ TEST(ControlServer, ASecondDaemonOnALiveSocketIsRefused) {
 // uid keeps what it asked for.
 TEST(ControlServer, OnlyTrustedUidsRegisterAsLatencyCritical) {
   const uid_t me = geteuid();
-  Daemon untrusted([&](ServerOptions& o) { o.latency_critical_uids = std::vector<uid_t>{me + 1}; });
+  ServedDaemon untrusted(
+      [&](ServerOptions& o) { o.latency_critical_uids = std::vector<uid_t>{me + 1}; });
   Connection c(untrusted.path());
   c.send(R"({"op":"register","tenant":"chat","class":"latency-critical","priority":3})"
          "\n");
@@ -333,7 +252,7 @@ TEST(ControlServer, OnlyTrustedUidsRegisterAsLatencyCritical) {
   EXPECT_FALSE(json::parse(plain.reply()).contains("downgraded"))
       << "asking for nothing more than best-effort is never downgraded";
 
-  Daemon trusted([&](ServerOptions& o) { o.latency_critical_uids = std::vector<uid_t>{me}; });
+  ServedDaemon trusted([&](ServerOptions& o) { o.latency_critical_uids = std::vector<uid_t>{me}; });
   Connection t(trusted.path());
   t.send(R"({"op":"register","tenant":"chat","class":"latency-critical","priority":3})"
          "\n");
@@ -347,7 +266,7 @@ TEST(ControlServer, OnlyTrustedUidsRegisterAsLatencyCritical) {
 // best-effort, and its registration reply says so (the interposer prints it); one with a target
 // is told nothing.
 TEST(ControlServer, PriorityFillTellsAnUntargetedInferenceItIsServedAsBestEffort) {
-  Daemon d;
+  ServedDaemon d;
   Connection admin(d.path());
   admin.send(R"({"op":"policy","name":"priority-fill"})"
              "\n");
@@ -374,7 +293,7 @@ TEST(ControlServer, OnlyRootOrTheDaemonsUserChangesOtherTenants) {
 // A process of another user may register and list, not switch the policy.
 TEST(ControlServer, AnotherUsersClientCannotSwitchThePolicy) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to run a client as another user";
-  Daemon d;
+  ServedDaemon d;
   const pid_t child = fork();
   if (child == 0) {
     if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
@@ -390,6 +309,254 @@ TEST(ControlServer, AnotherUsersClientCannotSwitchThePolicy) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(d.list()["policy"], "cogpu");
+}
+
+json chat_grant(const std::string& claim = "6f1c2a9e-1b7d-4c1e-9a0e-2f3d4c5b6a79") {
+  return {{"op", "grant"},
+          {"claim", claim},
+          {"tenant", "chat"},
+          {"device", 1},
+          {"class", "latency-critical"},
+          {"priority", 10},
+          {"tpot_slo_ms", 50},
+          {"sm_share", 0.5},
+          {"memory_limit_bytes", 1 << 30}};
+}
+
+std::string grants_file(const char* name) {
+  const std::string path =
+      ::testing::TempDir() + "tesserad_grants_" + std::to_string(getpid()) + "_" + name + ".json";
+  std::filesystem::remove(path);
+  return path;
+}
+
+// A registration and its reply, with the page it was given mapped (unmapped by the caller).
+struct Registered {
+  json reply;
+  const daemon_abi::AssignmentPage* page = nullptr;
+};
+Registered register_on(Connection& c, const json& request) {
+  c.send(request.dump() + "\n");
+  int page_fd = -1;
+  Registered r{json::parse(c.reply(&page_fd))};
+  if (page_fd >= 0) {
+    void* p = mmap(nullptr, daemon_abi::kPageBytes, PROT_READ, MAP_SHARED, page_fd, 0);
+    ::close(page_fd);
+    if (p != MAP_FAILED) r.page = static_cast<const daemon_abi::AssignmentPage*>(p);
+  }
+  return r;
+}
+void unmap(const Registered& r) {
+  if (r.page != nullptr)
+    munmap(const_cast<daemon_abi::AssignmentPage*>(r.page), daemon_abi::kPageBytes);
+}
+
+// A process registering under a granted name gets the grant's device and settings whatever it
+// asked for and whatever its uid (the cluster authorized the claim), and its reply names the
+// claim; one under another name is registered as before (here: downgraded, its uid untrusted).
+TEST(ControlServer, ARegistrationUnderAGrantGetsTheGrantsSettingsAndTheClaim) {
+  const uid_t me = geteuid();
+  ServedDaemon d([&](ServerOptions& o) { o.latency_critical_uids = std::vector<uid_t>{me + 1}; },
+                 2);
+  const auto granted = send_request(d.path(), chat_grant());
+  ASSERT_TRUE(granted) << granted.error().message();
+  EXPECT_EQ((*granted)["again"], false);
+  EXPECT_EQ((*granted)["claim"], "6f1c2a9e-1b7d-4c1e-9a0e-2f3d4c5b6a79");
+
+  Connection chat(d.path());
+  const Registered r = register_on(chat, {{"op", "register"},
+                                          {"tenant", "chat"},
+                                          {"class", "best-effort"},
+                                          {"priority", 1},
+                                          {"device", 0}});
+  EXPECT_EQ(r.reply["ok"], true) << r.reply.dump();
+  EXPECT_EQ(r.reply["claim"], "6f1c2a9e-1b7d-4c1e-9a0e-2f3d4c5b6a79");
+  EXPECT_EQ(r.reply["class"], "latency-critical");
+  EXPECT_EQ(r.reply["priority"], 10);
+  EXPECT_FALSE(r.reply.contains("downgraded")) << r.reply.dump();
+  ASSERT_NE(r.page, nullptr);
+  EXPECT_EQ(r.page->memory_limit_assigned.load(), 1u << 30);
+  unmap(r);
+
+  Connection other(d.path());
+  const Registered o =
+      register_on(other, {{"op", "register"}, {"tenant", "batch"}, {"class", "latency-critical"}});
+  EXPECT_EQ(o.reply["class"], "best-effort") << o.reply.dump();
+  EXPECT_FALSE(o.reply.contains("claim"));
+  unmap(o);
+
+  const json listed = d.list();
+  ASSERT_EQ(listed["tenants"].size(), 2u) << listed.dump();
+  EXPECT_EQ(listed["tenants"][0]["device"], 1) << "the grant's device, not the one asked for";
+  EXPECT_EQ(listed["tenants"][0]["claim"], "6f1c2a9e-1b7d-4c1e-9a0e-2f3d4c5b6a79");
+  EXPECT_EQ(listed["tenants"][0]["tpot_slo_ms"], 50);
+  EXPECT_EQ(listed["tenants"][0]["sm_share"], 0.5);
+  EXPECT_FALSE(listed["tenants"][1].contains("claim"));
+  ASSERT_EQ(listed["grants"].size(), 1u);
+  EXPECT_EQ(listed["grants"][0]["tenant"], "chat");
+  EXPECT_EQ(listed["grants"][0]["memory_limit_bytes"], 1 << 30);
+
+  // An operator's `set` still changes a granted tenant while it is registered.
+  ASSERT_TRUE(send_request(d.path(), {{"op", "set"}, {"tenant", "chat"}, {"priority", 3}}));
+  EXPECT_EQ(d.list()["tenants"][0]["priority"], 3);
+}
+
+// The same grant again is answered ok; the claim with other fields, the name under another claim
+// and a share past what the device has free are refused naming what is wrong, and nothing of
+// them is kept, in the daemon or in its file.
+TEST(ControlServer, AGrantIsIdempotentDoesNotChangeAndFitsTheDevicesShares) {
+  const std::string file = grants_file("idempotent");
+  ServedDaemon d([&](ServerOptions& o) { o.grants_path = file; }, 2);
+  ASSERT_TRUE(send_request(d.path(), chat_grant()));
+  const auto again = send_request(d.path(), chat_grant());
+  ASSERT_TRUE(again) << again.error().message();
+  EXPECT_EQ((*again)["again"], true);
+
+  json changed = chat_grant();
+  changed["priority"] = 11;
+  const auto refused = send_request(d.path(), changed);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find(
+                "claim '6f1c2a9e-1b7d-4c1e-9a0e-2f3d4c5b6a79' is already granted"),
+            std::string::npos)
+      << refused.error().message();
+  EXPECT_NE(refused.error().message().find("revoke it first"), std::string::npos);
+
+  const auto taken = send_request(d.path(), chat_grant("second-claim"));
+  ASSERT_FALSE(taken);
+  EXPECT_NE(taken.error().message().find("already granted to claim "
+                                         "'6f1c2a9e-1b7d-4c1e-9a0e-2f3d4c5b6a79'; claim "
+                                         "'second-claim' cannot have it too"),
+            std::string::npos)
+      << taken.error().message();
+
+  json big = chat_grant("big-claim");
+  big["tenant"] = "train";
+  big["sm_share"] = 0.75;
+  const auto over = send_request(d.path(), big);
+  ASSERT_FALSE(over);
+  EXPECT_NE(over.error().message().find(
+                "device 1 has 0.5 of its SMs free to grant; claim 'big-claim' asks 0.75"),
+            std::string::npos)
+      << over.error().message();
+  big["device"] = 2;
+  const auto nowhere = send_request(d.path(), big);
+  ASSERT_FALSE(nowhere);
+  EXPECT_NE(nowhere.error().message().find("device 2 is not one of this daemon's 2 GPU(s)"),
+            std::string::npos)
+      << nowhere.error().message();
+
+  EXPECT_EQ(d.list()["grants"].size(), 1u);
+  std::string warning;
+  const GrantStore kept = GrantStore::open(file, warning);
+  ASSERT_EQ(kept.size(), 1u) << warning;
+  EXPECT_EQ(kept.grants()[0].settings.priority, 10);
+}
+
+// A revoke drops the grant (from the file too) and is answered ok whether or not there was one;
+// the process registered under it keeps its settings until it leaves, and the next one under
+// the name registers as it asks.
+TEST(ControlServer, ARevokeIsIdempotentAndLeavesTheRegisteredProcessAlone) {
+  const std::string file = grants_file("revoke");
+  ServedDaemon d([&](ServerOptions& o) { o.grants_path = file; }, 2);
+  ASSERT_TRUE(send_request(d.path(), chat_grant()));
+  Connection chat(d.path());
+  unmap(register_on(chat, {{"op", "register"}, {"tenant", "chat"}}));
+  const auto revoked =
+      send_request(d.path(), {{"op", "revoke"}, {"claim", "6f1c2a9e-1b7d-4c1e-9a0e-2f3d4c5b6a79"}});
+  ASSERT_TRUE(revoked) << revoked.error().message();
+  EXPECT_EQ((*revoked)["was_granted"], true);
+  const auto again =
+      send_request(d.path(), {{"op", "revoke"}, {"claim", "6f1c2a9e-1b7d-4c1e-9a0e-2f3d4c5b6a79"}});
+  ASSERT_TRUE(again) << again.error().message();
+  EXPECT_EQ((*again)["was_granted"], false);
+  const auto unknown = send_request(d.path(), {{"op", "revoke"}, {"claim", "never-granted"}});
+  ASSERT_TRUE(unknown) << unknown.error().message();
+  EXPECT_EQ((*unknown)["was_granted"], false);
+
+  json listed = d.list();
+  EXPECT_TRUE(listed["grants"].empty());
+  ASSERT_EQ(listed["tenants"].size(), 1u);
+  EXPECT_EQ(listed["tenants"][0]["priority"], 10) << "it keeps what it was given";
+  EXPECT_FALSE(listed["tenants"][0].contains("claim"));
+  std::string warning;
+  EXPECT_EQ(GrantStore::open(file, warning).size(), 0u);
+
+  chat.close();
+  EXPECT_TRUE(eventually([&] { return d.list()["tenants"].empty(); }));
+  Connection next(d.path());
+  const Registered r = register_on(next, {{"op", "register"}, {"tenant", "chat"}});
+  EXPECT_EQ(r.reply["class"], "best-effort") << r.reply.dump();
+  EXPECT_FALSE(r.reply.contains("claim"));
+  unmap(r);
+}
+
+// Grants survive a restart of the daemon (its grants file): a process that registers again with
+// the next daemon gets the grant's settings, and a grant revoked there is gone at the one after.
+TEST(ControlServer, GrantsSurviveARestart) {
+  const std::string file = grants_file("restart");
+  const auto with_file = [&](ServerOptions& o) { o.grants_path = file; };
+  {
+    ServedDaemon first(with_file, 2);
+    ASSERT_TRUE(send_request(first.path(), chat_grant()));
+  }
+  {
+    ServedDaemon second(with_file, 2);
+    const json listed = second.list();
+    ASSERT_EQ(listed["grants"].size(), 1u) << listed.dump();
+    Connection chat(second.path());
+    const Registered r = register_on(chat, {{"op", "register"}, {"tenant", "chat"}});
+    EXPECT_EQ(r.reply["claim"], "6f1c2a9e-1b7d-4c1e-9a0e-2f3d4c5b6a79") << r.reply.dump();
+    EXPECT_EQ(r.reply["priority"], 10);
+    ASSERT_NE(r.page, nullptr);
+    EXPECT_EQ(r.page->memory_limit_assigned.load(), 1u << 30);
+    unmap(r);
+    const auto again = send_request(second.path(), chat_grant());
+    ASSERT_TRUE(again) << again.error().message();
+    EXPECT_EQ((*again)["again"], true) << "the restored grant is the same grant";
+    ASSERT_TRUE(send_request(
+        second.path(), {{"op", "revoke"}, {"claim", "6f1c2a9e-1b7d-4c1e-9a0e-2f3d4c5b6a79"}}));
+  }
+  ServedDaemon third(with_file, 2);
+  EXPECT_TRUE(third.list()["grants"].empty());
+}
+
+// A grant the daemon cannot keep in its file is refused (the DRA driver tries again), and not
+// held either.
+TEST(ControlServer, AGrantThatCannotBeKeptIsRefused) {
+  ServedDaemon d([](ServerOptions& o) { o.grants_path = "/nonexistent/folder/grants.json"; }, 2);
+  const auto refused = send_request(d.path(), chat_grant());
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("is not granted"), std::string::npos)
+      << refused.error().message();
+  EXPECT_NE(refused.error().message().find("/nonexistent/folder/grants.json"), std::string::npos);
+  EXPECT_TRUE(d.list()["grants"].empty());
+}
+
+// A process of another user may register under a granted name, not grant or revoke.
+TEST(ControlServer, AnotherUsersClientCannotGrantOrRevoke) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to run a client as another user";
+  ServedDaemon d({}, 2);
+  ASSERT_TRUE(send_request(d.path(), chat_grant()));
+  const pid_t child = fork();
+  if (child == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+    auto grant = send_request(d.path(), chat_grant("other-claim"));
+    auto revoke = send_request(
+        d.path(), {{"op", "revoke"}, {"claim", "6f1c2a9e-1b7d-4c1e-9a0e-2f3d4c5b6a79"}});
+    const auto refused = [](const core::Result<json>& r) {
+      return !r.has_value() &&
+             r.error().message().find("need root or the daemon's user") != std::string::npos;
+    };
+    _exit(refused(grant) && refused(revoke) ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const json listed = d.list();
+  ASSERT_EQ(listed["grants"].size(), 1u);
+  EXPECT_EQ(listed["grants"][0]["claim"], "6f1c2a9e-1b7d-4c1e-9a0e-2f3d4c5b6a79");
 }
 
 TEST(ControlClient, SaysWhenNoDaemonListens) {

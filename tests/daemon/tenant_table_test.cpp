@@ -428,5 +428,128 @@ TEST(TenantTable, SetChangesWhatThePolicySees) {
   EXPECT_EQ(j["devices"][0]["usable_sms"], 128);
 }
 
+GrantRequest grant(std::string claim, std::string tenant, int device, double share = 0) {
+  GrantRequest g;
+  g.claim = std::move(claim);
+  g.tenant = std::move(tenant);
+  g.device = device;
+  g.settings.tenant_class = TenantClass::kLatencyCritical;
+  g.settings.priority = 7;
+  g.settings.tpot_slo = core::millis(50);
+  g.settings.sm_share = share;
+  g.settings.memory_limit = 4ULL << 30;
+  return g;
+}
+
+// A process registering under a granted name gets the grant's device and settings (its memory
+// limit on its page at once), whatever it asked for; the listing names the claim.
+TEST(TenantTable, ARegistrationUnderAGrantedNameGetsTheGrantsDeviceAndSettings) {
+  TenantTable t = table(2);
+  ASSERT_EQ(t.grant(grant("c1", "chat", 1, 0.25)), false) << "a new grant";
+  AssignmentPage chat{}, train{};
+  RegisterRequest asked = tenant("chat", TenantClass::kBestEffort, 0);
+  asked.settings.priority = -3;
+  ASSERT_TRUE(t.add(asked, &chat, t0));
+  ASSERT_TRUE(t.add(tenant("train", TenantClass::kBestEffort), &train, t0));
+  const std::vector<TenantView> views = t.tenants();
+  EXPECT_EQ(views[0].device, 1);
+  EXPECT_EQ(views[0].settings, grant("c1", "chat", 1, 0.25).settings);
+  EXPECT_EQ(views[0].claim, "c1");
+  EXPECT_EQ(views[1].claim, "");
+  EXPECT_EQ(chat.memory_limit_assigned.load(), 4ULL << 30);
+  EXPECT_EQ(train.memory_limit_assigned.load(), 0u);
+  const nlohmann::json j = t.to_json();
+  EXPECT_EQ(j["tenants"][0]["claim"], "c1");
+  EXPECT_FALSE(j["tenants"][1].contains("claim"));
+  ASSERT_EQ(j["grants"].size(), 1u);
+  EXPECT_EQ(j["grants"][0]["claim"], "c1");
+  EXPECT_EQ(j["grants"][0]["tenant"], "chat");
+  EXPECT_EQ(j["grants"][0]["device"], 1);
+  EXPECT_EQ(j["grants"][0]["class"], "latency-critical");
+  EXPECT_EQ(j["grants"][0]["memory_limit_bytes"], 4ULL << 30);
+  EXPECT_FALSE(j["grants"][0].contains("op"));
+
+  // A second process under the name is refused, as without a grant.
+  AssignmentPage again{};
+  auto second = t.add(tenant("chat", TenantClass::kBestEffort), &again, t0);
+  ASSERT_FALSE(second);
+  EXPECT_NE(second.error().message().find("'chat' is already registered"), std::string::npos);
+
+  // Revoked, the grant is gone; the registered process keeps its settings.
+  EXPECT_TRUE(t.revoke("c1"));
+  EXPECT_FALSE(t.revoke("c1"));
+  EXPECT_TRUE(t.grants().empty());
+  EXPECT_EQ(t.tenants()[0].settings.priority, 7);
+  EXPECT_EQ(t.tenants()[0].claim, "");
+}
+
+// The same grant again changes nothing; the claim with other fields, or the name under another
+// claim, or a device the daemon lacks, is refused naming what is wrong, and nothing is kept.
+TEST(TenantTable, AGrantIsIdempotentAndDoesNotChange) {
+  TenantTable t = table(2);
+  ASSERT_EQ(t.grant(grant("c1", "chat", 0)), false);
+  EXPECT_EQ(t.grant(grant("c1", "chat", 0)), true) << "the same grant again";
+  GrantRequest other = grant("c1", "chat", 0);
+  other.settings.priority = 8;
+  auto changed = t.grant(other);
+  ASSERT_FALSE(changed);
+  EXPECT_NE(changed.error().message().find("claim 'c1' is already granted"), std::string::npos)
+      << changed.error().message();
+  EXPECT_NE(changed.error().message().find("revoke it first"), std::string::npos);
+  auto taken = t.grant(grant("c2", "chat", 1));
+  ASSERT_FALSE(taken);
+  EXPECT_NE(taken.error().message().find(
+                "tenant 'chat' is already granted to claim 'c1'; claim 'c2' cannot have it too"),
+            std::string::npos)
+      << taken.error().message();
+  auto nowhere = t.grant(grant("c3", "batch", 2));
+  ASSERT_FALSE(nowhere);
+  EXPECT_NE(nowhere.error().message().find("device 2 is not one of this daemon's 2 GPU(s)"),
+            std::string::npos)
+      << nowhere.error().message();
+  ASSERT_EQ(t.grants().size(), 1u);
+  EXPECT_EQ(t.grants()[0], grant("c1", "chat", 0));
+}
+
+// A device's grants and its registered tenants under no grant share its SMs: a grant past what
+// is free is refused saying how much is, and a grant's share is kept for its processes even
+// before they register (another registration cannot take it).
+TEST(TenantTable, GrantsAndRegistrationsShareTheDevicesSms) {
+  TenantTable t = table(2);
+  AssignmentPage a{}, b{}, c{};
+  RegisterRequest ra = tenant("a", TenantClass::kBestEffort);
+  ra.settings.sm_share = 0.25;
+  ASSERT_TRUE(t.add(ra, &a, t0));
+  ASSERT_EQ(t.grant(grant("c1", "chat", 0, 0.5)), false);
+  auto over = t.grant(grant("c2", "batch", 0, 0.5));
+  ASSERT_FALSE(over);
+  EXPECT_NE(over.error().message().find(
+                "device 0 has 0.25 of its SMs free to grant; claim 'c2' asks 0.5"),
+            std::string::npos)
+      << over.error().message();
+  EXPECT_EQ(t.grant(grant("c2", "batch", 1, 0.5)), false) << "device 1 is free";
+  EXPECT_EQ(t.grant(grant("c3", "small", 0, 0.25)), false) << "exactly what is left";
+  ASSERT_EQ(t.revoke("c3"), true);
+
+  RegisterRequest rb = tenant("b", TenantClass::kBestEffort);
+  rb.settings.sm_share = 0.5;
+  auto taken = t.add(rb, &b, t0);
+  ASSERT_FALSE(taken) << "0.5 of device 0 is granted to 'chat', registered or not";
+  EXPECT_NE(taken.error().message().find("with the 0.75 the others on device 0 hold"),
+            std::string::npos)
+      << taken.error().message();
+  ASSERT_TRUE(t.add(tenant("chat", TenantClass::kBestEffort), &c, t0)) << "its own share fits";
+  SetRequest more;
+  more.tenant = "chat";
+  more.sm_share = 0.75;
+  EXPECT_TRUE(t.set(more)) << "an operator may raise a granted tenant's share into what is free";
+  more.sm_share = 0.8;
+  EXPECT_FALSE(t.set(more));
+  auto none_left = t.grant(grant("c4", "late", 0, 0.1));
+  ASSERT_FALSE(none_left);
+  EXPECT_NE(none_left.error().message().find("device 0 has 0 of its SMs free"), std::string::npos)
+      << none_left.error().message();
+}
+
 }  // namespace
 }  // namespace tessera::daemon

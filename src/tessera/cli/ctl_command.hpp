@@ -4,6 +4,9 @@
 //   tessera ctl set TENANT [--class C] [--priority N] [--tpot-slo 50ms] [--ttft-slo 500ms]
 //   tessera ctl policy NAME                    switch the remap policy
 //   tessera ctl drain | undrain                refuse / accept new tenants
+//   tessera ctl grant --claim UID --tenant NAME --device N [the settings set takes]
+//                                              reserve a tenant name for a claim
+//   tessera ctl revoke --claim UID             drop a claim's grant
 
 #include <CLI/CLI.hpp>
 #include <string>
@@ -18,7 +21,7 @@ struct CtlFlags {
   CLI::App* list = nullptr;
   bool json = false;
   CLI::App* set = nullptr;
-  std::string tenant;
+  std::string tenant;  // set's and grant's
   std::string tenant_class;
   std::string priority;
   std::string tpot_slo;
@@ -29,6 +32,10 @@ struct CtlFlags {
   std::string policy_name;
   CLI::App* drain = nullptr;
   CLI::App* undrain = nullptr;
+  CLI::App* grant = nullptr;
+  std::string claim;  // grant's and revoke's
+  int device = 0;
+  CLI::App* revoke = nullptr;
 };
 
 void add_ctl_options(CLI::App& command, CtlFlags& flags);

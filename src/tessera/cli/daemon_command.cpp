@@ -108,6 +108,7 @@ constexpr ConfigKey kConfigKeys[] = {
     {"min_residency", "--min-residency", &DaemonFlags::min_residency, true},
     {"metrics", "--metrics", &DaemonFlags::metrics, false},
     {"settings_file", "--settings-file", &DaemonFlags::settings_file, false},
+    {"grants_file", "--grants-file", &DaemonFlags::grants_file, false},
 };
 
 // The flags with the --config file's values for every option not given on the command line.
@@ -211,7 +212,7 @@ void add_daemon_options(CLI::App& command, DaemonFlags& f) {
   c->add_option("--config", f.config,
                 "YAML file of these options by name (gpu, devices, policy, best_effort_share, "
                 "slo_guided, mechanism, socket, tick, idle_after, min_residency, metrics, "
-                "settings_file, latency_critical_uids); flags given override it");
+                "settings_file, grants_file, latency_critical_uids); flags given override it");
   c->add_option("--socket", f.socket,
                 "Unix socket to listen on (default: $TESSERA_DAEMON_SOCKET, else "
                 "/run/tessera/tesserad.sock)")
@@ -255,6 +256,10 @@ void add_daemon_options(CLI::App& command, DaemonFlags& f) {
                 "Where what `tessera ctl set` changed of registered tenants is kept, so a "
                 "restarted daemon applies it again when they register again (default: "
                 "tesserad-settings.json beside --socket; none: not kept)");
+  c->add_option("--grants-file", f.grants_file,
+                "Where the grants of Kubernetes claims (`tessera ctl grant`) are kept until "
+                "revoked, so a restarted daemon still gives their processes the granted settings "
+                "(default: tesserad-grants.json beside the settings file; none: not kept)");
   c->add_option("--tick", f.tick, "Time between policy rounds")->capture_default_str();
   c->add_option("--idle-after", f.idle_after,
                 "A tenant that has not launched for this long has no work")
@@ -307,6 +312,13 @@ Outcome run_daemon_command(const DaemonFlags& given) {
         (std::filesystem::path(f.socket).parent_path() / "tesserad-settings.json").string();
   } else if (f.settings_file != "none") {
     server.settings_path = f.settings_file;
+  }
+  if (f.grants_file.empty()) {
+    const std::string beside = server.settings_path.empty() ? f.socket : server.settings_path;
+    server.grants_path =
+        (std::filesystem::path(beside).parent_path() / "tesserad-grants.json").string();
+  } else if (f.grants_file != "none") {
+    server.grants_path = f.grants_file;
   }
   if (!f.latency_critical_uids.empty()) {
     std::vector<uid_t> uids;

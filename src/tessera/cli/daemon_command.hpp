@@ -34,6 +34,8 @@ struct DaemonFlags {
   std::string metrics;  // HOST:PORT of the Prometheus endpoint; "": none
   // Where `ctl set` changes are kept across restarts: "" beside the socket, "none": not kept.
   std::string settings_file;
+  // Where grants are kept until revoked: "" beside the settings file, "none": not kept.
+  std::string grants_file;
   bool mps = false;
   std::string mps_pipe_dir;  // "": mps/ beside the socket
   std::string mps_control = "nvidia-cuda-mps-control";

@@ -22,6 +22,8 @@ constexpr int kMaxDevice = 63;
 // ASSUMPTION: no GPU has 2^50 bytes (1 PiB); JSON numbers are exact up to 2^53.
 constexpr std::uint64_t kMaxMemoryLimit = std::uint64_t{1} << 50;
 
+constexpr std::string_view kOps = "register, list, set, policy, drain, undrain, grant, revoke";
+
 core::Error invalid(std::string message) {
   return core::Error(core::Domain::kConfig, core::Code::kInvalidArgument, std::move(message));
 }
@@ -40,21 +42,27 @@ core::Status only_keys(const json& j, std::string_view op,
   return {};
 }
 
-core::Result<std::string> tenant_name(const json& j, std::string_view op) {
-  const auto it = j.find("tenant");
+// A name valid_tenant_name() accepts under `key`, required; `what` names it in errors.
+core::Result<std::string> safe_name(const json& j, std::string_view op, const char* key,
+                                    std::string_view what) {
+  const auto it = j.find(key);
   if (it == j.end())
-    return std::unexpected(invalid(fmt::format("'{}' request: 'tenant' is missing", op)));
+    return std::unexpected(invalid(fmt::format("'{}' request: '{}' is missing", op, key)));
   if (!it->is_string()) {
-    return std::unexpected(invalid(fmt::format("'{}' request: 'tenant' must be a string", op)));
+    return std::unexpected(invalid(fmt::format("'{}' request: '{}' must be a string", op, key)));
   }
   const std::string name = it->get<std::string>();
   if (!valid_tenant_name(name)) {
     return std::unexpected(invalid(fmt::format(
-        "'{}' request: tenant name '{}' must be 1-63 characters of letters, digits, '.', '_' or "
-        "'-'",
-        op, name.substr(0, 80))));
+        "'{}' request: {} '{}' must be 1-63 characters of letters, digits, '.', '_' or '-'", op,
+        what, name.substr(0, 80))));
   }
   return name;
+}
+
+// A Kubernetes UID is 36 characters of hex digits and '-': the tenant names' rule fits it.
+core::Result<std::string> claim_uid(const json& j, std::string_view op) {
+  return safe_name(j, op, "claim", "claim");
 }
 
 core::Result<std::optional<int>> integer(const json& j, std::string_view op, const char* key,
@@ -114,7 +122,7 @@ core::Result<std::optional<double>> sm_share(const json& j, std::string_view op)
 // The tenant and the settings a register or set request may carry, each only when given.
 core::Result<SetRequest> tenant_fields(const json& j, std::string_view op) {
   SetRequest r;
-  TESSERA_ASSIGN_OR_RETURN(r.tenant, tenant_name(j, op));
+  TESSERA_ASSIGN_OR_RETURN(r.tenant, safe_name(j, op, "tenant", "tenant name"));
   TESSERA_ASSIGN_OR_RETURN(r.tenant_class, tenant_class(j, op));
   TESSERA_ASSIGN_OR_RETURN(r.priority, integer(j, op, "priority", -kMaxPriority, kMaxPriority));
   TESSERA_ASSIGN_OR_RETURN(r.tpot_slo, slo(j, op, "tpot_slo_ms"));
@@ -130,11 +138,7 @@ core::Result<Request> parse_register(const json& j) {
   TESSERA_ASSIGN_OR_RETURN(const SetRequest fields, tenant_fields(j, op));
   RegisterRequest r;
   r.tenant = fields.tenant;
-  r.settings.tenant_class = fields.tenant_class.value_or(TenantClass::kBestEffort);
-  r.settings.priority = fields.priority.value_or(0);
-  r.settings.tpot_slo = fields.tpot_slo.value_or(0);
-  r.settings.ttft_slo = fields.ttft_slo.value_or(0);
-  r.settings.sm_share = fields.sm_share.value_or(0);
+  apply(fields, r.settings);
   TESSERA_ASSIGN_OR_RETURN(const std::optional<int> device,
                            integer(j, op, "device", 0, kMaxDevice));
   r.device = device.value_or(0);
@@ -174,6 +178,31 @@ core::Result<Request> parse_set(const json& j) {
   return Request(std::move(r));
 }
 
+core::Result<Request> parse_grant(const json& j) {
+  constexpr std::string_view op = "grant";
+  TESSERA_TRY(only_keys(j, op,
+                        {"claim", "tenant", "device", "class", "priority", "tpot_slo_ms",
+                         "ttft_slo_ms", "sm_share", "memory_limit_bytes"}));
+  GrantRequest r;
+  TESSERA_ASSIGN_OR_RETURN(r.claim, claim_uid(j, op));
+  TESSERA_ASSIGN_OR_RETURN(SetRequest fields, tenant_fields(j, op));
+  TESSERA_ASSIGN_OR_RETURN(fields.memory_limit, memory_limit(j, op));
+  TESSERA_ASSIGN_OR_RETURN(const std::optional<int> device,
+                           integer(j, op, "device", 0, kMaxDevice));
+  // A grant places its tenant: a default device would put a claim's pod on a GPU nobody chose.
+  if (!device) return std::unexpected(invalid("'grant' request: 'device' is missing"));
+  r.tenant = fields.tenant;
+  r.device = *device;
+  apply(fields, r.settings);
+  return Request(std::move(r));
+}
+
+core::Result<Request> parse_revoke(const json& j) {
+  TESSERA_TRY(only_keys(j, "revoke", {"claim"}));
+  TESSERA_ASSIGN_OR_RETURN(std::string claim, claim_uid(j, "revoke"));
+  return Request(RevokeRequest{std::move(claim)});
+}
+
 core::Result<Request> parse_policy(const json& j) {
   TESSERA_TRY(only_keys(j, "policy", {"name"}));
   const auto it = j.find("name");
@@ -192,6 +221,24 @@ void apply(const SetRequest& r, TenantSettings& s) {
   if (r.ttft_slo) s.ttft_slo = *r.ttft_slo;
   if (r.sm_share) s.sm_share = *r.sm_share;
   if (r.memory_limit) s.memory_limit = *r.memory_limit;
+}
+
+void apply(const GrantRequest& grant, RegisterRequest& registration) {
+  registration.device = grant.device;
+  registration.settings = grant.settings;
+}
+
+json grant_request_json(const GrantRequest& g) {
+  return {{"op", "grant"},
+          {"claim", g.claim},
+          {"tenant", g.tenant},
+          {"device", g.device},
+          {"class", tenant_class_name(g.settings.tenant_class)},
+          {"priority", g.settings.priority},
+          {"tpot_slo_ms", core::to_millis(g.settings.tpot_slo)},
+          {"ttft_slo_ms", core::to_millis(g.settings.ttft_slo)},
+          {"sm_share", g.settings.sm_share},
+          {"memory_limit_bytes", g.settings.memory_limit}};
 }
 
 void merge(const SetRequest& later, SetRequest& r) {
@@ -226,21 +273,20 @@ core::Result<Request> parse_request(std::string_view line) {
   }
   const auto op = j.find("op");
   if (op == j.end() || !op->is_string()) {
-    return std::unexpected(
-        invalid("request has no 'op' string (register, list, set, policy, "
-                "drain, undrain)"));
+    return std::unexpected(invalid(fmt::format("request has no 'op' string ({})", kOps)));
   }
   const std::string name = op->get<std::string>();
   if (name == "register") return parse_register(j);
   if (name == "set") return parse_set(j);
   if (name == "policy") return parse_policy(j);
+  if (name == "grant") return parse_grant(j);
+  if (name == "revoke") return parse_revoke(j);
   if (name == "list" || name == "drain" || name == "undrain") {
     TESSERA_TRY(only_keys(j, name, {}));
     if (name == "list") return Request(ListRequest{});
     return Request(DrainRequest{name == "drain"});
   }
-  return std::unexpected(invalid(fmt::format(
-      "unknown op '{}' (register, list, set, policy, drain, undrain)", name.substr(0, 80))));
+  return std::unexpected(invalid(fmt::format("unknown op '{}' ({})", name.substr(0, 80), kOps)));
 }
 
 std::string error_reply(std::string_view message) {

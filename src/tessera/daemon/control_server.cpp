@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tessera/core/log.hpp"
+#include "tessera/daemon/grant_store.hpp"
 #include "tessera/daemon/settings_store.hpp"
 #include "tessera/daemon/tenant_page.hpp"
 
@@ -96,16 +97,24 @@ struct ControlServer::State {
   ServerOptions options;
   TenantTable table;
   SettingsStore settings;
+  GrantStore grants;
   int listen_fd = -1;
   std::vector<std::unique_ptr<Client>> clients;
   bool draining = false;
 
-  State(ServerOptions o, TenantTable t, SettingsStore s)
-      : options(std::move(o)), table(std::move(t)), settings(std::move(s)) {}
+  State(ServerOptions o, TenantTable t, SettingsStore s, GrantStore g)
+      : options(std::move(o)), table(std::move(t)), settings(std::move(s)), grants(std::move(g)) {}
 
   void handle_line(Client& c, std::string_view line, core::Nanos now);
   std::string downgrade_untrusted(TenantSettings& settings, uid_t uid) const;
   std::string handle(Client& c, const Request& request, core::Nanos now, int& fd_out);
+  std::string register_tenant(Client& c, const RegisterRequest& request, core::Nanos now,
+                              int& fd_out);
+  std::string grant(const GrantRequest& request);
+  std::string revoke(const RevokeRequest& request);
+  // The grants kept from before the restart, given to the table again; one that no longer
+  // applies (a device the daemon has no more) is named in a warning and forgotten.
+  void restore_grants();
   void read_from(Client& c, core::Nanos now);
   void write_to(Client& c);
   // Closes the connection; its tenant leaves the table, and, when `left` (not a daemon that is
@@ -145,42 +154,111 @@ void ControlServer::State::handle_line(Client& c, std::string_view line, core::N
   c.out.push_back({std::move(reply), fd});
 }
 
+std::string ControlServer::State::register_tenant(Client& c, const RegisterRequest& r,
+                                                  core::Nanos now, int& fd_out) {
+  if (c.tenant != 0) {
+    return error_reply("this connection already registered tenant '" + c.tenant_name +
+                       "' (one tenant per connection)");
+  }
+  if (draining) return error_reply("the daemon is draining: it accepts no new tenants");
+  auto page = TenantPage::create(r.tenant);
+  if (!page) return error_reply(page.error().message());
+  RegisterRequest with_pid = r;
+  with_pid.pid = c.pid;
+  // The table applies the grant too; this copy is what the reply and the log say. The cluster
+  // authorized the claim, so its settings are not lowered for an untrusted uid.
+  const std::optional<GrantRequest> grant = table.grant_for(r.tenant);
+  std::string downgraded;
+  std::string granted;
+  if (grant) {
+    apply(*grant, with_pid);
+    granted =
+        fmt::format(" under claim '{}'{}", grant->claim,
+                    r.device == grant->device
+                        ? ""
+                        : fmt::format(" (it asked for device {}; the grant's holds)", r.device));
+  } else {
+    downgraded = downgrade_untrusted(with_pid.settings, c.uid);
+  }
+  auto id = table.add(with_pid, (*page)->page(), now);
+  if (!id) return error_reply(id.error().message());
+  c.tenant = *id;
+  c.tenant_name = r.tenant;
+  c.page = std::move(*page);
+  restore(r.tenant, with_pid);
+  table.tick(now);  // the newcomer gets its assignment before its first launch
+  fd_out = c.page->fd();
+  const std::string note = table.note_for(with_pid.settings);
+  const int percentage = table.mps_percentage(with_pid.settings);
+  core::logger().info(
+      "tenant '{}' (pid {}, {}, priority {}) registered on device {}{}{}{}{}", r.tenant, c.pid,
+      tenant_class_name(with_pid.settings.tenant_class), with_pid.settings.priority,
+      with_pid.device, granted, downgraded.empty() ? "" : ": " + downgraded,
+      note.empty() ? "" : "; " + note,
+      percentage > 0 ? fmt::format("; MPS active thread percentage {}", percentage) : "");
+  nlohmann::json body{{"tenant", r.tenant},
+                      {"class", tenant_class_name(with_pid.settings.tenant_class)},
+                      {"priority", with_pid.settings.priority},
+                      {"page_version", daemon_abi::kPageVersion}};
+  if (grant) body["claim"] = grant->claim;
+  if (!downgraded.empty()) body["downgraded"] = downgraded;
+  if (!note.empty()) body["note"] = note;
+  if (percentage > 0) body["mps_active_thread_percentage"] = percentage;
+  return ok_reply(std::move(body));
+}
+
+// Stored only once the table took it, and given back to the table when it cannot be stored: a
+// grant the next daemon would not know of is refused, so the DRA driver tries again.
+std::string ControlServer::State::grant(const GrantRequest& r) {
+  const auto again = table.grant(r);
+  if (!again) return error_reply(again.error().message());
+  if (!*again) {
+    if (auto kept = grants.put(r); !kept) {
+      table.revoke(r.claim);
+      return error_reply(
+          fmt::format("claim '{}' is not granted: {}", r.claim, kept.error().message()));
+    }
+    core::logger().info(
+        "claim '{}' granted tenant '{}' on device {} ({}, priority {}, SM share {}, memory limit "
+        "{} bytes)",
+        r.claim, r.tenant, r.device, tenant_class_name(r.settings.tenant_class),
+        r.settings.priority, r.settings.sm_share, r.settings.memory_limit);
+  }
+  return ok_reply(
+      {{"claim", r.claim}, {"tenant", r.tenant}, {"device", r.device}, {"again", *again}});
+}
+
+// Forgotten in the file first: a revoke the file does not keep is refused, so the grant does not
+// come back at the next start.
+std::string ControlServer::State::revoke(const RevokeRequest& r) {
+  if (auto kept = grants.forget(r.claim); !kept) {
+    return error_reply(
+        fmt::format("claim '{}' is still granted: {}", r.claim, kept.error().message()));
+  }
+  const bool was_granted = table.revoke(r.claim);
+  if (was_granted) core::logger().info("claim '{}' revoked", r.claim);
+  return ok_reply({{"claim", r.claim}, {"was_granted", was_granted}});
+}
+
+void ControlServer::State::restore_grants() {
+  for (const GrantRequest& g : grants.grants()) {
+    if (auto held = table.grant(g); !held) {
+      core::logger().warn(
+          "claim '{}': the grant kept from before the restart no longer applies ({}); "
+          "forgotten",
+          g.claim, held.error().message());
+      if (auto s = grants.forget(g.claim); !s) core::logger().warn("{}", s.error().message());
+    }
+  }
+  if (!table.grants().empty()) {
+    core::logger().info("{} grant(s) kept from before the restart", table.grants().size());
+  }
+}
+
 std::string ControlServer::State::handle(Client& c, const Request& request, core::Nanos now,
                                          int& fd_out) {
   if (const auto* r = std::get_if<RegisterRequest>(&request)) {
-    if (c.tenant != 0) {
-      return error_reply("this connection already registered tenant '" + c.tenant_name +
-                         "' (one tenant per connection)");
-    }
-    if (draining) return error_reply("the daemon is draining: it accepts no new tenants");
-    auto page = TenantPage::create(r->tenant);
-    if (!page) return error_reply(page.error().message());
-    RegisterRequest with_pid = *r;
-    with_pid.pid = c.pid;
-    const std::string downgraded = downgrade_untrusted(with_pid.settings, c.uid);
-    auto id = table.add(with_pid, (*page)->page(), now);
-    if (!id) return error_reply(id.error().message());
-    c.tenant = *id;
-    c.tenant_name = r->tenant;
-    c.page = std::move(*page);
-    restore(r->tenant, with_pid);
-    table.tick(now);  // the newcomer gets its assignment before its first launch
-    fd_out = c.page->fd();
-    const std::string note = table.note_for(with_pid.settings);
-    const int percentage = table.mps_percentage(with_pid.settings);
-    core::logger().info(
-        "tenant '{}' (pid {}, {}, priority {}) registered on device {}{}{}{}", r->tenant, c.pid,
-        tenant_class_name(with_pid.settings.tenant_class), with_pid.settings.priority, r->device,
-        downgraded.empty() ? "" : ": " + downgraded, note.empty() ? "" : "; " + note,
-        percentage > 0 ? fmt::format("; MPS active thread percentage {}", percentage) : "");
-    nlohmann::json body{{"tenant", r->tenant},
-                        {"class", tenant_class_name(with_pid.settings.tenant_class)},
-                        {"priority", with_pid.settings.priority},
-                        {"page_version", daemon_abi::kPageVersion}};
-    if (!downgraded.empty()) body["downgraded"] = downgraded;
-    if (!note.empty()) body["note"] = note;
-    if (percentage > 0) body["mps_active_thread_percentage"] = percentage;
-    return ok_reply(std::move(body));
+    return register_tenant(c, *r, now, fd_out);
   }
   if (std::holds_alternative<ListRequest>(request)) {
     nlohmann::json body = table.to_json();
@@ -188,14 +266,12 @@ std::string ControlServer::State::handle(Client& c, const Request& request, core
     body["capabilities"] = options.capabilities;
     return ok_reply(std::move(body));
   }
-  const bool changes_others = std::holds_alternative<SetRequest>(request) ||
-                              std::holds_alternative<PolicyRequest>(request) ||
-                              std::holds_alternative<DrainRequest>(request);
-  if (changes_others && !may_control(c.uid, geteuid())) {
-    return error_reply(fmt::format(
-        "set, policy, drain and undrain need root or the daemon's user (uid {}); this client is "
-        "uid {}",
-        geteuid(), c.uid));
+  // Every request but these two changes other tenants.
+  if (!may_control(c.uid, geteuid())) {
+    return error_reply(
+        fmt::format("set, grant, revoke, policy, drain and undrain need root or the daemon's user "
+                    "(uid {}); this client is uid {}",
+                    geteuid(), c.uid));
   }
   if (const auto* r = std::get_if<SetRequest>(&request)) {
     if (auto s = table.set(*r); !s) return error_reply(s.error().message());
@@ -206,6 +282,8 @@ std::string ControlServer::State::handle(Client& c, const Request& request, core
     table.tick(now);
     return ok_reply();
   }
+  if (const auto* r = std::get_if<GrantRequest>(&request)) return grant(*r);
+  if (const auto* r = std::get_if<RevokeRequest>(&request)) return revoke(*r);
   if (const auto* r = std::get_if<PolicyRequest>(&request)) {
     if (auto s = table.set_policy(r->name); !s) return error_reply(s.error().message());
     core::logger().info("policy is now '{}'", r->name);
@@ -365,8 +443,13 @@ core::Result<std::unique_ptr<ControlServer>> ControlServer::start(ServerOptions 
   std::string unreadable;
   SettingsStore settings = SettingsStore::open(options.settings_path, unreadable);
   if (!unreadable.empty()) core::logger().warn("{}", unreadable);
-  auto state = std::make_unique<State>(std::move(options), std::move(table), std::move(settings));
+  unreadable.clear();
+  GrantStore grants = GrantStore::open(options.grants_path, unreadable);
+  if (!unreadable.empty()) core::logger().warn("{}", unreadable);
+  auto state = std::make_unique<State>(std::move(options), std::move(table), std::move(settings),
+                                       std::move(grants));
   state->listen_fd = fd;
+  state->restore_grants();
   return std::unique_ptr<ControlServer>(new ControlServer(std::move(state)));
 }
 

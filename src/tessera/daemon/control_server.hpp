@@ -5,8 +5,8 @@
 // its page unmapped, so the policy round gives its SMs to the others.
 //
 // The socket is open to every user on the node (mode 0666): any process may register itself and
-// list. Requests that change other tenants (set, policy, drain, undrain) are refused unless the
-// client, by its socket credentials, is root or the daemon's own user.
+// list. Requests that change other tenants (set, grant, revoke, policy, drain, undrain) are
+// refused unless the client, by its socket credentials, is root or the daemon's own user.
 //
 // A hostile or broken client cannot stop the daemon: each connection has a bounded input buffer
 // (kMaxRequestBytes per line; a longer line is answered with an error and the connection closed),
@@ -48,6 +48,8 @@ struct ServerOptions {
   // Where what `set` changed of registered tenants is kept across daemon restarts
   // (settings_store.hpp); "": not kept.
   std::string settings_path;
+  // Where grants are kept until revoked, across daemon restarts (grant_store.hpp); "": not kept.
+  std::string grants_path;
   // Called on the server's thread after every policy round (the metrics' snapshot).
   std::function<void(const TenantTable&, core::Nanos now)> after_round;
 };

@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <system_error>
 #include <variant>
 
 #include "tessera/core/file_read.hpp"
+#include "tessera/core/file_replace.hpp"
 
 namespace tessera::daemon {
 namespace {
@@ -100,22 +100,8 @@ core::Status SettingsStore::forget(std::string_view tenant) {
 core::Status SettingsStore::write() const {
   nlohmann::json tenants = nlohmann::json::object();
   for (const auto& [name, request] : kept_) tenants[name] = set_request_json(request);
-  const std::string temporary = path_ + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << nlohmann::json{{"tenants", tenants}}.dump(2) << "\n";
-    if (!out) {
-      return core::failf(core::Domain::kIo, core::Code::kInternal,
-                         "cannot write the daemon's settings to {}", temporary);
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path_, ec);
-  if (ec) {
-    return core::failf(core::Domain::kIo, core::Code::kInternal,
-                       "cannot replace the daemon's settings file {}: {}", path_, ec.message());
-  }
-  return {};
+  return core::replace_file(path_, nlohmann::json{{"tenants", tenants}}.dump(2) + "\n",
+                            "the daemon's settings");
 }
 
 }  // namespace tessera::daemon

@@ -21,6 +21,9 @@ core::Error invalid(std::string message) {
   return core::Error(core::Domain::kConfig, core::Code::kInvalidArgument, std::move(message));
 }
 
+// Shares are typed by people: a rounding error of 1e-9 is not an over-subscription.
+constexpr double kShareSlack = 1e-9;
+
 nlohmann::json assignment_json(Assignment a) {
   if (a.sms == daemon_abi::kHoldSms) return "hold";
   if (a.sms == daemon_abi::kWholeGpuSms) return "whole-gpu";
@@ -65,18 +68,21 @@ TenantTable::Tenant* TenantTable::find(std::string_view name) {
   return nullptr;
 }
 
-core::Result<int> TenantTable::add(const RegisterRequest& request, daemon_abi::AssignmentPage* page,
+core::Result<int> TenantTable::add(const RegisterRequest& asked, daemon_abi::AssignmentPage* page,
                                    core::Nanos now) {
+  RegisterRequest request = asked;
+  std::string claim;
+  if (const auto granted = grant_for(asked.tenant)) {
+    apply(*granted, request);
+    claim = granted->claim;
+  }
   if (find(request.tenant) != nullptr) {
     return std::unexpected(invalid(fmt::format(
         "tenant '{}' is already registered (each process registers under a name of its own)",
         request.tenant)));
   }
-  if (request.device < 0 || request.device >= static_cast<int>(devices_.size())) {
-    return std::unexpected(invalid(fmt::format("device {} is not one of this daemon's {} GPU(s)",
-                                               request.device, devices_.size())));
-  }
-  TESSERA_TRY(check_shares(request.device, request.tenant, request.settings.sm_share));
+  TESSERA_TRY(check_device(request.device));
+  TESSERA_TRY(check_shares(request.device, request.tenant, claim, request.settings.sm_share));
   if (static_cast<int>(tenants_.size()) >= options_.max_tenants) {
     return std::unexpected(
         core::Error(core::Domain::kConfig, core::Code::kResourceExhausted,
@@ -85,6 +91,7 @@ core::Result<int> TenantTable::add(const RegisterRequest& request, daemon_abi::A
   Tenant t;
   t.id = next_id_++;
   t.registration = request;
+  t.claim = claim;
   t.page = page;
   t.launches_seen = page->launches.load(std::memory_order_relaxed);
   t.steps_seen = page->steps.load(std::memory_order_relaxed);
@@ -92,7 +99,7 @@ core::Result<int> TenantTable::add(const RegisterRequest& request, daemon_abi::A
   page->granule_sms.store(
       static_cast<std::uint32_t>(devices_[static_cast<std::size_t>(request.device)].granularity),
       std::memory_order_relaxed);
-  page->memory_limit_assigned.store(0, std::memory_order_relaxed);
+  page->memory_limit_assigned.store(request.settings.memory_limit, std::memory_order_relaxed);
   page->assignment.store(daemon_abi::pack({.first_sm = 0, .sms = daemon_abi::kHoldSms}),
                          std::memory_order_release);
   tenants_.push_back(std::move(t));
@@ -110,7 +117,8 @@ core::Status TenantTable::set(const SetRequest& request) {
                        "no tenant named '{}' is registered", request.tenant);
   }
   if (request.sm_share) {
-    TESSERA_TRY(check_shares(t->registration.device, t->registration.tenant, *request.sm_share));
+    TESSERA_TRY(
+        check_shares(t->registration.device, t->registration.tenant, t->claim, *request.sm_share));
   }
   apply(request, t->registration.settings);
   if (request.memory_limit) {
@@ -120,22 +128,92 @@ core::Status TenantTable::set(const SetRequest& request) {
   return {};
 }
 
-core::Status TenantTable::check_shares(int device, std::string_view tenant, double share) const {
-  if (share == 0) return {};
-  double others = 0;
+core::Status TenantTable::check_device(int device) const {
+  if (device < 0 || device >= static_cast<int>(devices_.size())) {
+    return std::unexpected(invalid(
+        fmt::format("device {} is not one of this daemon's {} GPU(s)", device, devices_.size())));
+  }
+  return {};
+}
+
+double TenantTable::promised_shares(int device, std::string_view tenant,
+                                    std::string_view claim) const {
+  double total = 0;
+  for (const GrantRequest& g : grants_) {
+    if (g.device != device || g.claim == claim) continue;
+    double share = g.settings.sm_share;
+    for (const Tenant& t : tenants_) {
+      if (t.claim == g.claim) share = std::max(share, t.registration.settings.sm_share);
+    }
+    total += share;
+  }
   for (const Tenant& t : tenants_) {
-    if (t.registration.device == device && t.registration.tenant != tenant) {
-      others += t.registration.settings.sm_share;
+    if (t.registration.device == device && t.claim.empty() && t.registration.tenant != tenant) {
+      total += t.registration.settings.sm_share;
     }
   }
-  // Shares are typed by people: a rounding error of 1e-9 is not an over-subscription.
-  if (others + share > 1 + 1e-9) {
+  return total;
+}
+
+core::Status TenantTable::check_shares(int device, std::string_view tenant, std::string_view claim,
+                                       double share) const {
+  if (share == 0) return {};
+  const double others = promised_shares(device, tenant, claim);
+  if (others + share > 1 + kShareSlack) {
     return std::unexpected(invalid(
         fmt::format("tenant '{}': an SM share of {} with the {} the others on device {} hold "
                     "adds up to more than 1",
                     tenant, share, others, device)));
   }
   return {};
+}
+
+core::Result<bool> TenantTable::grant(const GrantRequest& g) {
+  for (const GrantRequest& held : grants_) {
+    if (held.claim == g.claim) {
+      if (held == g) return true;
+      return std::unexpected(invalid(fmt::format(
+          "claim '{}' is already granted (tenant '{}' on device {}) with other fields; a grant "
+          "does not change: revoke it first",
+          g.claim, held.tenant, held.device)));
+    }
+    if (held.tenant == g.tenant) {
+      return std::unexpected(
+          invalid(fmt::format("tenant '{}' is already granted to claim '{}'; claim '{}' cannot "
+                              "have it too",
+                              g.tenant, held.claim, g.claim)));
+    }
+  }
+  TESSERA_TRY(check_device(g.device));
+  const double promised = promised_shares(g.device, "", g.claim);
+  if (g.settings.sm_share > 0 && promised + g.settings.sm_share > 1 + kShareSlack) {
+    const double free = promised > 1 - kShareSlack ? 0 : 1 - promised;
+    return std::unexpected(
+        invalid(fmt::format("device {} has {:g} of its SMs free to grant; claim '{}' asks {:g}",
+                            g.device, free, g.claim, g.settings.sm_share)));
+  }
+  if (static_cast<int>(grants_.size()) >= options_.max_tenants) {
+    return std::unexpected(
+        core::Error(core::Domain::kConfig, core::Code::kResourceExhausted,
+                    fmt::format("the daemon already holds {} grants, as many tenants as it takes",
+                                grants_.size())));
+  }
+  grants_.push_back(g);
+  return false;
+}
+
+bool TenantTable::revoke(std::string_view claim) {
+  for (Tenant& t : tenants_) {
+    if (t.claim == claim) t.claim.clear();
+  }
+  return std::erase_if(grants_, [&](const GrantRequest& g) { return g.claim == claim; }) > 0;
+}
+
+std::optional<GrantRequest> TenantTable::grant_for(std::string_view tenant) const {
+  for (const GrantRequest& g : grants_) {
+    if (g.tenant == tenant) return g;
+  }
+  return std::nullopt;
 }
 
 core::Status TenantTable::set_policy(std::string_view name) {
@@ -276,6 +354,7 @@ std::vector<TenantView> TenantTable::tenants() const {
     constexpr auto relaxed = std::memory_order_relaxed;
     TenantView v;
     v.name = t.registration.tenant;
+    v.claim = t.claim;
     v.pid = t.registration.pid;
     v.device = t.registration.device;
     v.settings = t.registration.settings;
@@ -310,7 +389,7 @@ nlohmann::json TenantTable::to_json() const {
   }
   nlohmann::json tenants = nlohmann::json::array();
   for (const TenantView& t : this->tenants()) {
-    tenants.push_back({{"tenant", t.name},
+    nlohmann::json row{{"tenant", t.name},
                        {"pid", t.pid},
                        {"device", t.device},
                        {"class", tenant_class_name(t.settings.tenant_class)},
@@ -333,13 +412,19 @@ nlohmann::json TenantTable::to_json() const {
                        {"memory_refused", t.memory_refused},
                        {"steps", t.steps},
                        {"last_step_ms", core::to_millis(t.last_step)},
-                       {"last_step_sms", t.last_step_sms}});
+                       {"last_step_sms", t.last_step_sms}};
+    if (!t.claim.empty()) row["claim"] = t.claim;
+    tenants.push_back(std::move(row));
   }
-  return {{"policy", policy_->name()},
-          {"mechanism", mechanism_name(options_.mechanism)},
-          {"rounds", rounds_},
-          {"devices", devices},
-          {"tenants", tenants}};
+  nlohmann::json grants = nlohmann::json::array();
+  for (const GrantRequest& g : grants_) {
+    nlohmann::json grant = grant_request_json(g);
+    grant.erase("op");
+    grants.push_back(std::move(grant));
+  }
+  return {{"policy", policy_->name()}, {"mechanism", mechanism_name(options_.mechanism)},
+          {"rounds", rounds_},         {"devices", devices},
+          {"tenants", tenants},        {"grants", grants}};
 }
 
 std::size_t TenantTable::size() const {

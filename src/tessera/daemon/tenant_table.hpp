@@ -68,6 +68,7 @@ struct TableOptions {
 // A tenant as the table and its page last said: for `ctl list` and the metrics.
 struct TenantView {
   std::string name;
+  std::string claim;  // the grant it registered under; "": none
   int pid = 0;
   int device = 0;
   TenantSettings settings;
@@ -94,13 +95,31 @@ class TenantTable {
   TenantTable(std::vector<gpu::PartitionGrid> devices, std::unique_ptr<NodePolicy> policy,
               TableOptions options = {});
 
-  // Registers a tenant whose page the caller owns and keeps mapped until remove(). Fails
-  // (kInvalidArgument) on a name already registered, a device the daemon does not own, or a full
-  // table. Returns the tenant's id. Its page starts with kHoldSms; the next tick assigns it.
+  // Registers a tenant whose page the caller owns and keeps mapped until remove(). Under a
+  // granted name it gets the grant's device and settings instead of the request's. Fails
+  // (kInvalidArgument) on a name already registered, a device the daemon does not own, an SM
+  // share the device cannot give, or a full table. Returns the tenant's id. Its page starts with
+  // kHoldSms and the memory limit of its settings; the next tick assigns it.
   core::Result<int> add(const RegisterRequest& request, daemon_abi::AssignmentPage* page,
                         core::Nanos now);
   void remove(int id);
   core::Status set(const SetRequest& request);
+
+  // Reserves `grant.tenant` for a claim: its device and settings for every registration under
+  // that name. Returns true when the same grant is already held. Fails (kInvalidArgument),
+  // changing nothing, on the claim granted with other fields, the tenant name granted to another
+  // claim, a device the daemon does not own, or an SM share the device has not free: a device's
+  // grants and the registered tenants under none add up to at most 1; and (kResourceExhausted)
+  // when it holds max_tenants grants, as many as can register. A tenant already registered
+  // under the name keeps its settings; the grant applies from the next registration.
+  core::Result<bool> grant(const GrantRequest& grant);
+  // Drops the claim's grant; false when there was none. Tenants registered under it keep their
+  // settings and count as tenants under no grant.
+  bool revoke(std::string_view claim);
+  // The grant of tenant name `tenant`, if any.
+  std::optional<GrantRequest> grant_for(std::string_view tenant) const;
+  const std::vector<GrantRequest>& grants() const { return grants_; }
+
   core::Status set_policy(std::string_view name);
   std::string_view policy_name() const { return policy_->name(); }
   // What a tenant registering with `settings` should be told of how the policy serves it.
@@ -131,6 +150,7 @@ class TenantTable {
   struct Tenant {
     int id = 0;
     RegisterRequest registration;
+    std::string claim;  // the grant it registered under, until revoked; "": none
     daemon_abi::AssignmentPage* page = nullptr;
     std::uint64_t launches_seen = 0;
     bool has_work = false;
@@ -144,8 +164,15 @@ class TenantTable {
     bool new_step = false;  // a step finished since the last round
   };
   Tenant* find(std::string_view name);
-  // Refuses a share that would take the explicit SM shares of `device` past 1.
-  core::Status check_shares(int device, std::string_view tenant, double share) const;
+  core::Status check_device(int device) const;
+  // The SM share `device` has promised, leaving out tenant `tenant` and claim `claim`: each
+  // grant's (or, where a tenant registered under it was `set` to more, that tenant's) and each
+  // registered tenant's under no grant.
+  double promised_shares(int device, std::string_view tenant, std::string_view claim) const;
+  // Refuses a share for `tenant` (registered under `claim`, or "") that would take the SM shares
+  // promised on `device` past 1.
+  core::Status check_shares(int device, std::string_view tenant, std::string_view claim,
+                            double share) const;
   void decide(int device, core::Nanos now, int& changes);
   // Each tenant's next assignment from the policy (sequence numbers left 0); nullopt when the
   // tenants keep theirs.
@@ -163,6 +190,7 @@ class TenantTable {
   TableOptions options_;
   std::vector<int> reserve_;     // per device: priority-fill's reserve under slo_guided
   std::vector<Tenant> tenants_;  // in registration order: the policy's attach order
+  std::vector<GrantRequest> grants_;
   int next_id_ = 1;
   std::uint64_t rounds_ = 0;
 };
