@@ -30,6 +30,7 @@ install(DIRECTORY ${TESSERA_INCLUDE_DIR}/tessera ${TESSERA_GENERATED_INCLUDE_DIR
   PATTERN "internal" EXCLUDE
   REGEX "/tessera/cli$" EXCLUDE
   REGEX "/tessera/daemon$" EXCLUDE
+  REGEX "/tessera/dra$" EXCLUDE
   REGEX "/backends/interpose$" EXCLUDE
   REGEX "/backends/cuda/kernels$" EXCLUDE)
 

@@ -13,6 +13,7 @@ packages=(
   libfmt-dev libspdlog-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   pkgconf libhwloc-dev libpugixml-dev libcpp-httplib-dev libmicrohttpd-dev libgnutls28-dev openssl libfccp-dev libnlopt-cxx-dev
   prometheus-cpp-dev
+  libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev
   nodejs npm
 )
 

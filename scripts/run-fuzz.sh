@@ -49,6 +49,7 @@ targets=(
   "extender 8192 tests/k8s/golden $DATA/k8s/extender/wire_examples"
   "agent_allocations 4096 tests/fuzz/corpus/agent_allocations"
   "control_protocol 4096 tests/fuzz/corpus/control_protocol"
+  "dra_claim 8192 tests/fuzz/corpus/dra_claim"
   "measurement_csv 4096 tests/fuzz/corpus/measurement_csv tests/cli/validate"
 )
 

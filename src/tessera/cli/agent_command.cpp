@@ -1,17 +1,15 @@
 #include "tessera/cli/agent_command.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <condition_variable>
-#include <cstdlib>
 #include <mutex>
 #include <regex>
 #include <thread>
 
+#include "tessera/cli/node_name.hpp"
 #include "tessera/cli/stop_signals.hpp"
 #include "tessera/core/clock.hpp"
 #include "tessera/core/config.hpp"
@@ -45,19 +43,6 @@ core::Result<ListenAddress> parse_listen(const std::string& text) {
   std::string host = m[1].str();
   if (host.front() == '[') host = host.substr(1, host.size() - 2);
   return ListenAddress{host, std::stoi(m[2].str())};
-}
-
-// The Kubernetes node name: --node, else $NODE_NAME (a DaemonSet's downward API), else the
-// hostname in lowercase (as the kubelet names its node by default).
-std::string node_name(const AgentFlags& f) {
-  if (!f.node.empty()) return f.node;
-  if (const char* env = std::getenv("NODE_NAME"); env != nullptr && *env != '\0') return env;
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) return {};
-  std::string name(host);
-  std::ranges::transform(name, name.begin(),
-                         [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return name;
 }
 
 core::Status print_once(const k8s::NodeAgent& agent, const std::string& format) {
@@ -162,7 +147,7 @@ void add_agent_options(CLI::App& command, AgentFlags& f) {
 
 Outcome run_agent_command(const AgentFlags& f) {
   k8s::AgentOptions options;
-  options.node_name = node_name(f);
+  options.node_name = node_name_or_default(f.node);
   TESSERA_ASSIGN_OR_RETURN(options.refresh_period,
                            core::with_context(core::parse_duration(f.refresh), "--refresh"));
   options.nrt.topology_manager_policy = f.tm_policy;

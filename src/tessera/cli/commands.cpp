@@ -5,6 +5,7 @@
 #include "tessera/cli/ctl_command.hpp"
 #include "tessera/cli/daemon_command.hpp"
 #include "tessera/cli/determinism_command.hpp"
+#include "tessera/cli/dra_plugin_command.hpp"
 #include "tessera/cli/experiment_command.hpp"
 #include "tessera/cli/extender_command.hpp"
 #include "tessera/cli/kernel_command.hpp"
@@ -69,6 +70,11 @@ std::vector<std::unique_ptr<Command>> make_commands() {
       "Talk to a running `tessera daemon`: list tenants, set a tenant's class, priority or SLOs, "
       "switch the policy, drain",
       add_ctl_options, run_ctl_command));
+  out.push_back(command<DraPluginFlags>(
+      "dra-plugin",
+      "Kubernetes DRA driver (gpu.tessera.io): prepare the GPU shares pods claim by granting "
+      "each one in tesserad and injecting the interposer with CDI",
+      add_dra_plugin_options, run_dra_plugin_command));
   out.push_back(command<ClusterSimFlags>(
       "cluster-sim",
       "Simulate a GPU cluster (FlexTopo): services that autoscale, batch jobs and trace pods, "

@@ -1,8 +1,9 @@
 // The Kubernetes manifests against the API's own types: each object is checked as a TypeScript
-// value of its kind's type from kubernetes-types (generated from Kubernetes' OpenAPI
-// specification), so a misspelt or misplaced field, a value of the wrong type or a missing
-// required field is an error naming the file and the object. Kinds outside the core API groups
-// (the scheduler's configuration, the kustomization) are listed as not checked here.
+// value of its kind's type from kubernetes-models (generated from Kubernetes' OpenAPI
+// specification, with resource.k8s.io/v1 and the flattened pod resource claims of 1.31 on), so a
+// misspelt or misplaced field, a value of the wrong type or a missing required field is an error
+// naming the file and the object. Kinds of other groups (the scheduler's configuration, the
+// kustomization) are listed as not checked here.
 // Usage: node check.mjs MANIFEST.yaml... Exit 0 clean, 1 on a problem, 77 (skip) when the
 // packages are not installed (scripts/install-deps.sh runs npm ci here).
 import fs from "node:fs";
@@ -17,14 +18,12 @@ if (!fs.existsSync(path.join(here, "node_modules", "typescript"))) {
 const ts = (await import("typescript")).default;
 const { parseAllDocuments } = await import("yaml");
 
-// apiVersion -> the kubernetes-types module with its kinds.
-const modules = {
-  "v1": "core/v1",
-  "apps/v1": "apps/v1",
-  "rbac.authorization.k8s.io/v1": "rbac/v1",
-  "coordination.k8s.io/v1": "coordination/v1",
-  "policy/v1": "policy/v1",
-};
+// The API groups checked: each apiVersion is a kubernetes-models folder whose <Kind> modules
+// export the type I<Kind>.
+const groups = new Set([
+  "v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1", "coordination.k8s.io/v1",
+  "policy/v1", "admissionregistration.k8s.io/v1", "resource.k8s.io/v1",
+]);
 
 // One source of every object, each assigned to a constant of its kind's type: TypeScript then
 // checks every nested literal, unknown properties included.
@@ -42,13 +41,12 @@ for (const file of process.argv.slice(2)) {
     const object = doc.toJS();
     if (!object) continue;
     const what = `${name}: ${object.kind} ${object.metadata?.name ?? "(no name)"}`;
-    const module = modules[object.apiVersion];
-    if (!module) {
+    if (!groups.has(object.apiVersion)) {
       console.log(`${what}: ${object.apiVersion} is not a core API group: not checked here`);
       continue;
     }
     const n = objects.length;
-    lines.push(`import type { ${object.kind} as Kind${n} } from "kubernetes-types/${module}";`);
+    lines.push(`import type { I${object.kind} as Kind${n} } from "kubernetes-models/${object.apiVersion}/${object.kind}";`);
     const first = lines.length + 1;
     lines.push(...`export const object${n}: Kind${n} = ${JSON.stringify(object, null, 1)};`.split("\n"));
     objects.push({ what, first, last: lines.length });
@@ -57,7 +55,11 @@ for (const file of process.argv.slice(2)) {
 
 // Compiled in memory, as if it lay beside node_modules.
 const source = path.join(here, "manifests.ts");
-const options = { noEmit: true, strict: true, types: [], moduleResolution: ts.ModuleResolutionKind.Node10 };
+// Bundler resolution reads package "exports", which kubernetes-models publishes its types under.
+const options = {
+  noEmit: true, strict: true, types: [], module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022,
+  moduleResolution: ts.ModuleResolutionKind.Bundler,
+};
 const host = ts.createCompilerHost(options);
 const read = host.getSourceFile.bind(host);
 host.getSourceFile = (file, version, ...rest) =>
@@ -77,5 +79,5 @@ for (const d of ts.getPreEmitDiagnostics(program)) {
   const at = object ? object.what : `line ${line}`;
   console.log(`${at}: ${message} (at: ${lines[line - 1].trim().slice(0, 80)})`);
 }
-console.log(`${objects.length} objects checked against the Kubernetes 1.30 API types, ${problems} problems`);
+console.log(`${objects.length} objects checked against the Kubernetes API types (kubernetes-models), ${problems} problems`);
 process.exit(problems === 0 ? 0 : 1);

@@ -1,0 +1,183 @@
+#include "tessera/dra/dra_driver.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "tessera/core/log.hpp"
+#include "tessera/core/try.hpp"
+
+namespace tessera::dra {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kTenantNameChars = 54;
+constexpr std::size_t kUidChars = 8;
+
+double millis_of(core::Nanos ns) {
+  return static_cast<double>(ns) / 1e6;
+}
+
+std::string folder_of(const std::string& path) {
+  return std::filesystem::path(path).parent_path().string();
+}
+
+}  // namespace
+
+std::string cdi_kind(const DriverOptions& options) {
+  return options.driver_name + "/claim";
+}
+
+std::string tenant_for(const ClaimRef& claim) {
+  std::string name = claim.name.substr(0, kTenantNameChars);
+  while (!name.empty() && (name.back() == '-' || name.back() == '.')) name.pop_back();
+  return fmt::format("{}-{}", name.empty() ? "claim" : name, claim.uid.substr(0, kUidChars));
+}
+
+core::Result<std::unique_ptr<DraDriver>> DraDriver::open(DriverOptions options, ClaimSource& claims,
+                                                         TenantGrants& grants) {
+  if (options.node_name.empty()) {
+    return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
+                      "the DRA driver needs the node's name (its pool)");
+  }
+  TESSERA_ASSIGN_OR_RETURN(auto checkpoint, PreparedClaims::open(options.checkpoint_path));
+  return std::unique_ptr<DraDriver>(
+      new DraDriver(std::move(options), claims, grants, std::move(checkpoint)));
+}
+
+std::size_t DraDriver::prepared() const {
+  std::lock_guard lock(mu_);
+  return checkpoint_.claims().size();
+}
+
+json DraDriver::grant_request(const ClaimAllocation& allocation, const std::string& tenant) const {
+  const AllocatedShare& share = allocation.shares.front();
+  return daemon::grant_request_json({.claim = allocation.claim.uid,
+                                     .tenant = tenant,
+                                     .device = share.gpu,
+                                     .settings = share.settings});
+}
+
+CdiSpec DraDriver::spec_for(const ClaimAllocation& allocation, const std::string& tenant) const {
+  const AllocatedShare& share = allocation.shares.front();
+  const daemon::TenantSettings& s = share.settings;
+  CdiDevice device{.name = fmt::format("{}-{}", allocation.claim.uid, share.device), .edits = {}};
+  // The process's own view of its limits: what it runs under if the daemon is not there when it
+  // starts (fail-open); once registered, the daemon's grant is what holds.
+  device.edits.env = {
+      "TESSERA_TENANT=" + tenant,
+      fmt::format("TESSERA_CLASS={}", daemon::tenant_class_name(s.tenant_class)),
+      fmt::format("TESSERA_PRIORITY={}", s.priority),
+      fmt::format("TESSERA_DEVICE={}", share.gpu),
+      fmt::format("TESSERA_SM_SHARE={}", s.sm_share),
+  };
+  if (s.tpot_slo > 0)
+    device.edits.env.push_back(fmt::format("TESSERA_TPOT_SLO_MS={}", millis_of(s.tpot_slo)));
+  if (s.ttft_slo > 0)
+    device.edits.env.push_back(fmt::format("TESSERA_TTFT_SLO_MS={}", millis_of(s.ttft_slo)));
+  if (s.memory_limit > 0)
+    device.edits.env.push_back(fmt::format("TESSERA_MEMORY_LIMIT={}", s.memory_limit));
+  if (options_.nvidia_cdi_kind.empty()) {
+    device.edits.device_nodes = {fmt::format("/dev/nvidia{}", share.gpu), "/dev/nvidiactl",
+                                 "/dev/nvidia-uvm"};
+  }
+  CdiSpec spec{.kind = cdi_kind(options_), .devices = {std::move(device)}, .common = {}};
+  const std::string socket_dir = folder_of(options_.daemon_socket);
+  spec.common.env = {"LD_PRELOAD=" + options_.interposer_container_path,
+                     "TESSERA_DAEMON_SOCKET=" + options_.daemon_socket};
+  spec.common.mounts = {
+      {options_.interposer_host_path,
+       options_.interposer_container_path,
+       {"ro", "nosuid", "nodev", "bind"}},
+      {socket_dir, socket_dir, {"rw", "nosuid", "nodev", "bind"}},
+  };
+  if (!options_.mps_pipe_dir.empty()) {
+    spec.common.env.push_back("CUDA_MPS_PIPE_DIRECTORY=" + options_.mps_pipe_dir);
+    spec.common.mounts.push_back(
+        {options_.mps_pipe_dir, options_.mps_pipe_dir, {"rw", "nosuid", "nodev", "bind"}});
+  }
+  return spec;
+}
+
+core::Status DraDriver::undo(const std::string& uid, const PreparedClaim& entry) {
+  TESSERA_TRY(remove_spec(entry.cdi_spec));
+  if (auto revoked = grants_.revoke(uid); !revoked) {
+    return std::unexpected(revoked.error().with_context(
+        fmt::format("claim {}/{}: tesserad did not revoke its grant", entry.ns, entry.name)));
+  }
+  return checkpoint_.erase(uid);
+}
+
+core::Result<std::vector<PreparedDevice>> DraDriver::prepare(const ClaimRef& claim) {
+  std::lock_guard lock(mu_);
+  if (const PreparedClaim* done = checkpoint_.find(claim.uid)) {
+    if (done->complete) return done->devices;
+    // A prepare that did not finish (the plugin stopped in the middle): undone, then done again.
+    TESSERA_TRY(undo(claim.uid, PreparedClaim(*done)));
+  }
+  TESSERA_ASSIGN_OR_RETURN(const json object, claims_.claim(claim.ns, claim.name));
+  TESSERA_ASSIGN_OR_RETURN(
+      const ClaimAllocation allocation,
+      read_allocation(object, claim, options_.driver_name, options_.node_name));
+  if (allocation.shares.size() != 1) {
+    return core::failf(core::Domain::kK8s, core::Code::kUnsupported,
+                       "claim {}/{} holds {} devices of {} on this node; a claim may hold one "
+                       "(one tenant per claim): ask for each GPU in a claim of its own",
+                       claim.ns, claim.name, allocation.shares.size(), options_.driver_name);
+  }
+  const AllocatedShare& share = allocation.shares.front();
+  const std::string tenant = tenant_for(claim);
+  const CdiSpec spec = spec_for(allocation, tenant);
+  TESSERA_TRY(validate(spec));
+
+  PreparedDevice device{.request = share.request,
+                        .pool = share.pool,
+                        .device = share.device,
+                        .cdi_ids = {qualified_device_id(spec.kind, spec.devices.front().name)}};
+  if (!options_.nvidia_cdi_kind.empty()) {
+    device.cdi_ids.push_back(
+        qualified_device_id(options_.nvidia_cdi_kind, std::to_string(share.gpu)));
+  }
+  PreparedClaim entry{.ns = claim.ns,
+                      .name = claim.name,
+                      .complete = false,
+                      .tenant = tenant,
+                      .cdi_spec = spec_path(options_.cdi_dir, spec.kind, claim.uid),
+                      .devices = {device}};
+  TESSERA_TRY(checkpoint_.put(claim.uid, entry));
+  if (auto granted = grants_.grant(grant_request(allocation, tenant)); !granted) {
+    (void)checkpoint_.erase(claim.uid);
+    return std::unexpected(granted.error().with_context(
+        fmt::format("claim {}/{}: tesserad did not grant its share", claim.ns, claim.name)));
+  }
+  if (auto written = write_spec(entry.cdi_spec, spec); !written) {
+    if (auto undone = undo(claim.uid, entry); !undone) {
+      core::logger().warn("claim {}/{}: {}", claim.ns, claim.name, undone.error().message());
+    }
+    return std::unexpected(written.error());
+  }
+  entry.complete = true;
+  TESSERA_TRY(checkpoint_.put(claim.uid, entry));
+  core::logger().info(
+      "claim {}/{} prepared: tenant '{}' on GPU {} ({}, SM share {}, memory {})", claim.ns,
+      claim.name, tenant, share.gpu, daemon::tenant_class_name(share.settings.tenant_class),
+      share.settings.sm_share,
+      share.settings.memory_limit > 0 ? fmt::format("{} bytes", share.settings.memory_limit)
+                                      : std::string("unlimited"));
+  return entry.devices;
+}
+
+core::Status DraDriver::unprepare(const ClaimRef& claim) {
+  std::lock_guard lock(mu_);
+  const PreparedClaim* entry = checkpoint_.find(claim.uid);
+  if (entry == nullptr) return {};
+  const PreparedClaim copy = *entry;
+  TESSERA_TRY(undo(claim.uid, copy));
+  core::logger().info("claim {}/{} unprepared: tenant '{}' released", copy.ns, copy.name,
+                      copy.tenant);
+  return {};
+}
+
+}  // namespace tessera::dra
