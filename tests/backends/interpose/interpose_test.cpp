@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -21,12 +22,17 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "../../dra/claim_fixtures.hpp"
+#include "../../dra/fake_driver_parts.hpp"
 #include "support/cuda_test_env.hpp"
 #include "tessera/daemon/control_client.hpp"
 #include "tessera/daemon/control_server.hpp"
+#include "tessera/dra/daemon_grants.hpp"
+#include "tessera/dra/dra_driver.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 
 extern char** environ;
@@ -615,6 +621,63 @@ TEST_F(Interpose, UnderTheDaemonLaunchesRunInTheAssignedRange) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(daemon.tenants().empty()) << "the tenant left with its process";
+}
+
+// Two claims the DRA driver prepared on one GPU, each run as a process with the environment its
+// CDI spec gives (the memory limit left out of it: the daemon's grant alone sets it): each
+// registers with tesserad under its claim's tenant and is held to the memory its claim asked
+// for, 1 MiB and 2 MiB.
+TEST_F(Interpose, ClaimsPreparedByTheDraDriverRunUnderTheirGrants) {
+  InProcessDaemon daemon;
+  const std::string chat_uid = "6f1c9a2e-3b1d-4c8e-9f00-1a2b3c4d5e6f";
+  const std::string train_uid = "0b7e4d21-95aa-4f3c-8d11-7e6f5a4b3c2d";
+  tessera::test::FakeClaims claims;
+  claims.objects["serving/chat"] = tessera::test::allocated_claim(chat_uid, "gpu-0", "50", "1Mi");
+  claims.objects["training/train"] =
+      tessera::test::allocated_claim(train_uid, "gpu-0", "50", "2Mi");
+  tessera::dra::DaemonGrants grants(daemon.path());
+  tessera::dra::DriverOptions options;
+  options.node_name = "node-a";
+  const std::string root = ::testing::TempDir() + "interpose_dra_" + std::to_string(getpid());
+  options.cdi_dir = root;
+  options.checkpoint_path = root + "/checkpoint.json";
+  options.interposer_container_path = TESSERA_INTERPOSE_LIB;
+  options.daemon_socket = daemon.path();
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root);
+  auto driver = tessera::dra::DraDriver::open(options, claims, grants);
+  ASSERT_TRUE(driver) << driver.error().message();
+
+  std::vector<Running> running;
+  for (const auto& [ns, name, uid] :
+       {std::tuple{"serving", "chat", chat_uid}, std::tuple{"training", "train", train_uid}}) {
+    ASSERT_TRUE((*driver)->prepare({.ns = ns, .name = name, .uid = uid}));
+    const json spec = read_json(root + "/gpu.tessera.io-claim_" + uid + ".json");
+    auto env = fake_env(json::object());
+    for (const auto& edits :
+         {spec.at("containerEdits"), spec.at("devices").at(0).at("containerEdits")}) {
+      for (const auto& e : edits.at("env")) {
+        const std::string entry = e.get<std::string>();
+        env[entry.substr(0, entry.find('='))] = entry.substr(entry.find('=') + 1);
+      }
+    }
+    env.erase("TESSERA_MEMORY_LIMIT");
+    running.push_back(start(TESSERA_INTERPOSE_DRIVER_APP, "memory", env));
+  }
+  const Outcome chat = finish(running[0]);
+  const Outcome train = finish(running[1]);
+  ASSERT_EQ(chat.status, 0) << chat.output;
+  ASSERT_EQ(train.status, 0) << train.output;
+  EXPECT_EQ(chat.summary.at("daemon").at("registered"), true) << chat.summary.dump();
+  EXPECT_EQ(train.summary.at("daemon").at("registered"), true) << train.summary.dump();
+  for (const char* line : {"start free=1048576 total=1048576", "alloc 4: 2"}) {
+    EXPECT_NE(chat.output.find(line), std::string::npos) << line << "\n" << chat.output;
+  }
+  for (const char* line : {"start free=2097152 total=2097152", "alloc 4: 0"}) {
+    EXPECT_NE(train.output.find(line), std::string::npos) << line << "\n" << train.output;
+  }
+  EXPECT_NE(chat.output.find("tenant 'chat-6f1c9a2e'"), std::string::npos) << chat.output;
+  std::filesystem::remove_all(root);
 }
 
 // A daemon that is not there, or that refuses the registration: the process runs as without one
