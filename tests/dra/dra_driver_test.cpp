@@ -229,5 +229,82 @@ TEST(DraTenantNames, AreValidTenantNamesThatShowTheClaim) {
   EXPECT_TRUE(daemon::valid_tenant_name(tenant_for({.ns = "a", .name = "a.b-", .uid = "0"})));
 }
 
+// A claim of a MIG partition: the partition is made, the container gets it by UUID and its
+// capability device nodes, and tesserad is not asked; unprepare removes it.
+class DraMigTest : public DraDriverTest {
+ protected:
+  void SetUp() override {
+    DraDriverTest::SetUp();
+    claims_.objects["serving/vllm-7d9f8-gpu-x2k4p"] =
+        test::allocated_claim(kClaim.uid, "gpu-0-mig-9-4");
+    std::ofstream(root_ / "mig-minors") << "config 1\nmonitor 2\ngpu0/gi3/access 30\n"
+                                           "gpu0/gi3/ci0/access 31\ngpu0/gi4/access 39\n";
+  }
+  std::unique_ptr<DraDriver> open_with_mig() {
+    DriverOptions o = options();
+    o.mig_minors_path = (root_ / "mig-minors").string();
+    auto d = DraDriver::open(o, claims_, grants_, &mig_);
+    EXPECT_TRUE(d) << d.error().message();
+    return d ? std::move(*d) : nullptr;
+  }
+  test::FakeMigPartitions mig_;
+};
+
+TEST_F(DraMigTest, APartitionIsMadeAndGivenByItsUuidAndCapabilities) {
+  auto driver = open_with_mig();
+  auto devices = driver->prepare(kClaim);
+  ASSERT_TRUE(devices) << devices.error().message();
+  EXPECT_EQ((*devices)[0].device, "gpu-0-mig-9-4");
+  EXPECT_EQ((*devices)[0].cdi_ids,
+            (std::vector<std::string>{"gpu.tessera.io/claim=" + kClaim.uid + "-gpu-0-mig-9-4",
+                                      "nvidia.com/gpu=0"}));
+  ASSERT_EQ(mig_.live.size(), 1u);
+  EXPECT_EQ(mig_.live.at(3).profile_id, 9);
+  EXPECT_EQ(mig_.live.at(3).start, 4);
+  EXPECT_TRUE(grants_.granted.empty()) << "tesserad has no part in a MIG partition";
+  const nlohmann::json spec = read_json(spec_file());
+  const auto& edits = spec["devices"][0]["containerEdits"];
+  EXPECT_EQ(edits["env"][0], "CUDA_VISIBLE_DEVICES=MIG-5f2c0000-0000-4000-8000-000000000003");
+  EXPECT_EQ(edits["deviceNodes"][0]["path"], "/dev/nvidia-caps/nvidia-cap30");
+  EXPECT_EQ(edits["deviceNodes"][1]["path"], "/dev/nvidia-caps/nvidia-cap31");
+  EXPECT_FALSE(spec.contains("containerEdits")) << "no interposer for a partition";
+  const auto checkpoint = read_json(options().checkpoint_path)["claims"][kClaim.uid];
+  EXPECT_EQ(checkpoint["mig"]["instance"], 3);
+
+  // After a plugin restart, unprepare removes the partition the checkpoint names.
+  driver = open_with_mig();
+  ASSERT_TRUE(driver->unprepare(kClaim));
+  EXPECT_TRUE(mig_.live.empty());
+  EXPECT_FALSE(fs::exists(spec_file()));
+  EXPECT_TRUE(grants_.revoked.empty());
+}
+
+TEST_F(DraMigTest, APartitionThatCannotBeGivenIsRemovedAndNothingIsLeft) {
+  auto driver = open_with_mig();
+  mig_.next = 4;  // gi4 has no compute instance entry in mig-minors
+  auto refused = driver->prepare(kClaim);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("no entry 'gpu0/gi4/ci0/access'"), std::string::npos)
+      << refused.error().message();
+  EXPECT_TRUE(mig_.live.empty());
+  EXPECT_EQ(mig_.destroyed, 1);
+  EXPECT_FALSE(fs::exists(spec_file()));
+  EXPECT_EQ(driver->prepared(), 0u);
+
+  mig_.refuse = "the placement is taken";
+  refused = driver->prepare(kClaim);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("MIG partition gpu-0-mig-9-4: the placement is taken"),
+            std::string::npos)
+      << refused.error().message();
+  EXPECT_EQ(driver->prepared(), 0u);
+}
+
+TEST_F(DraMigTest, WithoutNvmlAPartitionIsRefusedSayingSo) {
+  auto refused = open()->prepare(kClaim);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("has no NVML to make it"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessera::dra

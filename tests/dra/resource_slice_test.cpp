@@ -8,6 +8,7 @@
 #include "../k8s/fake_api_server.hpp"
 #include "scratch_dir.hpp"
 #include "tessera/dra/slice_publisher.hpp"
+#include "tessera/hw/mig_profiles.hpp"
 #include "tessera/hw/topology/json.hpp"
 #include "tessera/hw/topology/presets.hpp"
 
@@ -62,7 +63,7 @@ TEST(ResourceSlice, ListsEveryGpuAsAShareableDeviceWithItsAttributes) {
   EXPECT_EQ(gpus[1].pcie_root, "pci0000:10");
   EXPECT_EQ(gpus[2].pcie_root, "");  // sysfs does not have it
 
-  const nlohmann::json slice = resource_slice("gpu.tessera.io", "node-a", 3, gpus);
+  const nlohmann::json slice = resource_slices("gpu.tessera.io", "node-a", 3, gpus)[0];
   EXPECT_EQ(slice["apiVersion"], "resource.k8s.io/v1");
   EXPECT_EQ(slice["metadata"]["name"], "node-a-gpu.tessera.io");
   EXPECT_EQ(slice["spec"]["pool"]["name"], "node-a");
@@ -91,7 +92,7 @@ TEST(ResourceSlice, AGpuOutsideTheCatalogIsPublishedWithWhatIsKnown) {
   }
   const auto gpus = slice_gpus(*hw::topology_from_json(j, "test"), "/nonexistent");
   EXPECT_EQ(gpus[0].sms, 0);
-  const nlohmann::json d = resource_slice("gpu.tessera.io", "n", 1, gpus)["spec"]["devices"][0];
+  const nlohmann::json d = resource_slices("gpu.tessera.io", "n", 1, gpus)[0]["spec"]["devices"][0];
   EXPECT_FALSE(d["attributes"].contains("smCount"));
   EXPECT_EQ(d["attributes"]["productName"]["string"], "NVIDIA Future GPU");
 }
@@ -129,7 +130,7 @@ TEST_F(SlicePublisherTest, CreatesTheSliceAtGenerationOne) {
 }
 
 TEST_F(SlicePublisherTest, LeavesAnEqualSliceAloneAndBumpsTheGenerationOfAChangedOne) {
-  const nlohmann::json same = resource_slice("gpu.tessera.io", "node-a", 4, gpus_);
+  const nlohmann::json same = resource_slices("gpu.tessera.io", "node-a", 4, gpus_)[0];
   test::FakeApiServer unchanged([same](const httplib::Request& req, httplib::Response& res) {
     if (req.method == "GET") res.set_content(same.dump(), "application/json"), res.status = 200;
   });
@@ -171,6 +172,94 @@ TEST_F(SlicePublisherTest, RetriesAConflictAndReportsOtherRefusals) {
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message().find("answered 403"), std::string::npos);
   EXPECT_NE(refused.error().message().find("is forbidden"), std::string::npos);
+}
+
+// A GPU in MIG mode is published as its partitions: a counter set of its slices, and a device per
+// profile and placement consuming the memory slices it covers and its compute slices.
+TEST(ResourceSlice, AMigGpuIsPublishedAsPartitionsThatConsumeItsSlices) {
+  std::vector<SliceGpu> gpus = slice_gpus(h100_node(), "/nonexistent");
+  gpus.resize(2);
+  const hw::MigGeometry h100 = *hw::find_mig_geometry("h100");
+  gpus[0].mig_profiles = h100.profiles;
+  const auto slices = resource_slices("gpu.tessera.io", "node-a", 7, gpus);
+  ASSERT_EQ(slices.size(), 2u);
+  for (const auto& slice : slices) {
+    EXPECT_EQ(slice["spec"]["pool"]["resourceSliceCount"], 2);
+    EXPECT_EQ(slice["spec"]["pool"]["generation"], 7);
+  }
+  EXPECT_EQ(slices[0]["metadata"]["name"], "node-a-gpu.tessera.io");
+  EXPECT_EQ(slices[1]["metadata"]["name"], "node-a-gpu.tessera.io-2");
+  const nlohmann::json& counters = slices[0]["spec"]["sharedCounters"];
+  ASSERT_EQ(counters.size(), 1u);
+  EXPECT_FALSE(slices[0]["spec"].contains("devices"));
+  EXPECT_EQ(counters[0]["name"], "gpu-0-mig");
+  EXPECT_EQ(counters[0]["counters"]["computeSlices"]["value"], "7");
+  EXPECT_EQ(counters[0]["counters"]["memorySlice7"]["value"], "1");
+
+  std::size_t placements = 0;
+  for (const auto& p : h100.profiles) placements += p.placement_starts.size();
+  const nlohmann::json& devices = slices[1]["spec"]["devices"];
+  ASSERT_EQ(devices.size(), placements + 1);
+  EXPECT_EQ(devices.back()["name"], "gpu-1");
+  EXPECT_EQ(devices.back()["attributes"]["type"]["string"], "share");
+  const hw::MigProfile& three = **h100.find("3g.40gb");
+  const std::string name = mig_device_name(0, three.id, 4);
+  const auto it = std::ranges::find_if(devices, [&](const auto& d) { return d["name"] == name; });
+  ASSERT_NE(it, devices.end()) << name;
+  EXPECT_EQ((*it)["attributes"]["type"]["string"], "mig");
+  EXPECT_EQ((*it)["attributes"]["profile"]["string"], "3g.40gb");
+  EXPECT_EQ((*it)["attributes"]["smCount"]["int"], three.sms);
+  const nlohmann::json& used = (*it)["consumesCounters"][0];
+  EXPECT_EQ(used["counterSet"], "gpu-0-mig");
+  EXPECT_EQ(used["counters"]["computeSlices"]["value"], "3");
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(used["counters"].contains(fmt::format("memorySlice{}", i)), i >= 4) << i;
+  }
+  EXPECT_FALSE((*it)["attributes"].contains("resource.kubernetes.io/pcieRoot"));
+}
+
+TEST(ResourceSlice, EightMigGpusSpreadTheirPartitionsOverSlicesOf64) {
+  std::vector<SliceGpu> gpus = slice_gpus(h100_node(), "/nonexistent");
+  const hw::MigGeometry h100 = *hw::find_mig_geometry("h100");
+  std::size_t placements = 0;
+  for (auto& g : gpus) g.mig_profiles = h100.profiles;
+  for (const auto& p : h100.profiles) placements += p.placement_starts.size();
+  const auto slices = resource_slices("gpu.tessera.io", "node-a", 1, gpus);
+  EXPECT_EQ(slices[0]["spec"]["sharedCounters"].size(), 8u);
+  std::size_t devices = 0;
+  for (std::size_t i = 1; i < slices.size(); ++i) {
+    EXPECT_LE(slices[i]["spec"]["devices"].size(), 64u);
+    devices += slices[i]["spec"]["devices"].size();
+  }
+  EXPECT_EQ(devices, 8 * placements);
+  EXPECT_EQ(slices.back()["spec"]["pool"]["resourceSliceCount"], slices.size());
+}
+
+TEST_F(SlicePublisherTest, APoolOfSeveralSlicesIsWrittenAtOneGeneration) {
+  std::vector<SliceGpu> gpus = gpus_;
+  gpus[0].mig_profiles = hw::find_mig_geometry("h100")->profiles;
+  const auto slices = resource_slices("gpu.tessera.io", "node-a", 3, gpus);
+  // The API server has the first slice as it should be, at generation 3, and not the second.
+  test::FakeApiServer api([first = slices[0]](const httplib::Request& req, httplib::Response& res) {
+    if (req.method != "GET") return;
+    if (req.path.ends_with("/node-a-gpu.tessera.io")) {
+      res.status = 200;
+      res.set_content(first.dump(), "application/json");
+    } else {
+      test::status_answer(res, 404, "not found");
+    }
+  });
+  auto written = publisher(api).publish(gpus);
+  ASSERT_TRUE(written) << written.error().message();
+  EXPECT_TRUE(*written);
+  std::vector<std::string> patched;
+  for (const auto& r : api.requests()) {
+    if (r.method != "PATCH") continue;
+    patched.push_back(r.path.substr(r.path.rfind('/') + 1));
+    EXPECT_EQ(r.body["spec"]["pool"]["generation"], 4) << r.path;
+  }
+  EXPECT_EQ(patched,
+            (std::vector<std::string>{"node-a-gpu.tessera.io", "node-a-gpu.tessera.io-2"}));
 }
 
 }  // namespace

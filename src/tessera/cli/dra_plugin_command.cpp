@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "tessera/backends/nvml/nvml_library.hpp"
 #include "tessera/cli/node_name.hpp"
 #include "tessera/cli/stop_signals.hpp"
 #include "tessera/core/clock.hpp"
@@ -15,6 +16,7 @@
 #include "tessera/dra/daemon_grants.hpp"
 #include "tessera/dra/dra_driver.hpp"
 #include "tessera/dra/dra_grpc.hpp"
+#include "tessera/dra/mig_partitions.hpp"
 #include "tessera/dra/slice_publisher.hpp"
 #include "tessera/hw/topology/sources.hpp"
 
@@ -73,11 +75,29 @@ void add_dra_plugin_options(CLI::App& command, DraPluginFlags& f) {
 namespace {
 
 // The node's GPUs as the slice lists them; an error when there are none to publish.
-core::Result<std::vector<dra::SliceGpu>> node_gpus(const DraPluginFlags& f) {
+// NVML's MIG partitions, when NVML can be loaded (none on a node without NVIDIA's driver, or in
+// a test without the fake).
+std::unique_ptr<dra::MigPartitions> mig_partitions() {
+  auto library = cuda::NvmlLibrary::open();
+  if (!library) {
+    core::logger().info(
+        "dra-plugin: no NVML ({}): GPUs are published whole, none as MIG "
+        "partitions",
+        library.error().message());
+    return nullptr;
+  }
+  return std::make_unique<dra::NvmlMigPartitions>(std::move(*library));
+}
+
+core::Result<std::vector<dra::SliceGpu>> node_gpus(const DraPluginFlags& f,
+                                                   dra::MigPartitions* mig) {
   TESSERA_ASSIGN_OR_RETURN(
       const hw::HostTopology topology,
       f.topology_file.empty() ? hw::discover_host() : hw::load_topology_file(f.topology_file));
   auto gpus = dra::slice_gpus(topology, f.sysfs);
+  if (mig != nullptr) {
+    for (auto& g : gpus) g.mig_profiles = mig->profiles(g.index);
+  }
   if (gpus.empty()) {
     return core::failf(core::Domain::kK8s, core::Code::kNotFound,
                        "no GPU in the node's topology ({}): nothing to publish",
@@ -88,8 +108,9 @@ core::Result<std::vector<dra::SliceGpu>> node_gpus(const DraPluginFlags& f) {
 
 // Publishes the slice when the node's GPUs differ from it; a failure is logged and retried at
 // the next period, since claims already prepared do not need it.
-void refresh_slice(dra::SlicePublisher& publisher, const DraPluginFlags& f) {
-  auto gpus = node_gpus(f);
+void refresh_slice(dra::SlicePublisher& publisher, const DraPluginFlags& f,
+                   dra::MigPartitions* mig) {
+  auto gpus = node_gpus(f, mig);
   auto written =
       gpus ? publisher.publish(*gpus) : core::Result<bool>(std::unexpected(gpus.error()));
   if (!written) {
@@ -109,9 +130,12 @@ Outcome run_dra_plugin_command(const DraPluginFlags& f) {
                        "--refresh {}: must be longer than 0", f.refresh);
   }
   if (f.once) {
-    TESSERA_ASSIGN_OR_RETURN(const auto gpus, node_gpus(f));
-    fmt::print("{}\n",
-               dra::resource_slice(f.driver_name, node_name_or_default(f.node), 1, gpus).dump(2));
+    const auto mig = mig_partitions();
+    TESSERA_ASSIGN_OR_RETURN(const auto gpus, node_gpus(f, mig.get()));
+    const auto slices = dra::resource_slices(f.driver_name, node_name_or_default(f.node), 1, gpus);
+    for (std::size_t i = 0; i < slices.size(); ++i) {
+      fmt::print("{}{}\n", i == 0 ? "" : "---\n", slices[i].dump(2));
+    }
     return {};
   }
   TESSERA_ASSIGN_OR_RETURN(auto api_server, api_server_config(f.api));
@@ -135,7 +159,8 @@ Outcome run_dra_plugin_command(const DraPluginFlags& f) {
   options.daemon_socket = f.daemon_socket;
   options.mps_pipe_dir = f.mps_pipe_dir;
   options.nvidia_cdi_kind = f.nvidia_cdi_kind;
-  TESSERA_ASSIGN_OR_RETURN(auto driver, dra::DraDriver::open(options, claims, grants));
+  const auto mig = mig_partitions();
+  TESSERA_ASSIGN_OR_RETURN(auto driver, dra::DraDriver::open(options, claims, grants, mig.get()));
 
   StopSignals stop;  // before gRPC starts its threads
   TESSERA_ASSIGN_OR_RETURN(
@@ -146,14 +171,14 @@ Outcome run_dra_plugin_command(const DraPluginFlags& f) {
              "DRA service on {}\n",
              options.driver_name, options.node_name, driver->prepared(), f.registration_socket,
              f.plugin_socket);
-  refresh_slice(publisher, f);
+  refresh_slice(publisher, f, mig.get());
   core::SystemClock clock;
   core::Nanos next = clock.now() + refresh;
   int signal = 0;
   while ((signal = stop.take_pending()) == 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     if (clock.now() >= next) {
-      refresh_slice(publisher, f);
+      refresh_slice(publisher, f, mig.get());
       next = clock.now() + refresh;
     }
   }

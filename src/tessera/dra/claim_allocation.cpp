@@ -168,6 +168,35 @@ core::Status read_consumed(const ClaimRef& ref, const json& result, AllocatedSha
 
 }  // namespace
 
+namespace {
+
+bool read_int(std::string_view& s, int& out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec != std::errc() || out < 0) return false;
+  s.remove_prefix(static_cast<std::size_t>(end - s.data()));
+  return true;
+}
+
+bool take(std::string_view& s, std::string_view prefix) {
+  if (!s.starts_with(prefix)) return false;
+  s.remove_prefix(prefix.size());
+  return true;
+}
+
+}  // namespace
+
+core::Result<MigDeviceName> parse_mig_device_name(std::string_view device) {
+  MigDeviceName n;
+  std::string_view s = device;
+  if (take(s, "gpu-") && read_int(s, n.gpu) && take(s, "-mig-") && read_int(s, n.profile_id) &&
+      take(s, "-") && read_int(s, n.start) && s.empty()) {
+    return n;
+  }
+  return core::failf(core::Domain::kK8s, core::Code::kNotFound,
+                     "device '{}' is not a MIG partition of this driver (gpu-N-mig-PROFILE-START)",
+                     device);
+}
+
 core::Result<int> gpu_of_device(std::string_view device) {
   constexpr std::string_view kPrefix = "gpu-";
   int n = -1;
@@ -203,9 +232,14 @@ core::Result<ClaimAllocation> read_allocation(const json& claim_json, const Clai
     if (share.pool != pool) continue;
     share.request = string_or_empty(result, "request");
     share.device = string_or_empty(result, "device");
-    auto gpu = gpu_of_device(share.device);
-    if (!gpu) return bad(ref, gpu.error().message());
-    share.gpu = *gpu;
+    if (auto mig = parse_mig_device_name(share.device)) {
+      share.mig = *mig;
+      share.gpu = mig->gpu;
+    } else {
+      auto gpu = gpu_of_device(share.device);
+      if (!gpu) return bad(ref, gpu.error().message());
+      share.gpu = *gpu;
+    }
     TESSERA_TRY(read_consumed(ref, result, share));
     TESSERA_ASSIGN_OR_RETURN(const auto c, config_for(ref, configs, driver, share.request));
     const auto consumed = share.settings.memory_limit;

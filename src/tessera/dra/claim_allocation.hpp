@@ -3,7 +3,8 @@
 // on this node: the devices allocated from its pool, how much of each the scheduler counted as
 // consumed, and the share's settings from the claim's opaque configuration.
 //
-// A device "gpu-N" is GPU N of the node (the ResourceSlice the driver publishes names them so).
+// A device "gpu-N" is GPU N of the node, and "gpu-N-mig-P-S" a MIG partition of it of profile P at
+// memory slice S (the ResourceSlices the driver publishes name them so).
 // Its consumed capacity (DRA consumable capacity: the device allows several allocations, and each
 // claim consumes part of it) gives the share: `smPercent` of its SMs and `memory` bytes. A device
 // allocated whole (no consumed capacity) is the claim's alone: every SM, no memory limit.
@@ -23,6 +24,7 @@
 // them, so a typo in a claim fails its pod's start instead of being silently ignored.
 
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,11 +47,21 @@ struct ClaimRef {
   std::string uid;
 };
 
+// A MIG device's name, "gpu-N-mig-<profile id>-<start>", read back; an error for another name.
+struct MigDeviceName {
+  int gpu = 0;
+  int profile_id = 0;
+  int start = 0;
+};
+core::Result<MigDeviceName> parse_mig_device_name(std::string_view device);
+
 struct AllocatedShare {
   std::string request;  // the claim's request it was allocated for
   std::string pool;
   std::string device;  // "gpu-N"
   int gpu = 0;         // N
+  // A MIG partition ("gpu-N-mig-<profile id>-<start>"), not a share of the whole GPU.
+  std::optional<MigDeviceName> mig;
   // Class, priority and targets from the configuration; sm_share and memory_limit from the
   // consumed capacity (memory_limit lowered by the configuration's memoryLimit, if smaller).
   daemon::TenantSettings settings;

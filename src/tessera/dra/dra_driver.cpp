@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "tessera/core/file_read.hpp"
 #include "tessera/core/log.hpp"
 #include "tessera/core/try.hpp"
 
@@ -37,14 +38,14 @@ std::string tenant_for(const ClaimRef& claim) {
 }
 
 core::Result<std::unique_ptr<DraDriver>> DraDriver::open(DriverOptions options, ClaimSource& claims,
-                                                         TenantGrants& grants) {
+                                                         TenantGrants& grants, MigPartitions* mig) {
   if (options.node_name.empty()) {
     return core::fail(core::Domain::kK8s, core::Code::kInvalidArgument,
                       "the DRA driver needs the node's name (its pool)");
   }
   TESSERA_ASSIGN_OR_RETURN(auto checkpoint, PreparedClaims::open(options.checkpoint_path));
   return std::unique_ptr<DraDriver>(
-      new DraDriver(std::move(options), claims, grants, std::move(checkpoint)));
+      new DraDriver(std::move(options), claims, grants, mig, std::move(checkpoint)));
 }
 
 std::size_t DraDriver::prepared() const {
@@ -103,11 +104,78 @@ CdiSpec DraDriver::spec_for(const ClaimAllocation& allocation, const std::string
 
 core::Status DraDriver::undo(const std::string& uid, const PreparedClaim& entry) {
   TESSERA_TRY(remove_spec(entry.cdi_spec));
+  if (entry.mig_gpu >= 0) {
+    if (entry.mig_instance >= 0) {
+      if (mig_ == nullptr) {
+        return core::failf(core::Domain::kK8s, core::Code::kFailedPrecondition,
+                           "claim {}/{}: its MIG partition (GPU {}, instance {}) cannot be "
+                           "removed: the plugin has no NVML",
+                           entry.ns, entry.name, entry.mig_gpu, entry.mig_instance);
+      }
+      TESSERA_TRY(
+          mig_->destroy(entry.mig_gpu, static_cast<device::MigInstanceId>(entry.mig_instance)));
+    }
+    return checkpoint_.erase(uid);
+  }
   if (auto revoked = grants_.revoke(uid); !revoked) {
     return std::unexpected(revoked.error().with_context(
         fmt::format("claim {}/{}: tesserad did not revoke its grant", entry.ns, entry.name)));
   }
   return checkpoint_.erase(uid);
+}
+
+core::Result<CdiSpec> DraDriver::enforce(const ClaimAllocation& allocation, PreparedClaim& entry) {
+  const ClaimRef& claim = allocation.claim;
+  if (allocation.shares.front().mig) return make_partition(allocation, entry);
+  CdiSpec spec = spec_for(allocation, entry.tenant);
+  TESSERA_TRY(validate(spec));
+  if (auto granted = grants_.grant(grant_request(allocation, entry.tenant)); !granted) {
+    return std::unexpected(granted.error().with_context(
+        fmt::format("claim {}/{}: tesserad did not grant its share", claim.ns, claim.name)));
+  }
+  return spec;
+}
+
+core::Result<CdiSpec> DraDriver::make_partition(const ClaimAllocation& allocation,
+                                                PreparedClaim& entry) {
+  const ClaimRef& claim = allocation.claim;
+  const AllocatedShare& share = allocation.shares.front();
+  if (mig_ == nullptr) {
+    return core::failf(core::Domain::kK8s, core::Code::kUnsupported,
+                       "claim {}/{} holds MIG partition {}, and the plugin has no NVML to make it",
+                       claim.ns, claim.name, share.device);
+  }
+  const MigDeviceName& m = *share.mig;
+  auto made = mig_->create(m.gpu, m.profile_id, m.start);
+  if (!made) {
+    return std::unexpected(made.error().with_context(
+        fmt::format("claim {}/{}: MIG partition {}", claim.ns, claim.name, share.device)));
+  }
+  const auto gone = [&](core::Error error) {
+    (void)mig_->destroy(m.gpu, made->id);
+    return std::unexpected(std::move(error));
+  };
+  entry.mig_instance = static_cast<std::int64_t>(made->id);
+  if (auto kept = checkpoint_.put(claim.uid, entry); !kept) return gone(kept.error());
+  auto minors = core::read_file(options_.mig_minors_path,
+                                {"MIG capability minors", core::Domain::kK8s, core::kMiB});
+  // ASSUMPTION: the partition's one compute instance is its GPU instance's first, ci0 (tessera's
+  // MIG level makes one per GPU instance).
+  auto nodes = minors ? mig_cap_nodes(*minors, m.gpu, static_cast<int>(made->id), 0)
+                      : core::Result<std::vector<std::string>>(std::unexpected(minors.error()));
+  if (!nodes) return gone(nodes.error());
+  CdiDevice device{.name = fmt::format("{}-{}", claim.uid, share.device), .edits = {}};
+  device.edits.env = {"CUDA_VISIBLE_DEVICES=" + made->uuid};
+  device.edits.device_nodes = *nodes;
+  if (options_.nvidia_cdi_kind.empty()) {
+    for (const auto& node : {fmt::format("/dev/nvidia{}", m.gpu), std::string("/dev/nvidiactl"),
+                             std::string("/dev/nvidia-uvm")}) {
+      device.edits.device_nodes.push_back(node);
+    }
+  }
+  CdiSpec spec{.kind = cdi_kind(options_), .devices = {std::move(device)}, .common = {}};
+  if (auto valid = validate(spec); !valid) return gone(valid.error());
+  return spec;
 }
 
 core::Result<std::vector<PreparedDevice>> DraDriver::prepare(const ClaimRef& claim) {
@@ -128,14 +196,12 @@ core::Result<std::vector<PreparedDevice>> DraDriver::prepare(const ClaimRef& cla
                        claim.ns, claim.name, allocation.shares.size(), options_.driver_name);
   }
   const AllocatedShare& share = allocation.shares.front();
-  const std::string tenant = tenant_for(claim);
-  const CdiSpec spec = spec_for(allocation, tenant);
-  TESSERA_TRY(validate(spec));
-
-  PreparedDevice device{.request = share.request,
-                        .pool = share.pool,
-                        .device = share.device,
-                        .cdi_ids = {qualified_device_id(spec.kind, spec.devices.front().name)}};
+  const std::string kind = cdi_kind(options_);
+  PreparedDevice device{
+      .request = share.request,
+      .pool = share.pool,
+      .device = share.device,
+      .cdi_ids = {qualified_device_id(kind, fmt::format("{}-{}", claim.uid, share.device))}};
   if (!options_.nvidia_cdi_kind.empty()) {
     device.cdi_ids.push_back(
         qualified_device_id(options_.nvidia_cdi_kind, std::to_string(share.gpu)));
@@ -143,16 +209,18 @@ core::Result<std::vector<PreparedDevice>> DraDriver::prepare(const ClaimRef& cla
   PreparedClaim entry{.ns = claim.ns,
                       .name = claim.name,
                       .complete = false,
-                      .tenant = tenant,
-                      .cdi_spec = spec_path(options_.cdi_dir, spec.kind, claim.uid),
-                      .devices = {device}};
+                      .tenant = share.mig ? std::string() : tenant_for(claim),
+                      .cdi_spec = spec_path(options_.cdi_dir, kind, claim.uid),
+                      .devices = {device},
+                      .mig_gpu = share.mig ? share.gpu : -1,
+                      .mig_instance = -1};
   TESSERA_TRY(checkpoint_.put(claim.uid, entry));
-  if (auto granted = grants_.grant(grant_request(allocation, tenant)); !granted) {
+  auto spec = enforce(allocation, entry);
+  if (!spec) {
     (void)checkpoint_.erase(claim.uid);
-    return std::unexpected(granted.error().with_context(
-        fmt::format("claim {}/{}: tesserad did not grant its share", claim.ns, claim.name)));
+    return std::unexpected(spec.error());
   }
-  if (auto written = write_spec(entry.cdi_spec, spec); !written) {
+  if (auto written = write_spec(entry.cdi_spec, *spec); !written) {
     if (auto undone = undo(claim.uid, entry); !undone) {
       core::logger().warn("claim {}/{}: {}", claim.ns, claim.name, undone.error().message());
     }
@@ -160,9 +228,14 @@ core::Result<std::vector<PreparedDevice>> DraDriver::prepare(const ClaimRef& cla
   }
   entry.complete = true;
   TESSERA_TRY(checkpoint_.put(claim.uid, entry));
+  if (share.mig) {
+    core::logger().info("claim {}/{} prepared: MIG partition {} (instance {})", claim.ns,
+                        claim.name, share.device, entry.mig_instance);
+    return entry.devices;
+  }
   core::logger().info(
       "claim {}/{} prepared: tenant '{}' on GPU {} ({}, SM share {}, memory {})", claim.ns,
-      claim.name, tenant, share.gpu, daemon::tenant_class_name(share.settings.tenant_class),
+      claim.name, entry.tenant, share.gpu, daemon::tenant_class_name(share.settings.tenant_class),
       share.settings.sm_share,
       share.settings.memory_limit > 0 ? fmt::format("{} bytes", share.settings.memory_limit)
                                       : std::string("unlimited"));

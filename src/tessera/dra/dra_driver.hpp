@@ -6,8 +6,10 @@
 // node's pool (claim_allocation.hpp), asks tesserad to grant the claim's tenant that share (the
 // daemon enforces it on the processes that register under the tenant), and writes the claim's
 // CDI spec (cdi_spec.hpp), which makes the container start under the interposer with the
-// daemon's socket and the tenant's identity. Unprepare undoes both. Both are idempotent and
-// survive restarts of the plugin and the kubelet through the checkpoint (prepared_claims.hpp);
+// daemon's socket and the tenant's identity. A MIG partition is made instead (mig_partitions.hpp)
+// and given to the container by its UUID and capability device nodes: the hardware isolates it,
+// and tesserad, which shares whole GPUs, has no part. Unprepare undoes either. Both are idempotent
+// and survive restarts of the plugin and the kubelet through the checkpoint (prepared_claims.hpp);
 // a prepare that fails undoes what it did and leaves nothing behind.
 
 #include <memory>
@@ -19,6 +21,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/dra/cdi_spec.hpp"
 #include "tessera/dra/claim_allocation.hpp"
+#include "tessera/dra/mig_partitions.hpp"
 #include "tessera/dra/prepared_claims.hpp"
 
 namespace tessera::dra {
@@ -60,6 +63,8 @@ struct DriverOptions {
   // tessera's. "": tessera's spec adds the GPU's device nodes itself, and the image must carry
   // the driver's user-space libraries.
   std::string nvidia_cdi_kind = "nvidia.com/gpu";
+  // The MIG capability minors (read when a partition is prepared).
+  std::string mig_minors_path = "/proc/driver/nvidia-caps/mig-minors";
 };
 
 // The CDI kind of tessera's specs: "<driver>/claim".
@@ -71,8 +76,10 @@ std::string tenant_for(const ClaimRef& claim);
 class DraDriver {
  public:
   // Opens the checkpoint (an unreadable one is an error: prepared claims must not be forgotten).
+  // `mig` makes MIG partitions; without it a claim of one is refused.
   static core::Result<std::unique_ptr<DraDriver>> open(DriverOptions options, ClaimSource& claims,
-                                                       TenantGrants& grants);
+                                                       TenantGrants& grants,
+                                                       MigPartitions* mig = nullptr);
 
   // The devices prepared for `claim`, with their CDI ids; the same answer for a claim already
   // prepared, without asking the API server or the daemon again.
@@ -84,22 +91,28 @@ class DraDriver {
   const DriverOptions& options() const { return options_; }
 
  private:
-  DraDriver(DriverOptions options, ClaimSource& claims, TenantGrants& grants,
+  DraDriver(DriverOptions options, ClaimSource& claims, TenantGrants& grants, MigPartitions* mig,
             PreparedClaims checkpoint)
       : options_(std::move(options)),
         claims_(claims),
         grants_(grants),
+        mig_(mig),
         checkpoint_(std::move(checkpoint)) {}
 
   CdiSpec spec_for(const ClaimAllocation& allocation, const std::string& tenant) const;
   nlohmann::json grant_request(const ClaimAllocation& allocation, const std::string& tenant) const;
-  // Removes the claim's spec, revokes its grant and drops its entry; stops at the first failure,
-  // leaving the entry for a retry.
+  // The share's enforcement: a grant in tesserad, or a MIG partition made; `entry` records what
+  // was done (the checkpoint is written before each step that has an effect).
+  core::Result<CdiSpec> enforce(const ClaimAllocation& allocation, PreparedClaim& entry);
+  core::Result<CdiSpec> make_partition(const ClaimAllocation& allocation, PreparedClaim& entry);
+  // Removes the claim's spec, revokes its grant or removes its partition and drops its entry;
+  // stops at the first failure, leaving the entry for a retry.
   core::Status undo(const std::string& uid, const PreparedClaim& entry);
 
   DriverOptions options_;
   ClaimSource& claims_;
   TenantGrants& grants_;
+  MigPartitions* mig_;
   mutable std::mutex mu_;  // the kubelet may call for several claims at once
   PreparedClaims checkpoint_;
 };

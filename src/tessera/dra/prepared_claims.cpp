@@ -22,12 +22,14 @@ json device_json(const PreparedDevice& d) {
 json claim_json(const PreparedClaim& c) {
   json devices = json::array();
   for (const auto& d : c.devices) devices.push_back(device_json(d));
-  return {{"namespace", c.ns},
-          {"name", c.name},
-          {"state", c.complete ? "prepared" : "preparing"},
-          {"tenant", c.tenant},
-          {"cdi_spec", c.cdi_spec},
-          {"devices", std::move(devices)}};
+  json out{{"namespace", c.ns},
+           {"name", c.name},
+           {"state", c.complete ? "prepared" : "preparing"},
+           {"tenant", c.tenant},
+           {"cdi_spec", c.cdi_spec},
+           {"devices", std::move(devices)}};
+  if (c.mig_gpu >= 0) out["mig"] = {{"gpu", c.mig_gpu}, {"instance", c.mig_instance}};
+  return out;
 }
 
 // nlohmann's typed reads throw on a wrong type; the checkpoint's reader turns that into an error.
@@ -40,6 +42,10 @@ PreparedClaim claim_from(const json& j) {
   c.complete = state == "prepared";
   c.tenant = j.at("tenant").get<std::string>();
   c.cdi_spec = j.at("cdi_spec").get<std::string>();
+  if (j.contains("mig")) {
+    c.mig_gpu = j["mig"].at("gpu").get<int>();
+    c.mig_instance = j["mig"].at("instance").get<std::int64_t>();
+  }
   for (const auto& d : j.at("devices")) {
     c.devices.push_back({d.at("request").get<std::string>(), d.at("pool").get<std::string>(),
                          d.at("device").get<std::string>(),

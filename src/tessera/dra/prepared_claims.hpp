@@ -10,6 +10,7 @@
 // spec) and becomes "prepared" after the last, so a plugin killed in between leaves an entry that
 // an unprepare, or the next prepare, finishes or undoes: nothing half-prepared is forgotten.
 
+#include <cstdint>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -34,6 +35,10 @@ struct PreparedClaim {
   std::string tenant;     // its tenant in tesserad
   std::string cdi_spec;   // path of its CDI spec file
   std::vector<PreparedDevice> devices;
+  // A MIG partition made for it: its GPU (-1: none, a share granted by tesserad) and its GPU
+  // instance (-1: not made yet).
+  int mig_gpu = -1;
+  std::int64_t mig_instance = -1;
 };
 
 class PreparedClaims {

@@ -13,6 +13,10 @@ namespace {
 
 using nlohmann::json;
 
+// The API's limits on a slice's devices: 128, or 64 where any consumes counters.
+constexpr std::size_t kMaxDevices = 128;
+constexpr std::size_t kMaxCountingDevices = 64;
+
 json attribute(std::string value) {
   return {{"string", std::move(value)}};
 }
@@ -23,7 +27,8 @@ json attribute(bool value) {
   return {{"bool", value}};
 }
 
-json device(const SliceGpu& g) {
+// What every device of a GPU says of the GPU itself.
+json gpu_attributes(const SliceGpu& g) {
   json attributes{{"index", attribute(g.index)}, {"migCapable", attribute(g.mig_capable)}};
   if (!g.uuid.empty()) attributes["uuid"] = attribute(g.uuid);
   if (!g.model.empty()) attributes["productName"] = attribute(g.model);
@@ -32,6 +37,12 @@ json device(const SliceGpu& g) {
   if (g.numa >= 0) attributes["numaNode"] = attribute(g.numa);
   if (!g.pci_bus_id.empty()) attributes["pciBusID"] = attribute(g.pci_bus_id);
   if (!g.pcie_root.empty()) attributes["resource.kubernetes.io/pcieRoot"] = attribute(g.pcie_root);
+  return attributes;
+}
+
+json share_device(const SliceGpu& g) {
+  json attributes = gpu_attributes(g);
+  attributes["type"] = attribute(std::string("share"));
   json capacity{
       {"smPercent",
        {{"value", "100"},
@@ -51,6 +62,41 @@ json device(const SliceGpu& g) {
           {"allowMultipleAllocations", true},
           {"attributes", std::move(attributes)},
           {"capacity", std::move(capacity)}};
+}
+
+std::string counter_set_name(const SliceGpu& g) {
+  return fmt::format("gpu-{}-mig", g.index);
+}
+
+json quantity(int n) {
+  return {{"value", std::to_string(n)}};
+}
+
+// A MIG GPU's counters: each memory slice once, its compute slices, its one set of media engines.
+json mig_counters() {
+  json counters{{"computeSlices", quantity(hw::kMigComputeSlices)}, {"mediaEngines", quantity(1)}};
+  for (int i = 0; i < hw::kMigMemorySlices; ++i)
+    counters[fmt::format("memorySlice{}", i)] = quantity(1);
+  return counters;
+}
+
+json mig_device(const SliceGpu& g, const hw::MigProfile& p, int start) {
+  json attributes = gpu_attributes(g);
+  attributes["type"] = attribute(std::string("mig"));
+  attributes["profile"] = attribute(p.name);
+  attributes["profileID"] = attribute(p.id);
+  attributes["placementStart"] = attribute(start);
+  attributes["smCount"] = attribute(p.sms);
+  json consumed{{"computeSlices", quantity(p.compute_slices)}};
+  for (int i = start; i < start + p.memory_slices; ++i) {
+    consumed[fmt::format("memorySlice{}", i)] = quantity(1);
+  }
+  if (p.media_extensions) consumed["mediaEngines"] = quantity(1);
+  return {{"name", mig_device_name(g.index, p.id, start)},
+          {"attributes", std::move(attributes)},
+          {"capacity", {{"memory", {{"value", std::to_string(p.memory_bytes)}}}}},
+          {"consumesCounters",
+           {{{"counterSet", counter_set_name(g)}, {"counters", std::move(consumed)}}}}};
 }
 
 }  // namespace
@@ -93,22 +139,53 @@ std::vector<SliceGpu> slice_gpus(const hw::HostTopology& topology, const std::st
   return out;
 }
 
-std::string slice_name(std::string_view driver, std::string_view node) {
-  return fmt::format("{}-{}", node, driver);
+std::string slice_name(std::string_view driver, std::string_view node, std::size_t i) {
+  return i == 0 ? fmt::format("{}-{}", node, driver) : fmt::format("{}-{}-{}", node, driver, i + 1);
 }
 
-json resource_slice(std::string_view driver, std::string_view node, std::int64_t generation,
-                    const std::vector<SliceGpu>& gpus) {
+std::string mig_device_name(int gpu, int profile_id, int start) {
+  return fmt::format("gpu-{}-mig-{}-{}", gpu, profile_id, start);
+}
+
+std::vector<json> resource_slices(std::string_view driver, std::string_view node,
+                                  std::int64_t generation, const std::vector<SliceGpu>& gpus) {
+  json counter_sets = json::array();
   json devices = json::array();
-  for (const auto& g : gpus) devices.push_back(device(g));
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "ResourceSlice"},
-          {"metadata", {{"name", slice_name(driver, node)}}},
-          {"spec",
-           {{"driver", driver},
-            {"nodeName", node},
-            {"pool", {{"name", node}, {"generation", generation}, {"resourceSliceCount", 1}}},
-            {"devices", std::move(devices)}}}};
+  for (const auto& g : gpus) {
+    if (g.mig_profiles.empty()) {
+      devices.push_back(share_device(g));
+      continue;
+    }
+    counter_sets.push_back({{"name", counter_set_name(g)}, {"counters", mig_counters()}});
+    for (const auto& p : g.mig_profiles) {
+      for (const int start : p.placement_starts) devices.push_back(mig_device(g, p, start));
+    }
+  }
+  const std::size_t per_slice = counter_sets.empty() ? kMaxDevices : kMaxCountingDevices;
+  std::vector<json> specs;
+  if (!counter_sets.empty()) specs.push_back({{"sharedCounters", std::move(counter_sets)}});
+  for (std::size_t i = 0; i < devices.size(); i += per_slice) {
+    json part = json::array();
+    for (std::size_t j = i; j < std::min(devices.size(), i + per_slice); ++j) {
+      part.push_back(std::move(devices[j]));
+    }
+    specs.push_back({{"devices", std::move(part)}});
+  }
+  if (specs.empty()) specs.push_back({{"devices", json::array()}});
+  std::vector<json> out;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    json spec = std::move(specs[i]);
+    spec["driver"] = driver;
+    spec["nodeName"] = node;
+    spec["pool"] = {{"name", node},
+                    {"generation", generation},
+                    {"resourceSliceCount", static_cast<std::int64_t>(specs.size())}};
+    out.push_back({{"apiVersion", "resource.k8s.io/v1"},
+                   {"kind", "ResourceSlice"},
+                   {"metadata", {{"name", slice_name(driver, node, i)}}},
+                   {"spec", std::move(spec)}});
+  }
+  return out;
 }
 
 }  // namespace tessera::dra

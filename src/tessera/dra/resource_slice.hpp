@@ -6,10 +6,20 @@
 // part of, `smPercent` (1-100, in steps of 1) and `memory` (bytes). A claim that does not ask for
 // one of them consumes all of it, as the API defines: every share class asks for both.
 //
-// Attributes say what a DeviceClass or a claim may select on: the index, UUID, model (the
-// driver's name and tessera's catalog name), SM count, memory, NUMA node, PCI bus id, PCIe root
-// (Kubernetes' standard attribute resource.kubernetes.io/pcieRoot, for aligning with NICs) and
-// whether the GPU can be split by MIG.
+// Attributes say what a DeviceClass or a claim may select on: the kind of device (`type`: "share"
+// or "mig"), the index, UUID, model (the driver's name and tessera's catalog name), SM count, NUMA
+// node, PCI bus id, PCIe root (Kubernetes' standard attribute resource.kubernetes.io/pcieRoot, for
+// aligning with NICs) and whether the GPU can be split by MIG.
+//
+// A GPU in MIG mode is published as its partitions instead (DRA's partitionable devices, KEP-4815:
+// the DRAPartitionableDevices feature gate): a counter set per GPU, `gpu-N-mig`, with one counter
+// per memory slice, the compute slices and the media engines, and a device per profile and
+// placement of tessera's MIG catalog, `gpu-N-mig-<profile id>-<start>`, consuming the memory
+// slices it covers, its compute slices and, for a "+me" profile, the media engines. The scheduler
+// then never allocates two partitions that overlap or that add up to more than the GPU has: the
+// placement rules of hw::check_mig_layout, as counters. The API's rules shape the pool: a slice
+// holds either devices or counter sets (at most 8), and at most 64 devices where any consumes
+// counters; a pool of MIG GPUs spans several slices.
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
@@ -18,6 +28,7 @@
 #include <vector>
 
 #include "tessera/core/error.hpp"
+#include "tessera/hw/mig_profiles.hpp"
 #include "tessera/hw/topology/host_topology.hpp"
 
 namespace tessera::dra {
@@ -33,6 +44,8 @@ struct SliceGpu {
   std::string pci_bus_id;
   std::string pcie_root;  // "pci0000:00"; empty when sysfs does not say
   bool mig_capable = false;
+  // In MIG mode: the partitions to publish (empty: not in MIG mode, published whole as a share).
+  std::vector<hw::MigProfile> mig_profiles;
 };
 
 // The node's GPUs from its topology (hwloc, or a topology file), each completed from tessera's
@@ -44,10 +57,16 @@ std::vector<SliceGpu> slice_gpus(const hw::HostTopology& topology, const std::st
 // Kubernetes' own device attribute helpers read it. Empty when it cannot be read.
 std::string pcie_root_of(const std::string& pci_bus_id, const std::string& sysfs_root);
 
-// The slice object for `node`: its name, pool and devices. `generation` is the pool's.
-nlohmann::json resource_slice(std::string_view driver, std::string_view node,
-                              std::int64_t generation, const std::vector<SliceGpu>& gpus);
-// The slice's name: "<node>-<driver>", a DNS subdomain as node names and driver names are.
-std::string slice_name(std::string_view driver, std::string_view node);
+// The slices of `node`'s pool, all at the pool's `generation`: the counter sets of its MIG GPUs
+// (if any) first, then its devices, 64 to a slice where partitions are among them (128 else).
+std::vector<nlohmann::json> resource_slices(std::string_view driver, std::string_view node,
+                                            std::int64_t generation,
+                                            const std::vector<SliceGpu>& gpus);
+// The name of slice `i` of the node's pool: "<node>-<driver>", then "-2", "-3", ...; a DNS
+// subdomain as node names and driver names are.
+std::string slice_name(std::string_view driver, std::string_view node, std::size_t i = 0);
+
+// A MIG partition's device name, "gpu-N-mig-<profile id>-<start>".
+std::string mig_device_name(int gpu, int profile_id, int start);
 
 }  // namespace tessera::dra

@@ -1,9 +1,10 @@
 #pragma once
-// Keeps the node's ResourceSlice on the API server equal to what the node has: read it, and
-// when its devices differ from the node's (or it is missing), apply the new one with the pool's
-// generation one higher, so schedulers drop the old view (server-side apply, forced, as
-// tessera-dra-plugin). A conflict (409: the slice changed between the read and the write) is
-// retried from the read.
+// Keeps the node's ResourceSlices on the API server equal to what the node has: read them, and
+// when any differs from the node's (or is missing), apply them all at the pool's generation one
+// above the highest read, so schedulers drop the old view (server-side apply, forced, as
+// tessera-dra-plugin). A conflict (409: a slice changed between the read and the write) is
+// retried from the read. Slices of an older, larger pool are left to the generation: consumers
+// use only the pool's newest.
 
 #include <cstdint>
 #include <string>
@@ -22,7 +23,7 @@ class SlicePublisher {
   SlicePublisher(k8s::ApiServerClient client, std::string driver, std::string node)
       : client_(std::move(client)), driver_(std::move(driver)), node_(std::move(node)) {}
 
-  // True when it wrote the slice, false when the API server already had it.
+  // True when it wrote the slices, false when the API server already had them.
   core::Result<bool> publish(const std::vector<SliceGpu>& gpus);
 
  private:
