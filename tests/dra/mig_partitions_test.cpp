@@ -1,6 +1,11 @@
 #include "tessera/dra/mig_partitions.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 
 #include "tessera/backends/nvml/nvml_library.hpp"
 #include "tessera/dra/claim_allocation.hpp"
@@ -53,6 +58,19 @@ TEST(MigPartitions, NvmlMakesAndRemovesAPartition) {
   ASSERT_TRUE(partitions.destroy(0, made->id));
   EXPECT_TRUE(partitions.destroy(0, made->id)) << "gone already: not an error";
   EXPECT_TRUE(partitions.create(0, 9, 4));
+}
+
+// A GPU out of MIG mode has no partitions to publish (the fake NVML's script turns MIG off).
+TEST(MigPartitions, AGpuOutOfMigModeHasNone) {
+  const std::string script = ::testing::TempDir() + "no-mig-" + std::to_string(getpid()) + ".json";
+  std::ofstream(script) << R"({"mig_mode": 0})";
+  setenv("FAKE_NVML_SCRIPT", script.c_str(), 1);
+  auto library = cuda::NvmlLibrary::open(TESSERA_FAKE_NVML);
+  unsetenv("FAKE_NVML_SCRIPT");
+  ASSERT_TRUE(library) << library.error().message();
+  NvmlMigPartitions partitions(std::move(*library));
+  EXPECT_TRUE(partitions.profiles(0).empty());
+  std::remove(script.c_str());
 }
 
 }  // namespace

@@ -24,6 +24,17 @@ core::Result<cuda::NvmlMigDevice*> NvmlMigPartitions::open(int gpu) {
 
 std::vector<hw::MigProfile> NvmlMigPartitions::profiles(int gpu) {
   std::lock_guard lock(mu_);
+  // Asked again each time, so a GPU taken out of MIG mode is published whole at the next refresh.
+  const cuda::NvmlApi& api = library_->api();
+  cuda::nvml::Device handle = nullptr;
+  unsigned mode = 0;
+  unsigned pending = 0;
+  if (api.device_get_handle_by_index(static_cast<unsigned>(gpu), &handle) != cuda::nvml::kSuccess ||
+      api.device_get_mig_mode(handle, &mode, &pending) != cuda::nvml::kSuccess ||
+      mode != cuda::nvml::kDeviceMigEnable) {
+    devices_.erase(gpu);
+    return {};
+  }
   auto device = open(gpu);
   return device ? (*device)->geometry().profiles : std::vector<hw::MigProfile>{};
 }

@@ -26,7 +26,8 @@ namespace tessera::dra {
 class MigPartitions {
  public:
   virtual ~MigPartitions() = default;
-  // GPU `gpu`'s MIG profiles when it is in MIG mode; empty when it is not (or cannot be asked).
+  // GPU `gpu`'s MIG profiles when it is in MIG mode now; empty when it is not (or cannot be
+  // asked).
   virtual std::vector<hw::MigProfile> profiles(int gpu) = 0;
   // A partition of `profile_id` at memory slice `start` on GPU `gpu`.
   virtual core::Result<device::MigInstance> create(int gpu, int profile_id, int start) = 0;
