@@ -17,10 +17,6 @@ using nlohmann::json;
 constexpr std::size_t kTenantNameChars = 54;
 constexpr std::size_t kUidChars = 8;
 
-double millis_of(core::Nanos ns) {
-  return static_cast<double>(ns) / 1e6;
-}
-
 std::string folder_of(const std::string& path) {
   return std::filesystem::path(path).parent_path().string();
 }
@@ -75,9 +71,9 @@ CdiSpec DraDriver::spec_for(const ClaimAllocation& allocation, const std::string
       fmt::format("TESSERA_SM_SHARE={}", s.sm_share),
   };
   if (s.tpot_slo > 0)
-    device.edits.env.push_back(fmt::format("TESSERA_TPOT_SLO_MS={}", millis_of(s.tpot_slo)));
+    device.edits.env.push_back(fmt::format("TESSERA_TPOT_SLO_MS={}", core::to_millis(s.tpot_slo)));
   if (s.ttft_slo > 0)
-    device.edits.env.push_back(fmt::format("TESSERA_TTFT_SLO_MS={}", millis_of(s.ttft_slo)));
+    device.edits.env.push_back(fmt::format("TESSERA_TTFT_SLO_MS={}", core::to_millis(s.ttft_slo)));
   if (s.memory_limit > 0)
     device.edits.env.push_back(fmt::format("TESSERA_MEMORY_LIMIT={}", s.memory_limit));
   if (options_.nvidia_cdi_kind.empty()) {
