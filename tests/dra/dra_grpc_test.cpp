@@ -74,25 +74,25 @@ class DraGrpcTest : public ::testing::Test {
     c.set_uid(uid);
     return c;
   }
-  dra_v1::NodePrepareResourcesResponse prepare(std::initializer_list<dra_v1::Claim> claims) {
-    dra_v1::NodePrepareResourcesRequest request;
+  // One call of the DRA service, as the kubelet makes it, with `claims`.
+  template <class Request, class Response>
+  Response call(grpc::Status (dra_v1::DRAPlugin::Stub::*method)(grpc::ClientContext*,
+                                                                const Request&, Response*),
+                std::initializer_list<dra_v1::Claim> claims) {
+    Request request;
     for (const auto& c : claims) *request.add_claims() = c;
-    dra_v1::NodePrepareResourcesResponse response;
+    Response response;
     grpc::ClientContext context;
-    const grpc::Status status = dra_v1::DRAPlugin::NewStub(channel(sockets_.dra))
-                                    ->NodePrepareResources(&context, request, &response);
+    const auto stub = dra_v1::DRAPlugin::NewStub(channel(sockets_.dra));
+    const grpc::Status status = ((*stub).*method)(&context, request, &response);
     EXPECT_TRUE(status.ok()) << status.error_message();
     return response;
   }
+  dra_v1::NodePrepareResourcesResponse prepare(std::initializer_list<dra_v1::Claim> claims) {
+    return call(&dra_v1::DRAPlugin::Stub::NodePrepareResources, claims);
+  }
   dra_v1::NodeUnprepareResourcesResponse unprepare(std::initializer_list<dra_v1::Claim> claims) {
-    dra_v1::NodeUnprepareResourcesRequest request;
-    for (const auto& c : claims) *request.add_claims() = c;
-    dra_v1::NodeUnprepareResourcesResponse response;
-    grpc::ClientContext context;
-    const grpc::Status status = dra_v1::DRAPlugin::NewStub(channel(sockets_.dra))
-                                    ->NodeUnprepareResources(&context, request, &response);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    return response;
+    return call(&dra_v1::DRAPlugin::Stub::NodeUnprepareResources, claims);
   }
   int claim_reads() {
     int n = 0;

@@ -11,22 +11,25 @@
 
 #include "tessera/cli/api_server_flags.hpp"
 #include "tessera/cli/command.hpp"
+#include "tessera/dra/dra_driver.hpp"
+#include "tessera/dra/dra_grpc.hpp"
 
 namespace tessera::cli {
 
 struct DraPluginFlags {
   CLI::App* command = nullptr;
   std::string node;
-  std::string driver_name = "gpu.tessera.io";
-  std::string registration_socket = "/var/lib/kubelet/plugins_registry/gpu.tessera.io-reg.sock";
-  std::string plugin_socket = "/var/lib/kubelet/plugins/gpu.tessera.io/dra.sock";
-  std::string checkpoint = "/var/lib/kubelet/plugins/gpu.tessera.io/checkpoint.json";
-  std::string cdi_dir = "/var/run/cdi";
-  std::string daemon_socket = "/run/tessera/tesserad.sock";
-  std::string interposer = "/opt/tessera/lib/libtessera_interpose.so";
-  std::string interposer_in_container = "/opt/tessera/lib/libtessera_interpose.so";
+  // The driver's and the sockets' own defaults, so the flags cannot drift from them.
+  std::string driver_name = dra::DriverOptions{}.driver_name;
+  std::string registration_socket = dra::PluginSockets{}.registration;
+  std::string plugin_socket = dra::PluginSockets{}.dra;
+  std::string checkpoint = dra::DriverOptions{}.checkpoint_path;
+  std::string cdi_dir = dra::DriverOptions{}.cdi_dir;
+  std::string daemon_socket = dra::DriverOptions{}.daemon_socket;
+  std::string interposer = dra::DriverOptions{}.interposer_host_path;
+  std::string interposer_in_container = dra::DriverOptions{}.interposer_container_path;
   std::string mps_pipe_dir;
-  std::string nvidia_cdi_kind = "nvidia.com/gpu";
+  std::string nvidia_cdi_kind = dra::DriverOptions{}.nvidia_cdi_kind;
   std::string topology_file;  // "": discover the host through hwloc
   std::string sysfs = "/sys";
   std::string refresh = "60s";
