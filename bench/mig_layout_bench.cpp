@@ -8,6 +8,9 @@
 //   state holding 1g@0 and 2g@2.
 // BM_PlanInstance: one plan_instance that must destroy (a 3g on a GPU whose free slices cannot
 //   take it, two idle 1g in the way, a busy 2g), the planner's most expensive case.
+// BM_TimeFitDecision/n: one time-fit decision (mig::schedule, Scheme::kTimeFit) with n queued
+//   jobs, each timed on every profile, beside a busy 2g and two idle 1g: every fully
+//   configured layout that keeps the 2g, list-scheduled in four orders.
 
 #include <benchmark/benchmark.h>
 
@@ -17,6 +20,7 @@
 #include "tessera/hw/mig_profiles.hpp"
 #include "tessera/mig/policy/layout_space.hpp"
 #include "tessera/mig/policy/reconfig_planner.hpp"
+#include "tessera/mig/policy/scheduler.hpp"
 
 namespace {
 
@@ -75,6 +79,33 @@ void BM_PlanInstance(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_PlanInstance);
+
+void BM_TimeFitDecision(benchmark::State& state) {
+  const auto& space = a100_space();
+  mig::SchedulerInput in;
+  in.space = &space;
+  in.scheme = mig::Scheme::kTimeFit;
+  in.current = *space.find(mig::Layout{{{19, 0}, {19, 1}, {14, 2}}});
+  in.busy = {{14, 2}};
+  in.free_at[{14, 2}] = core::seconds(30);
+  const std::vector<int> profiles{19, 15, 14, 9, 5, 0};
+  const auto n = static_cast<std::size_t>(state.range(0));
+  for (std::size_t j = 0; j < n; ++j) {
+    mig::QueuedJob q;
+    q.job = j;
+    q.name = "j";
+    q.need_bytes = std::int64_t{1} << 30;
+    // Times that differ by job and scale sublinearly with the slice.
+    for (const int id : profiles) {
+      const hw::MigProfile* p = space.geometry().find(id);
+      q.times.push_back({id, core::seconds(10.0 + static_cast<double>(j % 7)) * 7 /
+                                 (p->compute_slices + 1)});
+    }
+    in.queue.push_back(q);
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(mig::schedule(in));
+}
+BENCHMARK(BM_TimeFitDecision)->Arg(1)->Arg(10)->Arg(100)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

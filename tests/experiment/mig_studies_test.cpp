@@ -50,18 +50,20 @@ std::vector<const MigExperiment*> mig_studies() {
   return out;
 }
 
-TEST(MigStudies, TheFourStudiesAreRegisteredWithASetup) {
+TEST(MigStudies, TheFiveStudiesAreRegisteredWithASetup) {
   std::set<std::string> names;
   for (const MigExperiment* e : mig_studies()) {
     names.insert(e->name);
     EXPECT_FALSE(e->setup.empty()) << e->name;
   }
-  EXPECT_EQ(names, (std::set<std::string>{"mig-general", "mig-ml", "mig-llm", "mig-predictor"}));
+  EXPECT_EQ(names, (std::set<std::string>{"mig-general", "mig-ml", "mig-llm", "mig-trace",
+                                          "mig-predictor"}));
 }
 
 TEST(MigStudies, EveryFileIsBuiltInAndParses) {
   for (const MigExperiment* e : mig_studies()) {
-    ASSERT_FALSE(e->files.empty()) << e->name;
+    // A trace study draws its one mix from the data; every other one has files.
+    ASSERT_NE(e->files.empty(), !e->trace) << e->name;
     for (const auto& file : e->files) {
       auto text = mig_file_text(file);
       ASSERT_TRUE(text.has_value()) << text.error().message();
@@ -84,7 +86,7 @@ TEST(MigStudies, MixRunsUnderEveryPolicyAndLosesNoJob) {
                                            .paper = 6.2}};
   auto mix = run_mix(kSmallMix, "small.yaml", claims, {});
   ASSERT_TRUE(mix.has_value()) << mix.error().message();
-  ASSERT_EQ(mix->runs.size(), 5u);
+  ASSERT_EQ(mix->runs.size(), 7u);
   EXPECT_EQ(mix->seed, 3u);
   EXPECT_EQ(mix->jobs, 3u);
   for (const auto& r : mix->runs) {
@@ -96,6 +98,14 @@ TEST(MigStudies, MixRunsUnderEveryPolicyAndLosesNoJob) {
   // the jobs are barely slower and run side by side, so scheme B must finish sooner.
   EXPECT_LT(row(*mix, kSchemeBRow).result.makespan, row(*mix, kSequentialRow).result.makespan);
   EXPECT_FALSE(row(*mix, kBestStaticRow).detail.empty());
+  // The bound holds: no policy on MIG finishes before it (sequential runs with MIG off).
+  EXPECT_GT(mix->bound.makespan, 0);
+  EXPECT_FALSE(mix->bound.binding.empty());
+  for (const auto& r : mix->runs) {
+    if (r.row != kSequentialRow) {
+      EXPECT_GE(r.result.makespan, mix->bound.makespan) << r.row;
+    }
+  }
   ASSERT_EQ(mix->claims.size(), 1u);
   ASSERT_TRUE(mix->claims[0].tessera.has_value()) << mix->claims[0].why_not;
   EXPECT_GT(*mix->claims[0].tessera, 1.0);
@@ -204,12 +214,13 @@ TEST(MigStudies, JsonCarriesPerJobTurnaround) {
                       .setup = "s",
                       .files = {},
                       .claims = {},
-                      .predictor = false};
+                      .predictor = false,
+                      .trace = false};
   auto mix = run_mix(kSmallMix, "small.yaml", {}, {});
   ASSERT_TRUE(mix.has_value()) << mix.error().message();
   MigExperimentResult result{.experiment = &small, .mixes = {*mix}, .cases = {}};
   const auto policies = to_json(result)["mixes"][0]["policies"];
-  ASSERT_EQ(policies.size(), 5u);
+  ASSERT_EQ(policies.size(), 7u);
   for (const auto& p : policies) {
     ASSERT_EQ(p["run"]["jobs"].size(), 3u) << p["policy"];
     EXPECT_GT(p["run"]["jobs"][0]["turnaround_s"].get<double>(), 0.0) << p["policy"];

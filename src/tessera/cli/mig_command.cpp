@@ -97,9 +97,11 @@ Result<Loaded> load(const MigFlags& f) {
 }
 
 // The manager's options for the scheme; static runs the best fully configured layout for the
-// jobs, as the simulator finds it.
+// jobs, as the simulator finds it; time-fit predicts job times with the simulated GPU's kernel
+// model.
 Result<mig::ManagerOptions> manager_options(const Loaded& l, std::string* static_layout) {
   mig::ManagerOptions o;
+  if (l.scheme == mig::Scheme::kTimeFit) o = experiment::time_fit_options(l.spec, l.geometry);
   o.scheme = l.scheme;
   if (l.scheme == mig::Scheme::kStatic) {
     TESSERA_ASSIGN_OR_RETURN(const experiment::BestStatic best,

@@ -4,11 +4,17 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <limits>
+#include <memory>
 #include <set>
 
 #include "tessera/backends/sim/engine.hpp"
+#include "tessera/backends/sim/mig/slice_cost.hpp"
+#include "tessera/core/random.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/experiment/internal/scenario_files.hpp"
+#include "tessera/experiment/mig_trace_mix.hpp"
 #include "tessera/experiment/run.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/mig/policy/layout_space.hpp"
@@ -90,7 +96,8 @@ metrics::ModeReport row_report(const PolicyRun& run) {
                 {std::string(kMeanTurnaround), mean},
                 {std::string(kMaxTurnaround), max},
                 {std::string(kRestarts), static_cast<double>(r.oom_restarts + r.early_restarts)},
-                {std::string(kCompleted), static_cast<double>(r.completed())}};
+                {std::string(kCompleted), static_cast<double>(r.completed())},
+                {std::string(kMaxWait), core::to_seconds(r.longest_wait())}};
   return m;
 }
 
@@ -117,16 +124,38 @@ std::string counter_cell(const metrics::ModeReport& m, std::string_view name) {
   return "-";
 }
 
+// The bound over sequential and over the best static layout, with what sets it.
+std::string bound_line(const MixResult& mix) {
+  auto over = [&](std::string_view row) -> std::string {
+    for (const auto& m : mix.report.modes) {
+      if (m.mode != row) continue;
+      for (const auto& [key, value] : m.counters) {
+        if (key == kJobsPerHour && value > 0) {
+          return fmt::format("{:.3g}x", mix.bound.jobs_per_hour / value);
+        }
+      }
+    }
+    return "-";
+  };
+  return wrap(
+             fmt::format("bound: no MIG layout finishes these jobs before {:.4g} s ({:.4g} jobs/h, "
+                         "{} sequential, {} best-static), set by {}.",
+                         core::to_seconds(mix.bound.makespan), mix.bound.jobs_per_hour,
+                         over(kSequentialRow), over(kBestStaticRow), mix.bound.binding),
+             kWrap) +
+         "\n";
+}
+
 std::string format_mix(const MixResult& mix) {
   std::vector<std::vector<std::string>> rows{
       {"policy", std::string(kCompleted), std::string(kJobsPerHour), std::string(kEnergyKj),
-       std::string(kMeanTurnaround), std::string(kMaxTurnaround), std::string(kRestarts),
-       "thr x seq", "energy x seq", "thr x static", "energy x static"}};
+       std::string(kMeanTurnaround), std::string(kMaxTurnaround), std::string(kMaxWait),
+       std::string(kRestarts), "thr x seq", "energy x seq", "thr x static", "energy x static"}};
   for (const auto& m : mix.report.modes) {
     rows.push_back({m.mode, fmt::format("{}/{}", counter_cell(m, kCompleted), mix.jobs),
                     counter_cell(m, kJobsPerHour), counter_cell(m, kEnergyKj),
                     counter_cell(m, kMeanTurnaround), counter_cell(m, kMaxTurnaround),
-                    counter_cell(m, kRestarts),
+                    counter_cell(m, kMaxWait), counter_cell(m, kRestarts),
                     ratio_cell(mix.report, mig_throughput(), m.mode, kSequentialRow),
                     ratio_cell(mix.report, mig_energy(), m.mode, kSequentialRow),
                     ratio_cell(mix.report, mig_throughput(), m.mode, kBestStaticRow),
@@ -142,6 +171,7 @@ std::string format_mix(const MixResult& mix) {
           run.row, run.detail, mix.static_layouts_tried);
     }
   }
+  out += bound_line(mix);
   if (!mix.claims.empty()) out += "\n" + format_claims(mix.claims);
   return out;
 }
@@ -197,6 +227,10 @@ json mix_json(const MixResult& mix) {
           {"seed", mix.seed},
           {"jobs", mix.jobs},
           {"static_layouts_tried", mix.static_layouts_tried},
+          {"bound",
+           {{"makespan_s", round6(core::to_seconds(mix.bound.makespan))},
+            {"jobs_per_hour", round6(mix.bound.jobs_per_hour)},
+            {"binding", mix.bound.binding}}},
           {"policies", std::move(policies)},
           {"claims", std::move(claims)}};
 }
@@ -232,6 +266,104 @@ sim::SimMigOptions study_device_options(std::uint64_t seed) {
   sim::SimMigOptions o;
   o.seed = seed;
   return o;
+}
+
+mig::ManagerOptions time_fit_options(const hw::GpuSpec& spec, const hw::MigGeometry& geometry,
+                                     double prediction_error, std::uint64_t seed) {
+  auto model = std::make_shared<sim::SliceCostModel>(spec, geometry);
+  const sim::SimMigOptions device = study_device_options(1);
+  mig::ManagerOptions o;
+  o.scheme = mig::Scheme::kTimeFit;
+  o.job_time = [model, prediction_error, streams = core::RandomStreams(seed)](
+                   const workload::BatchJob& job,
+                   const hw::MigProfile& p) -> core::Result<core::Nanos> {
+    TESSERA_ASSIGN_OR_RETURN(const core::Nanos t, model->job_time(job, p));
+    if (prediction_error <= 0) return t;
+    core::RandomStream error = streams.stream(fmt::format("time-fit error/{}/{}", job.name, p.id));
+    return core::round_to_nanos(static_cast<double>(t) *
+                                std::exp(error.normal(0, prediction_error)));
+  };
+  o.time_fit.create_time = device.create_time;
+  o.time_fit.destroy_time = device.destroy_time;
+  o.time_fit.start_time = device.job_start_time;
+  return o;
+}
+
+namespace {
+
+// The least time M from the first instance's creation such that instances made one after another
+// (the k-th ready at k creates) give `busy` of instance-time by M: sum over k of (M - k c)+.
+double instance_time_bound(double busy, double create, int instances) {
+  auto available = [&](double m) {
+    double sum = 0;
+    for (int k = 1; k <= instances; ++k) sum += std::max(0.0, m - k * create);
+    return sum;
+  };
+  double lo = 0, hi = busy + instances * create;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    (available(mid) >= busy ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+}  // namespace
+
+Result<MigBound> mig_bound(const mig::JobsFile& jobs) {
+  TESSERA_ASSIGN_OR_RETURN(const Mix mix, load_mix(jobs));
+  sim::SliceCostModel model(mix.spec, mix.geometry);
+  const sim::SimMigOptions device = study_device_options(mix.jobs.seed);
+  const double start = core::to_seconds(device.job_start_time);
+  const double create = core::to_seconds(device.create_time);
+  double first_submit = std::numeric_limits<double>::infinity(), longest = 0;
+  double compute_area = 0, memory_area = 0, instance_time = 0;  // seconds
+  std::string longest_job;
+  std::int64_t placeable = 0;
+  for (const auto& job : mix.jobs.jobs) {
+    const std::int64_t peak = job->memory.peak_reserved(job->iterations);
+    double fastest = std::numeric_limits<double>::infinity();
+    double least_compute = fastest, least_memory = fastest;
+    for (const hw::MigProfile& p : mix.geometry.profiles) {
+      if (p.media_extensions || p.memory_bytes < peak) continue;
+      TESSERA_ASSIGN_OR_RETURN(const core::Nanos t, model.job_time(*job, p));
+      const double busy = core::to_seconds(t) + start;
+      least_compute = std::min(least_compute, busy * p.compute_slices / hw::kMigComputeSlices);
+      least_memory = std::min(least_memory, busy * p.memory_slices / hw::kMigMemorySlices);
+      fastest = std::min(fastest, busy);
+    }
+    if (!std::isfinite(fastest)) continue;  // no profile holds it: every policy gives it up
+    ++placeable;
+    compute_area += least_compute;
+    memory_area += least_memory;
+    instance_time += fastest;
+    const double submit = core::to_seconds(job->submit_time);
+    first_submit = std::min(first_submit, submit);
+    if (submit + fastest > longest) {
+      longest = submit + fastest;
+      longest_job = job->name;
+    }
+  }
+  MigBound out;
+  if (placeable == 0) return out;
+  // Nothing runs before the first instance is made; at most one instance per compute slice runs
+  // at once, and the driver makes them one at a time.
+  const std::array<std::pair<double, std::string>, 3> terms{{
+      {longest + create,
+       fmt::format("the job that ends last even on its fastest slice, {}", longest_job)},
+      {first_submit + create + std::max(compute_area, memory_area),
+       fmt::format("the jobs' slice-time, each on the profile where it uses the least of the "
+                   "GPU's {}",
+                   compute_area >= memory_area ? "compute slices" : "memory slices")},
+      {first_submit + instance_time_bound(instance_time, create, hw::kMigComputeSlices),
+       "the jobs' instance-time (each job holds an instance for its process start and its run on "
+       "its fastest slice; at most 7 instances, made one at a time)"},
+  }};
+  const auto& binding =
+      *std::ranges::max_element(terms, {}, &std::pair<double, std::string>::first);
+  out.makespan = core::round_to_nanos(binding.first * 1e9);
+  out.binding = binding.second;
+  out.jobs_per_hour = static_cast<double>(placeable) / (binding.first / 3600.0);
+  return out;
 }
 
 Result<BestStatic> find_best_static(const mig::JobsFile& jobs) {
@@ -277,7 +409,7 @@ Result<MixResult> run_mix(std::string_view text, const std::string& file,
   out.gpu = mix.spec.name;
   out.seed = mix.jobs.seed;
   out.jobs = mix.jobs.jobs.size();
-  constexpr std::int64_t kRuns = 5;
+  constexpr std::int64_t kRuns = 7;
   std::int64_t done = 0;
   auto step = [&](std::string_view what) {
     if (options.progress) options.progress(++done, kRuns, what);
@@ -318,6 +450,18 @@ Result<MixResult> run_mix(std::string_view text, const std::string& file,
                         .geometry = std::move(r.geometry)});
     step(s.row);
   }
+
+  for (const auto& [row, error] : {std::pair{kTimeFitRow, 0.0}, {kTimeFitErrorRow, 0.2}}) {
+    TESSERA_ASSIGN_OR_RETURN(
+        Simulated fit,
+        simulate(mix, time_fit_options(mix.spec, mix.geometry, error, mix.jobs.seed), false));
+    out.runs.push_back({.row = std::string(row),
+                        .detail = "",
+                        .result = std::move(fit.result),
+                        .geometry = std::move(fit.geometry)});
+    step(row);
+  }
+  TESSERA_ASSIGN_OR_RETURN(out.bound, mig_bound(mix.jobs));
 
   out.report.scenario = file;
   out.report.gpu = mix.spec.name;
@@ -400,6 +544,16 @@ Result<std::string_view> mig_file_text(std::string_view file) {
 Result<MigExperimentResult> run_mig_experiment(const MigExperiment& e,
                                                const MigStudyOptions& options) {
   MigExperimentResult out{.experiment = &e, .mixes = {}, .cases = {}};
+  if (e.trace) {
+    const std::string where = fmt::format("experiment '{}'", e.name);
+    TESSERA_ASSIGN_OR_RETURN(
+        const std::string text,
+        core::with_context(trace_mix_text(TraceMixOptions{.seed = options.seed.value_or(1)}),
+                           where));
+    TESSERA_ASSIGN_OR_RETURN(
+        MixResult mix, core::with_context(run_mix(text, "trace mix", e.claims, options), where));
+    out.mixes.push_back(std::move(mix));
+  }
   for (const auto& file : e.files) {
     const std::string where = fmt::format("experiment '{}'", e.name);
     TESSERA_ASSIGN_OR_RETURN(const std::string_view text,

@@ -3,7 +3,7 @@
 namespace tessera::mig {
 namespace {
 
-constexpr core::EnumTable<Scheme, 4> kSchemes(
+constexpr core::EnumTable<Scheme, 5> kSchemes(
     "scheme", core::Domain::kConfig,
     {{
         {Scheme::kA, "A",
@@ -15,6 +15,10 @@ constexpr core::EnumTable<Scheme, 4> kSchemes(
          "MIGM's baseline: one job at a time on the largest profile"},
         {Scheme::kStatic, "static",
          "the best fully configured layout for the jobs, created once, never changed"},
+        {Scheme::kTimeFit, "time-fit",
+         "tessera's: each job on the slice where it is predicted to finish first, the layout "
+         "that finishes the whole queue first, reconfigured when the gain outweighs the cost; "
+         "jobs waiting past a bound go first"},
     }},
     core::NameCase::kIgnored);
 

@@ -223,18 +223,24 @@ TEST_F(SchedulerTest, DecisionsNeverTouchBusyInstancesAndAreDeterministic) {
     for (const Placement& p : space_->layout(state).instances) {
       if (rng() % 2 == 0) busy.insert(p);
     }
-    for (Scheme scheme : {Scheme::kA, Scheme::kB, Scheme::kSequential}) {
+    for (Scheme scheme : {Scheme::kA, Scheme::kB, Scheme::kSequential, Scheme::kTimeFit}) {
       std::vector<QueuedJob> queue;
       const int n = 1 + static_cast<int>(rng() % 8);
       for (int i = 0; i < n; ++i) {
         QueuedJob q = job(static_cast<std::size_t>(i), static_cast<double>(rng() % 45),
                           static_cast<core::Nanos>(rng() % 5));
         q.restart = rng() % 5 == 0;
+        // Time-fit's predictions: some profiles timed, some left to scaling.
+        for (const int id : ids) {
+          if (rng() % 3 != 0) q.times.push_back({id, core::seconds(1 + rng() % 100)});
+        }
         queue.push_back(q);
       }
       SchedulerInput in = input(scheme, queue);
       in.current = state;
       in.busy = busy;
+      for (const Placement& p : busy) in.free_at[p] = core::seconds(rng() % 50);
+      in.now = core::seconds(rng() % 10);
       const Decisions d = schedule(in);
       EXPECT_EQ(serialize(d), serialize(schedule(in))) << "seed " << seed;
 

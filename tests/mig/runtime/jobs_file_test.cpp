@@ -239,7 +239,7 @@ TEST(JobsFileTest, ErrorsNameFileLineAndField) {
        "{base: 1GiB}}]\n",
        "bad.yaml:1:6", "gpu", "MIG"},
       {"scheme: C\njobs: []\n", "bad.yaml:1:9", "scheme",
-       "scheme 'C': expected A, B, sequential or static"},
+       "scheme 'C': expected A, B, sequential, static or time-fit"},
       {"jobs: []\n", "bad.yaml:1:7", "jobs", "at least one job"},
       {"jobz: []\n", "bad.yaml:1:1", "jobz", "unknown field"},
       {"jobs:\n  - {name: a, kind: scientific, kernel: myocyte, iterations: 5}\n", "bad.yaml:2:41",

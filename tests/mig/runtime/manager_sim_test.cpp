@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "tessera/backends/sim/engine.hpp"
 #include "tessera/backends/sim/mig/sim_mig.hpp"
+#include "tessera/backends/sim/mig/slice_cost.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/mig/registry.hpp"
 #include "tessera/mig/runtime/manager.hpp"
@@ -81,6 +83,39 @@ TEST(ManagerSimTest, EverySchemeRunsTheMixToTheEndAndLeavesNoInstance) {
   // Half-serial jobs gain from running side by side on slices.
   EXPECT_LT(makespan[Scheme::kA], makespan[Scheme::kSequential]);
   EXPECT_LT(makespan[Scheme::kB], makespan[Scheme::kSequential]);
+}
+
+// With each job's time on each profile from the simulated GPU's kernel model, time-fit finishes
+// the mix sooner than scheme B and than the static layout, and the longest wait is the longest
+// from a submission to a first start.
+TEST(ManagerSimTest, TimeFitWithPredictedTimesFinishesBeforeSchemeBAndTheStaticLayout) {
+  const auto jobs = mix();
+  auto spec = hw::find_gpu("a100-40gb");
+  auto geometry = hw::find_mig_geometry("a100-40gb");
+  ASSERT_TRUE(spec && geometry);
+  auto model = std::make_shared<sim::SliceCostModel>(*spec, *geometry);
+  std::map<Scheme, MigRunResult> runs;
+  for (const Scheme scheme : {Scheme::kB, Scheme::kStatic, Scheme::kTimeFit}) {
+    ManagerOptions o = options(scheme);
+    o.job_time = [model](const workload::BatchJob& j, const hw::MigProfile& p) {
+      return model->job_time(j, p);
+    };
+    sim::Engine engine;
+    auto device = make_device(engine);
+    auto r = run_jobs(*device, jobs, o);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(r->completed(), static_cast<std::int64_t>(jobs.size()));
+    runs.emplace(scheme, std::move(*r));
+  }
+  const MigRunResult& fit = runs.at(Scheme::kTimeFit);
+  EXPECT_LT(fit.makespan, runs.at(Scheme::kB).makespan);
+  EXPECT_LT(fit.makespan, runs.at(Scheme::kStatic).makespan);
+  core::Nanos longest = 0;
+  for (const JobOutcome& j : fit.jobs) {
+    longest = std::max(longest, j.attempts.front().started - j.submitted);
+  }
+  EXPECT_EQ(fit.longest_wait(), longest);
+  EXPECT_GT(longest, 0);
 }
 
 TEST(ManagerSimTest, EarlyRestartFiresBeforeTheOutOfMemoryIterationUnderNoisySamples) {

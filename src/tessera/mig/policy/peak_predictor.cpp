@@ -73,37 +73,35 @@ double normal_quantile(double p) {
          (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
-double median(std::vector<double> v) {
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  double m = *mid;
-  if (v.size() % 2 == 0) m = (m + *std::max_element(v.begin(), mid)) / 2;
-  return m;
+using detail::append;
+using detail::FitHistory;
+using detail::Level;
+using detail::Moments;
+using detail::moments;
+using detail::parabola_beats_single_shift;
+using detail::squared_residuals;
+using detail::Sums;
+
+// The median of ascending w (the mean of the middle two for an even count).
+double sorted_median(std::span<const double> w) {
+  const std::size_t mid = w.size() / 2;
+  return w.size() % 2 == 0 ? (w[mid] + w[mid - 1]) / 2 : w[mid];
 }
 
-double mean(std::span<const double> v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return s / static_cast<double>(v.size());
-}
-
-struct Line {
-  double slope = 0;
-  double intercept = 0;  // at t = 0
-  double at(double t) const { return intercept + slope * t; }
-};
-
-// Ordinary least squares of y on t (t strictly ascending, at least two points).
-Line fit_line(std::span<const double> t, std::span<const double> y) {
-  const double tbar = mean(t);
-  const double ybar = mean(y);
-  double sxx = 0, sxy = 0;
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    sxx += (t[i] - tbar) * (t[i] - tbar);
-    sxy += (t[i] - tbar) * (y[i] - ybar);
+// The median of |w_i - m| for ascending w: the deviations of the values up to m, walked down from
+// m, and of those above it, walked up, are each ascending, so merging the two runs from m outwards
+// gives them in order.
+double median_deviation(std::span<const double> w, double m) {
+  const std::size_t mid = w.size() / 2;
+  std::size_t below = static_cast<std::size_t>(std::ranges::upper_bound(w, m) - w.begin());
+  std::size_t above = below;
+  double previous = 0, current = 0;
+  for (std::size_t rank = 0; rank <= mid; ++rank) {
+    previous = current;
+    const bool take_below = above == w.size() || (below > 0 && m - w[below - 1] <= w[above] - m);
+    current = take_below ? m - w[--below] : w[above++] - m;
   }
-  const double slope = sxx > 0 ? sxy / sxx : 0;
-  return {slope, ybar - slope * tbar};
+  return w.size() % 2 == 0 ? (current + previous) / 2 : current;
 }
 
 double upper_quantile(double confidence, double df) {
@@ -118,113 +116,118 @@ double per_sample_tail(double confidence, std::int64_t total_iterations) {
   return (1 - confidence) / static_cast<double>(std::max<std::int64_t>(total_iterations, 1));
 }
 
+struct Line {
+  double slope = 0;
+  double mean = 0;  // at tbar
+  double tbar = 0;
+  double at(double t) const { return mean + slope * (t - tbar); }
+};
+
+// Least squares lines of requested memory and of g = reserved / requested on t.
+Line requested_line(const Moments& m) {
+  const FitHistory& h = *m.h;
+  return {m.sxx > 0 ? (h.r_tau - m.taubar * h.r) / m.sxx : 0, h.r_sum / m.n, m.tbar};
+}
+
+Line reuse_line(const Moments& m) {
+  const FitHistory& h = *m.h;
+  return {m.sxx > 0 ? (h.g_tau - m.taubar * h.g) / m.sxx : 0, h.g_sum / m.n, m.tbar};
+}
+
 // Model selection for the linear model: reserved memory grows only if the slope of its least
 // squares line is significantly positive, by a one-sided t-test whose false-positive
 // probability is `tail`, b / (s / sqrt(Sxx)) > t_{1 - tail, n-2}. Without it, a flat job's noise
 // gives the linear fit a slope near zero whose interval, extrapolated far beyond the history, is
 // wide yet stable.
-bool grows(std::span<const double> t, std::span<const double> res, double tail) {
-  const std::size_t n = t.size();
-  if (n < 3) return false;
-  const Line line = fit_line(t, res);
-  if (!(line.slope > 0)) return false;
-  const double tbar = mean(t);
-  double sse = 0, sxx = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double e = res[i] - line.at(t[i]);
-    sse += e * e;
-    sxx += (t[i] - tbar) * (t[i] - tbar);
-  }
-  const double nn = static_cast<double>(n);
-  const double se = std::sqrt(sse / (nn - 2) / sxx);
-  return se == 0 || line.slope / se > student_t_quantile(1 - tail, nn - 2);
+bool grows(const Moments& m, double tail) {
+  if (m.n < 3 || !(m.slope > 0)) return false;
+  const double se = std::sqrt(m.rss_line / (m.n - 2) / m.sxx);
+  return se == 0 || m.slope / se > student_t_quantile(1 - tail, m.n - 2);
 }
 
 // The flat model with its interval: the mean level and the upper bound of the prediction
 // interval for one more sample, mean + t_{n-1} s sqrt(1 + 1/n).
-GrowthFit level_model(std::span<const double> res, double confidence) {
-  const double m = mean(res);
-  const double nn = static_cast<double>(res.size());
-  double ss = 0;
-  for (double x : res) ss += (x - m) * (x - m);
-  const double s = res.size() > 1 ? std::sqrt(ss / (nn - 1)) : 0;
-  return {GrowthModel::kFlat, m,
-          m + upper_quantile(confidence, nn - 1) * s * std::sqrt(1 + 1 / nn)};
+GrowthFit level_model(const Moments& m, double confidence) {
+  const double s = m.n > 1 ? std::sqrt(m.syy / (m.n - 1)) : 0;
+  return {GrowthModel::kFlat, m.ybar,
+          m.ybar + upper_quantile(confidence, m.n - 1) * s * std::sqrt(1 + 1 / m.n)};
+}
+
+// The residual sum of squares of reserved against r(t) g(t), g held at 1 or more and r at 0 or
+// more. Each clamp holds on one side of where its line crosses, so the product is a polynomial
+// of degree 2 or less on each of at most three runs of samples, found by bisection on t.
+double product_residuals(const Moments& m, std::span<const double> t, const Line& r,
+                         const Line& g) {
+  const FitHistory& h = *m.h;
+  const auto r_pos = [&](std::size_t i) { return r.at(t[i]) > 0; };
+  const auto g_above = [&](std::size_t i) { return g.at(t[i]) > 1; };
+  const std::size_t n = t.size();
+  // The first sample where `pred` differs from the first sample's (n if none): a line's sign
+  // changes at most once.
+  const auto change = [&](const auto& pred) {
+    const bool first = pred(0);
+    if (pred(n - 1) == first) return n;
+    std::size_t lo = 0, hi = n - 1;  // pred(lo) == first, pred(hi) != first
+    while (hi - lo > 1) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      (pred(mid) == first ? lo : hi) = mid;
+    }
+    return hi;
+  };
+  std::array<std::size_t, 4> cuts = {0, change(r_pos), change(g_above), n};
+  std::sort(cuts.begin() + 1, cuts.begin() + 3);
+  // r and g about tau = 0, the fit history's first sample.
+  const double ra = r.at(h.t0), rb = r.slope;
+  const double ga = g.at(h.t0), gb = g.slope;
+  double sse = 0;
+  for (std::size_t c = 0; c + 1 < cuts.size(); ++c) {
+    const std::size_t a = cuts[c], b = cuts[c + 1];
+    if (a == b) continue;
+    const Sums run = h.prefix[b] - h.prefix[a];
+    if (!r_pos(a)) {
+      sse += squared_residuals(run, -h.y0, 0, 0);
+    } else if (!g_above(a)) {
+      sse += squared_residuals(run, ra - h.y0, rb, 0);
+    } else {
+      sse += squared_residuals(run, ra * ga - h.y0, ra * gb + rb * ga, rb * gb);
+    }
+  }
+  return std::max(sse, 0.0);
 }
 
 // The paper's model: requested r(t) and inverse reuse g(t) = reserved / requested, each linear,
 // reserved predicted as r(x0) g(x0) with the prediction interval of the residuals of reserved
 // against r(t) g(t). g is held at 1 or more (the allocator never holds less than it hands out).
-GrowthFit linear_model(std::span<const double> t, std::span<const double> req,
-                       std::span<const double> res, double x0, double confidence) {
-  const std::size_t n = t.size();
-  std::vector<double> g(n);
-  for (std::size_t i = 0; i < n; ++i) g[i] = req[i] > 0 ? res[i] / req[i] : 1.0;
-  const Line r = fit_line(t, req);
-  const Line gl = fit_line(t, g);
-  const auto product = [&](double x) { return std::max(r.at(x), 0.0) * std::max(gl.at(x), 1.0); };
-  const double point = product(x0);
-  if (n < 3) return {GrowthModel::kLinear, point, point};
-  const double tbar = mean(t);
-  double sse = 0, sxx = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double e = res[i] - product(t[i]);
-    sse += e * e;
-    sxx += (t[i] - tbar) * (t[i] - tbar);
-  }
-  const double nn = static_cast<double>(n);
-  const double s = std::sqrt(sse / (nn - 2));
-  const double half = upper_quantile(confidence, nn - 2) * s *
-                      std::sqrt(1 + 1 / nn + (x0 - tbar) * (x0 - tbar) / sxx);
+GrowthFit linear_model(const Moments& m, std::span<const double> t, double x0, double confidence) {
+  const Line r = requested_line(m);
+  const Line g = reuse_line(m);
+  const double point = std::max(r.at(x0), 0.0) * std::max(g.at(x0), 1.0);
+  if (m.n < 3) return {GrowthModel::kLinear, point, point};
+  const double s = std::sqrt(product_residuals(m, t, r, g) / (m.n - 2));
+  const double half = upper_quantile(confidence, m.n - 2) * s *
+                      std::sqrt(1 + 1 / m.n + (x0 - m.tbar) * (x0 - m.tbar) / m.sxx);
   return {GrowthModel::kLinear, point, point + half};
-}
-
-// The residual sum of squares of the best two-level fit of y (a mean before index k and one
-// from k on, k chosen to minimise it, at least two samples on each side).
-double best_single_shift_rss(std::span<const double> y) {
-  const std::size_t n = y.size();
-  const double ybar = mean(y);
-  double total = 0, sq = 0;
-  for (double v : y) {
-    total += v - ybar;
-    sq += (v - ybar) * (v - ybar);
-  }
-  double best = sq, left = 0;
-  for (std::size_t k = 1; k + 1 < n; ++k) {
-    left += y[k - 1] - ybar;
-    if (k < 2) continue;
-    const auto nl = static_cast<double>(k);
-    const auto nr = static_cast<double>(n - k);
-    const double right = total - left;
-    best = std::min(best, sq - left * left / nl - right * right / nr);
-  }
-  return best;
 }
 
 // Least squares of reserved on (1, u, u^2), u = (t - tbar) / scale so that the normal equations
 // stay well conditioned; kept when the squared term is significant (F-test whose false-positive
 // probability is `tail`: F(1, n-3) = t(n-3)^2), the curvature is positive, and it beats a single
 // level shift. Its interval is at `confidence`.
-std::optional<GrowthFit> quadratic_model(std::span<const double> t, std::span<const double> res,
-                                         double x0, double confidence, double tail) {
-  const std::size_t n = t.size();
-  if (n < 4) return std::nullopt;
-  const double tbar = mean(t);
-  double scale = 0;
-  for (double x : t) scale = std::max(scale, std::abs(x - tbar));
-  std::vector<double> u(n);
-  for (std::size_t i = 0; i < n; ++i) u[i] = (t[i] - tbar) / scale;
-
-  std::array<double, 5> su{};  // sums of u^k
-  std::array<double, 3> sy{};  // sums of y u^k
-  for (std::size_t i = 0; i < n; ++i) {
-    double p = 1;
-    for (std::size_t k = 0; k < 5; ++k) {
-      su[k] += p;
-      if (k < 3) sy[k] += res[i] * p;
-      p *= u[i];
-    }
-  }
+std::optional<GrowthFit> quadratic_model(const Moments& m, double t_last, double x0,
+                                         double confidence, double tail) {
+  if (m.n < 4) return std::nullopt;
+  const FitHistory& h = *m.h;
+  const Sums& s = *m.s;
+  const double c = m.taubar;
+  const double scale = std::max(c, t_last - h.t0 - c);
+  // Centred sums of powers of tau, and of dy times them, from the sums about t0.
+  const double c3 = s.tau3 - 3 * c * s.tau2 + 2 * c * c * s.tau;
+  const double c4 = s.tau4 - 4 * c * s.tau3 + 6 * c * c * s.tau2 - 3 * c * c * c * s.tau;
+  const double d1 = s.y_tau - c * s.y;
+  const double d2 = s.y_tau2 - 2 * c * s.y_tau + c * c * s.y;
+  const std::array<double, 5> su = {m.n, 0, m.sxx / (scale * scale), c3 / (scale * scale * scale),
+                                    c4 / (scale * scale * scale * scale)};   // sums of u^k
+  const std::array<double, 3> sy = {s.y, d1 / scale, d2 / (scale * scale)};  // of dy u^k
   // Inverse of the symmetric 3x3 matrix [[s0 s1 s2] [s1 s2 s3] [s2 s3 s4]] by cofactors.
   const double m00 = su[2] * su[4] - su[3] * su[3];
   const double m01 = su[2] * su[3] - su[1] * su[4];
@@ -239,40 +242,44 @@ std::optional<GrowthFit> quadratic_model(std::span<const double> t, std::span<co
                                                      {m02 / det, m12 / det, m22 / det}}};
   std::array<double, 3> beta{};
   for (std::size_t r = 0; r < 3; ++r) {
-    for (std::size_t c = 0; c < 3; ++c) beta[r] += inv[r][c] * sy[c];
+    for (std::size_t col = 0; col < 3; ++col) beta[r] += inv[r][col] * sy[col];
   }
+  beta[0] += h.y0;                          // the fit of dy, shifted back
   if (!(beta[2] > 0)) return std::nullopt;  // not curving upward
 
-  const Line lin = fit_line(t, res);
-  double rss_q = 0, rss_l = 0, tss = 0;
-  const double ybar = mean(res);
-  for (std::size_t i = 0; i < n; ++i) {
-    const double eq = res[i] - (beta[0] + beta[1] * u[i] + beta[2] * u[i] * u[i]);
-    const double el = res[i] - lin.at(t[i]);
-    rss_q += eq * eq;
-    rss_l += el * el;
-    tss += (res[i] - ybar) * (res[i] - ybar);
-  }
-  const double df = static_cast<double>(n) - 3;
-  const double tq = upper_quantile(confidence, df);
+  // The squared term's share of the sum of squares, beta_2^2 / (M^-1)_22 (the added-variable
+  // form, free of the cancellation of two residual sums).
+  const double gain = beta[2] * beta[2] / inv[2][2];
+  const double rss_q = std::max(m.rss_line - gain, 0.0);
+  const double df = m.n - 3;
   const double ts = student_t_quantile(1 - tail / 2, df);
-  const double gain = rss_l - rss_q;
   // Rounding alone must not make a straight line look curved.
-  if (!(gain > ts * ts * rss_q / df) || !(gain > 1e-12 * tss)) return std::nullopt;
+  if (!(gain > ts * ts * rss_q / df) || !(gain > 1e-12 * m.syy)) return std::nullopt;
   // A level that shifted once (a step under the jump detector's 2% floor, late in a flat
   // history) also looks curved upward; a parabola is kept only if it fits better than the best
   // single shift, which has as many parameters (two levels and where it happens).
-  if (!(rss_q < best_single_shift_rss(res))) return std::nullopt;
+  if (!parabola_beats_single_shift(h, rss_q, m.syy)) return std::nullopt;
 
-  const double u0 = (x0 - tbar) / scale;
+  const double u0 = (x0 - m.tbar) / scale;
   const std::array<double, 3> v = {1, u0, u0 * u0};
   double leverage = 0;
   for (std::size_t r = 0; r < 3; ++r) {
-    for (std::size_t c = 0; c < 3; ++c) leverage += v[r] * inv[r][c] * v[c];
+    for (std::size_t col = 0; col < 3; ++col) leverage += v[r] * inv[r][col] * v[col];
   }
   const double point = beta[0] + beta[1] * u0 + beta[2] * u0 * u0;
-  const double half = tq * std::sqrt(rss_q / df) * std::sqrt(1 + std::max(leverage, 0.0));
+  const double half = upper_quantile(confidence, df) * std::sqrt(rss_q / df) *
+                      std::sqrt(1 + std::max(leverage, 0.0));
   return GrowthFit{GrowthModel::kQuadratic, point, point + half};
+}
+
+// Count, mean and sum of squared deviations of v.
+Level level_of(std::span<const double> v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  const double m = sum / static_cast<double>(v.size());
+  double ss = 0;
+  for (double x : v) ss += (x - m) * (x - m);
+  return {static_cast<double>(v.size()), m, ss};
 }
 
 }  // namespace
@@ -329,10 +336,20 @@ void PeakPredictor::add(std::int64_t iteration, std::int64_t requested_bytes,
                         std::int64_t reserved_bytes) {
   const auto t = static_cast<double>(iteration);
   if (!t_.empty() && t <= t_.back()) return;
+  const auto reserved = static_cast<double>(reserved_bytes);
+  max_reserved_ = t_.empty() ? reserved : std::max(max_reserved_, reserved);
   t_.push_back(t);
   requested_.push_back(static_cast<double>(requested_bytes));
-  reserved_.push_back(static_cast<double>(reserved_bytes));
+  reserved_.push_back(reserved);
+  const std::size_t jumps = jumps_.size();
   detect_jump();
+  close_levels();
+  // The fits cover the history since the last jump: a level change is not a trend.
+  if (!options_.linear_only && jumps_.size() > jumps) {
+    refit_from(jumps_.back().index);
+  } else {
+    append(fit_, t, requested_.back(), reserved);
+  }
   current_ = compute();
   if (!current_) return;
 
@@ -369,16 +386,18 @@ void PeakPredictor::detect_jump() {
   const bool first_check = k == kMinNoiseDiffs + 1;
   const std::size_t first = first_check ? 1 : (k > kNoiseWindow ? k - kNoiseWindow : 1);
   const std::size_t end = first_check ? k + 1 : k;
-  std::vector<double> diffs;
-  diffs.reserve(end - first);
-  for (std::size_t j = first; j < end; ++j) diffs.push_back(reserved_[j] - reserved_[j - 1]);
-  const double m = median(diffs);
-  std::vector<double> dev(diffs.size());
-  for (std::size_t j = 0; j < diffs.size(); ++j) dev[j] = std::abs(diffs[j] - m);
-  const double sigma = kMadToSigma * median(std::move(dev));
+  slide_noise_window(first, end);
+  const std::span<const double> diffs = noise_window_;
+  const double m = sorted_median(diffs);
+  const double sigma = kMadToSigma * median_deviation(diffs, m);
   const double df = kMadEfficiency * static_cast<double>(diffs.size() - 1);
-  const double threshold =
-      student_t_quantile(1 - per_sample_tail(options_.confidence, total_iterations_), df) * sigma;
+  // Once the window is full the quantile's degrees of freedom stay put.
+  if (df != jump_quantile_df_) {
+    jump_quantile_df_ = df;
+    jump_quantile_ =
+        student_t_quantile(1 - per_sample_tail(options_.confidence, total_iterations_), df);
+  }
+  const double threshold = jump_quantile_ * sigma;
   for (std::size_t j = first_check ? 1 : k; j <= k; ++j) {
     const double rise = reserved_[j] - reserved_[j - 1] - m;
     if (!(rise > threshold) || !(rise > kMinJumpFraction * reserved_[j - 1])) continue;
@@ -394,6 +413,34 @@ void PeakPredictor::detect_jump() {
   }
 }
 
+// Moves the sorted window of differences to those of samples [first, end): each difference goes
+// in and out once, by bisection.
+void PeakPredictor::slide_noise_window(std::size_t first, std::size_t end) {
+  const auto diff = [&](std::size_t j) { return reserved_[j] - reserved_[j - 1]; };
+  for (; noise_end_ < end; ++noise_end_) {
+    const double d = diff(noise_end_);
+    noise_window_.insert(std::ranges::upper_bound(noise_window_, d), d);
+  }
+  for (; noise_first_ < first; ++noise_first_) {
+    noise_window_.erase(std::ranges::lower_bound(noise_window_, diff(noise_first_)));
+  }
+}
+
+// The levels that the jumps found since the last call closed, from their samples (once each).
+void PeakPredictor::close_levels() {
+  while (levels_.size() < jumps_.size()) {
+    const std::size_t s = levels_.size();
+    const std::size_t begin = s == 0 ? 0 : jumps_[s - 1].index;
+    levels_.push_back(level_of(std::span(reserved_).subspan(begin, jumps_[s].index - begin)));
+  }
+}
+
+void PeakPredictor::refit_from(std::size_t start) {
+  fit_ = detail::FitHistory{};
+  fit_.start = start;
+  for (std::size_t i = start; i < t_.size(); ++i) append(fit_, t_[i], requested_[i], reserved_[i]);
+}
+
 // Staircase: the longest run of trailing jumps, none of them declared, whose sizes are each
 // within kStairTolerance of their mean and whose spacings likewise. A jump's size is the
 // difference of the mean levels on either side of it, so the run's mean jump telescopes to
@@ -402,58 +449,62 @@ void PeakPredictor::detect_jump() {
 // mean spacing, with the interval of that linear combination of segment means under the
 // pooled within-segment noise (plus one future sample's noise).
 std::optional<GrowthFit> PeakPredictor::staircase_model(double x0) const {
-  const std::size_t n = t_.size();
-  std::vector<std::size_t> bounds = {0};
-  for (const Jump& j : jumps_) bounds.push_back(j.index);
-  bounds.push_back(n);
-  const auto segment = [&](std::size_t s) {
-    return std::span<const double>(reserved_.data() + bounds[s], bounds[s + 1] - bounds[s]);
+  const std::size_t jumps = jumps_.size();
+  if (jumps < 2 || jumps_.back().declared) return std::nullopt;
+  // Level s lies before jump s; the last one is the fit history.
+  const Sums& fit = fit_.prefix.back();
+  const detail::Level last{fit.n, fit_.y_sum / fit.n,
+                           std::max(fit.yy - fit.y * fit.y / fit.n, 0.0)};
+  const auto level = [&](std::size_t s) -> const detail::Level& {
+    return s < levels_.size() ? levels_[s] : last;
   };
-  // Jump j lies between segments j and j + 1.
-  const auto size = [&](std::size_t j) { return mean(segment(j + 1)) - mean(segment(j)); };
+  // Jump j lies between levels j and j + 1.
+  const auto size = [&](std::size_t j) { return level(j + 1).mean - level(j).mean; };
 
+  // Lengthening the run backwards, with the extremes of its sizes and gaps: each length is
+  // checked in O(1).
   std::size_t run = 0;
-  for (std::size_t len = 2; len <= jumps_.size(); ++len) {
-    const std::size_t first = jumps_.size() - len;
-    if (jumps_[first].declared || jumps_.back().declared) break;
-    double mean_size = 0, spacing = 0;
-    for (std::size_t j = first; j < jumps_.size(); ++j)
-      mean_size += size(j) / static_cast<double>(len);
-    spacing = (jumps_.back().iteration - jumps_[first].iteration) / static_cast<double>(len - 1);
-    bool steady = mean_size > 0;
-    for (std::size_t j = first; steady && j < jumps_.size(); ++j) {
-      steady = std::abs(size(j) - mean_size) <= kStairTolerance * mean_size;
-      if (steady && j > first) {
-        const double gap = jumps_[j].iteration - jumps_[j - 1].iteration;
-        steady = std::abs(gap - spacing) <= kStairTolerance * spacing;
-      }
-    }
+  double size_sum = size(jumps - 1);
+  double size_min = size_sum, size_max = size_sum;
+  double gap_min = std::numeric_limits<double>::infinity(), gap_max = -gap_min;
+  for (std::size_t len = 2; len <= jumps; ++len) {
+    const std::size_t first = jumps - len;
+    if (jumps_[first].declared) break;
+    const double s = size(first);
+    size_sum += s;
+    size_min = std::min(size_min, s);
+    size_max = std::max(size_max, s);
+    const double gap = jumps_[first + 1].iteration - jumps_[first].iteration;
+    gap_min = std::min(gap_min, gap);
+    gap_max = std::max(gap_max, gap);
+    const double mean_size = size_sum / static_cast<double>(len);
+    const double spacing =
+        (jumps_.back().iteration - jumps_[first].iteration) / static_cast<double>(len - 1);
+    const bool steady = mean_size > 0 &&
+                        std::max(std::abs(size_max - mean_size), std::abs(size_min - mean_size)) <=
+                            kStairTolerance * mean_size &&
+                        std::max(std::abs(gap_max - spacing), std::abs(gap_min - spacing)) <=
+                            kStairTolerance * spacing;
     if (!steady) break;
     run = len;
   }
   if (run < 2) return std::nullopt;
 
-  const std::size_t first = jumps_.size() - run;
+  const std::size_t first = jumps - run;
   const double r = static_cast<double>(run);
   const double period = (jumps_.back().iteration - jumps_[first].iteration) / (r - 1);
   // Right after the last jump before the end this is 0 and still bounds the new level's noise.
   const double further = std::max(std::floor((x0 - jumps_.back().iteration) / period), 0.0);
-  const auto before = segment(first);
-  const auto last = segment(jumps_.size());
-  const double m_before = mean(before);
-  const double m_last = mean(last);
-  const double jump = (m_last - m_before) / r;
-  const double point = m_last + jump * further;
+  const detail::Level& before = level(first);
+  const double jump = (last.mean - before.mean) / r;
+  const double point = last.mean + jump * further;
 
-  double sse = 0;
-  std::size_t count = 0;
-  for (std::size_t s = first; s <= jumps_.size(); ++s) {
-    const auto seg = segment(s);
-    const double m = mean(seg);
-    for (double x : seg) sse += (x - m) * (x - m);
-    count += seg.size();
+  double sse = 0, count = 0;
+  for (std::size_t s = first; s <= jumps; ++s) {
+    sse += level(s).ss;
+    count += level(s).count;
   }
-  const double df = static_cast<double>(count) - (r + 1);
+  const double df = count - (r + 1);
   double sigma = 0;
   double sigma_df = df;
   if (df >= 1) {
@@ -464,8 +515,7 @@ std::optional<GrowthFit> PeakPredictor::staircase_model(double x0) const {
   }
   const double w_last = 1 + further / r;
   const double w_before = further / r;
-  const double var = 1 + w_last * w_last / static_cast<double>(last.size()) +
-                     w_before * w_before / static_cast<double>(before.size());
+  const double var = 1 + w_last * w_last / last.count + w_before * w_before / before.count;
   const double half = upper_quantile(options_.confidence, sigma_df) * sigma * std::sqrt(var);
   return GrowthFit{GrowthModel::kStaircase, point, point + half};
 }
@@ -477,30 +527,24 @@ std::optional<PeakPrediction> PeakPredictor::compute() const {
   const double conf = options_.confidence;
   const double tail = per_sample_tail(conf, total_iterations_);
 
-  std::vector<GrowthFit> candidates;
-  candidates.push_back({GrowthModel::kFlat, *std::ranges::max_element(reserved_),
-                        *std::ranges::max_element(reserved_)});
+  std::array<GrowthFit, 4> candidates{};
+  std::size_t count = 0;
+  candidates[count++] = {GrowthModel::kFlat, max_reserved_, max_reserved_};
 
-  // The fits cover the history since the last jump: a level change is not a trend.
-  const std::size_t start = options_.linear_only || jumps_.empty() ? 0 : jumps_.back().index;
-  const std::span<const double> t(t_.data() + start, n - start);
-  const std::span<const double> req(requested_.data() + start, n - start);
-  const std::span<const double> res(reserved_.data() + start, n - start);
+  const Moments m = moments(fit_);
+  const std::span<const double> t = std::span(t_).subspan(fit_.start);
   // Right after a jump, the last sample's ratio stands in for the fit.
   double inverse_reuse =
       requested_.back() > 0 ? std::max(reserved_.back() / requested_.back(), 1.0) : 1.0;
-  if (t.size() >= 2) {
+  if (m.n >= 2) {
     // The paper always fits the line; ours only when the growth is significant.
-    candidates.push_back(options_.linear_only || grows(t, res, tail)
-                             ? linear_model(t, req, res, x0, conf)
-                             : level_model(res, conf));
-    std::vector<double> g(t.size());
-    for (std::size_t i = 0; i < t.size(); ++i) g[i] = req[i] > 0 ? res[i] / req[i] : 1.0;
-    inverse_reuse = std::max(fit_line(t, g).at(x0), 1.0);
+    candidates[count++] = options_.linear_only || grows(m, tail) ? linear_model(m, t, x0, conf)
+                                                                 : level_model(m, conf);
+    inverse_reuse = std::max(reuse_line(m).at(x0), 1.0);
   }
   if (!options_.linear_only) {
-    if (auto q = quadratic_model(t, res, x0, conf, tail)) candidates.push_back(*q);
-    if (auto stairs = staircase_model(x0)) candidates.push_back(*stairs);
+    if (auto q = quadratic_model(m, t_.back(), x0, conf, tail)) candidates[count++] = *q;
+    if (auto stairs = staircase_model(x0)) candidates[count++] = *stairs;
   }
 
   // Declared steps still ahead, at the reserved-to-requested ratio expected then.
@@ -510,10 +554,11 @@ std::optional<PeakPrediction> PeakPredictor::compute() const {
     if (at > t_.back() && at <= x0) declared += static_cast<double>(s.bytes) * inverse_reuse;
   }
 
+  const std::span<const GrowthFit> fits(candidates.data(), count);
   const auto best = std::ranges::max_element(
-      candidates, [](const GrowthFit& a, const GrowthFit& b) { return a.peak < b.peak; });
+      fits, [](const GrowthFit& a, const GrowthFit& b) { return a.peak < b.peak; });
   double point = 0;
-  for (const GrowthFit& c : candidates) point = std::max(point, c.point);
+  for (const GrowthFit& c : fits) point = std::max(point, c.point);
   const auto bytes = [](double b) {
     return static_cast<std::int64_t>(std::ceil(std::clamp(b, 0.0, 9.0e18)));
   };

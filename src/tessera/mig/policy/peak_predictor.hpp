@@ -16,7 +16,8 @@
 // declared in advance (a context window that grows at a known iteration) are added on top.
 //
 // CONVERGE, which the paper leaves undefined (objection 1), is defined in PredictorOptions and
-// documented in docs/mig.md. Pure: samples in, prediction out; no clock, no device.
+// documented in docs/mig.md. Pure: samples in, prediction out; no clock, no device. The fits keep
+// running sums over the history they cover, so a sample's cost does not grow with the history.
 
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tessera/mig/policy/fit_history.hpp"
 #include "tessera/workload/jobs/batch_job.hpp"
 
 namespace tessera::mig {
@@ -73,6 +75,15 @@ struct PeakPrediction {
   std::int64_t samples = 0;
 };
 
+namespace detail {
+
+// A level between two jumps (count, mean and sum of squared deviations), for the staircase.
+struct Level {
+  double count = 0, mean = 0, ss = 0;
+};
+
+}  // namespace detail
+
 class PeakPredictor {
  public:
   PeakPredictor(std::int64_t total_iterations, std::vector<workload::MemoryStep> declared_steps,
@@ -90,6 +101,7 @@ class PeakPredictor {
   std::vector<workload::MemoryStep> declared_steps_;
   PredictorOptions options_;
   std::vector<double> t_, requested_, reserved_;
+  double max_reserved_ = 0;           // the largest reserved sample: the flat model
   std::vector<double> recent_peaks_;  // for CONVERGE
 
   // A level jump in the reserved series, found when its sample arrives.
@@ -101,9 +113,19 @@ class PeakPredictor {
     bool declared;       // a declared step took effect here
   };
   std::vector<Jump> jumps_;
+  // The differences of reserved memory that jump detection's median and MAD cover, those of
+  // samples [noise_first_, noise_end_), ascending.
+  std::vector<double> noise_window_;
+  std::size_t noise_first_ = 1, noise_end_ = 1;
+  double jump_quantile_df_ = 0, jump_quantile_ = 0;  // the jump threshold's t quantile
+  std::vector<detail::Level> levels_;                // levels_[s]: the level before jumps_[s]
+  detail::FitHistory fit_;
   std::optional<PeakPrediction> current_;
 
   void detect_jump();
+  void slide_noise_window(std::size_t first, std::size_t end);
+  void close_levels();
+  void refit_from(std::size_t start);
   std::optional<GrowthFit> staircase_model(double x0) const;
   std::optional<PeakPrediction> compute() const;
 };

@@ -19,19 +19,6 @@ int memory_slices(const hw::MigGeometry& g, int profile_id) {
   return profile ? profile->memory_slices : 0;
 }
 
-PlanKind kind_of(const hw::MigGeometry& g, const std::vector<Placement>& destroy, int profile_id) {
-  if (destroy.empty()) return PlanKind::kPlace;
-  const int size = memory_slices(g, profile_id);
-  if (std::ranges::all_of(
-          destroy, [&](const Placement& d) { return memory_slices(g, d.profile_id) < size; })) {
-    return PlanKind::kFusion;
-  }
-  if (destroy.size() == 1 && memory_slices(g, destroy[0].profile_id) > size) {
-    return PlanKind::kFission;
-  }
-  return PlanKind::kRebuild;
-}
-
 }  // namespace
 
 std::string_view to_string(PlanKind k) {
@@ -43,6 +30,20 @@ std::string_view to_string(PlanKind k) {
     case PlanKind::kRebuild: return "rebuild";
   }
   return "?";
+}
+
+PlanKind plan_kind(const hw::MigGeometry& g, const std::vector<Placement>& destroy,
+                   int profile_id) {
+  if (destroy.empty()) return PlanKind::kPlace;
+  const int size = memory_slices(g, profile_id);
+  if (std::ranges::all_of(
+          destroy, [&](const Placement& d) { return memory_slices(g, d.profile_id) < size; })) {
+    return PlanKind::kFusion;
+  }
+  if (destroy.size() == 1 && memory_slices(g, destroy[0].profile_id) > size) {
+    return PlanKind::kFission;
+  }
+  return PlanKind::kRebuild;
 }
 
 std::optional<ReconfigPlan> plan_instance(const LayoutSpace& space, StateId current,
@@ -115,7 +116,7 @@ std::optional<ReconfigPlan> plan_instance(const LayoutSpace& space, StateId curr
         continue;
       }
       std::ranges::sort(destroy);
-      best = ReconfigPlan{.kind = kind_of(g, destroy, profile_id),
+      best = ReconfigPlan{.kind = plan_kind(g, destroy, profile_id),
                           .destroy = std::move(destroy),
                           .instance = instance,
                           .result = *result,

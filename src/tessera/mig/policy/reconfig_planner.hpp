@@ -21,6 +21,10 @@ enum class PlanKind {
 };
 std::string_view to_string(PlanKind k);
 
+// What destroying `destroy` (idle instances) to create an instance of `profile_id` is: place
+// (nothing destroyed), fusion, fission or rebuild.
+PlanKind plan_kind(const hw::MigGeometry& g, const std::vector<Placement>& destroy, int profile_id);
+
 struct ReconfigPlan {
   PlanKind kind = PlanKind::kPlace;
   std::vector<Placement> destroy;  // idle instances, destroyed first, ascending

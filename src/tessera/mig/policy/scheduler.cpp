@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "tessera/mig/policy/time_fit.hpp"
+
 namespace tessera::mig {
 namespace {
 
@@ -31,18 +33,6 @@ std::vector<QueuedJob> fcfs_order(std::vector<QueuedJob> queue) {
            std::make_tuple(!b.restart, b.submitted, b.job);
   });
   return queue;
-}
-
-std::string no_profile_reason(const LayoutSpace& space, const QueuedJob& q) {
-  const auto order = profile_order(space);
-  if (order.empty()) return "the layout space has no profile to give";
-  const hw::MigProfile* largest = order.back();
-  if (q.need_bytes > largest->memory_bytes) {
-    return fmt::format("needs {}; the largest instance, {}, has {}", format_gib(q.need_bytes),
-                       largest->name, format_gib(largest->memory_bytes));
-  }
-  return fmt::format("needs a profile at least as large as profile {}, which the space lacks",
-                     q.min_profile_id.value_or(-1));
 }
 
 // Carries the scheduler's own view forward as decisions accumulate.
@@ -85,7 +75,7 @@ Decisions schedule_b(const SchedulerInput& in) {
   for (const QueuedJob& q : fcfs_order(in.queue)) {
     const hw::MigProfile* p = profile_for(*in.space, q.need_bytes, q.min_profile_id);
     if (p == nullptr) {
-      pass.give_up(q, no_profile_reason(*in.space, q));
+      pass.give_up(q, give_up_reason(*in.space, q));
       continue;
     }
     if (!pass.try_start(q, p->id)) break;
@@ -104,7 +94,7 @@ Decisions schedule_a(const SchedulerInput& in) {
   for (const QueuedJob& q : fcfs_order(in.queue)) {
     const hw::MigProfile* p = profile_for(*in.space, q.need_bytes, q.min_profile_id);
     if (p == nullptr) {
-      pass.give_up(q, no_profile_reason(*in.space, q));
+      pass.give_up(q, give_up_reason(*in.space, q));
     } else if (q.restart) {
       if (!blocked && !pass.try_start(q, p->id)) blocked = true;
     } else {
@@ -131,7 +121,7 @@ Decisions schedule_sequential(const SchedulerInput& in) {
   const hw::MigProfile* largest = order.back();
   for (const QueuedJob& q : fcfs_order(in.queue)) {
     if (q.need_bytes > largest->memory_bytes) {
-      pass.give_up(q, no_profile_reason(*in.space, q));
+      pass.give_up(q, give_up_reason(*in.space, q));
       continue;
     }
     if (pass.busy().empty()) pass.try_start(q, largest->id);
@@ -241,6 +231,18 @@ const hw::MigProfile* profile_for(const LayoutSpace& space, std::int64_t need_by
   return nullptr;
 }
 
+std::string give_up_reason(const LayoutSpace& space, const QueuedJob& q) {
+  const auto order = profile_order(space);
+  if (order.empty()) return "the layout space has no profile to give";
+  const hw::MigProfile* largest = order.back();
+  if (q.need_bytes > largest->memory_bytes) {
+    return fmt::format("needs {}; the largest instance, {}, has {}", format_gib(q.need_bytes),
+                       largest->name, format_gib(largest->memory_bytes));
+  }
+  return fmt::format("needs a profile at least as large as profile {}, which the space lacks",
+                     q.min_profile_id.value_or(-1));
+}
+
 std::string format_gib(std::int64_t bytes) {
   if (bytes % kGiB == 0) return fmt::format("{} GiB", bytes / kGiB);
   return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / static_cast<double>(kGiB));
@@ -253,6 +255,7 @@ Decisions schedule(const SchedulerInput& in) {
     case Scheme::kB: return schedule_b(in);
     case Scheme::kSequential: return schedule_sequential(in);
     case Scheme::kStatic: return schedule_static(in);
+    case Scheme::kTimeFit: return schedule_time_fit(in);
   }
   return {};
 }

@@ -1,6 +1,7 @@
 #pragma once
-// The MIG job scheduler's policy (MIGM §3.4, schemes A and B, and two baselines): which queued
-// jobs start now, on which instance, and which jobs can never run on this GPU. Pure: the layout
+// The MIG job scheduler's policy (MIGM §3.4, schemes A and B, two baselines, and tessera's own,
+// time-fit, in time_fit.hpp): which queued jobs start now, on which instance, and which jobs can
+// never run on this GPU. Pure: the layout
 // space, the current state, the busy instances and the queue in; named decisions out. No clock,
 // no device; the same input gives the same decisions.
 //
@@ -9,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,6 +24,12 @@
 
 namespace tessera::mig {
 
+// A job's predicted run time on instances of one profile (process start excluded).
+struct ProfileTime {
+  int profile_id = 0;
+  core::Nanos time = 0;
+};
+
 struct QueuedJob {
   std::size_t job = 0;  // the caller's index of the job (the manager: submission order)
   std::string name;
@@ -30,6 +38,21 @@ struct QueuedJob {
   std::optional<int> min_profile_id;
   core::Nanos submitted = 0;
   bool restart = false;  // ran before and was requeued: goes to the front of the queue
+  // Time-fit: its predicted run time on each profile it may get (a profile missing here is
+  // predicted from the others, as if the job scaled with compute slices).
+  std::vector<ProfileTime> times;
+};
+
+// What time-fit weighs against a reconfiguration's gain, and when a job has waited too long.
+// The three times default to the simulated MIG GPU's (sim::SimMigOptions, ASSUMPTION values
+// named in docs/mig.md); a real GPU's are the same order of magnitude.
+struct TimeFitOptions {
+  core::Nanos create_time = core::seconds(1);
+  core::Nanos destroy_time = core::millis(500);
+  core::Nanos start_time = core::seconds(2);  // a job's process start and CUDA context
+  // A job that has waited this long is served before every job that has not (ASSUMPTION: 30
+  // minutes, a few times the median job of the Alibaba 2023 GPU trace, 655 s; an option).
+  core::Nanos ageing = core::seconds(30 * 60);
 };
 
 struct StartDecision {
@@ -49,6 +72,13 @@ struct SchedulerInput {
   std::vector<QueuedJob> queue;  // any order; the scheme orders it
   Scheme scheme = Scheme::kB;
   Layout static_layout;  // Scheme::kStatic
+  // Time-fit only: the time now; when instances are predicted to take a job (busy ones when their
+  // job ends, new ones when they are ready; absent: now); when the reconfigurations under way are
+  // predicted to end (the driver makes one at a time); and the costs it weighs.
+  core::Nanos now = 0;
+  std::map<Placement, core::Nanos> free_at;
+  core::Nanos reconfig_free_at = 0;
+  TimeFitOptions time_fit;
 };
 
 struct Decisions {
@@ -70,6 +100,9 @@ const hw::MigProfile* next_larger_profile(const LayoutSpace& space, int profile_
 // memory and not ordered before `min_profile_id`; nullptr when none qualifies.
 const hw::MigProfile* profile_for(const LayoutSpace& space, std::int64_t need_bytes,
                                   std::optional<int> min_profile_id);
+
+// Why no profile of the space can be given to `q` ("needs 52.0 GiB; the largest instance, ...").
+std::string give_up_reason(const LayoutSpace& space, const QueuedJob& q);
 
 // "52.0 GiB"
 std::string format_gib(std::int64_t bytes);

@@ -11,6 +11,7 @@ enum class Scheme : std::uint8_t {
   kB,           // first come first served, reconfigure on demand (MIGM scheme B)
   kSequential,  // one job at a time on the largest instance (the paper's baseline)
   kStatic,      // a fixed layout, never reconfigured (the static-partition baseline)
+  kTimeFit,     // slices by predicted completion time, layout by the queue's (tessera's own)
 };
 
 }  // namespace tessera::mig

@@ -22,6 +22,16 @@ double MigRunResult::jobs_per_hour() const {
   return static_cast<double>(completed()) / (core::to_seconds(makespan) / 3600.0);
 }
 
+core::Nanos MigRunResult::longest_wait() const {
+  core::Nanos out = 0;
+  for (const JobOutcome& j : jobs) {
+    if (!j.resolved && j.attempts.empty()) continue;
+    const core::Nanos first = j.attempts.empty() ? j.finished : j.attempts.front().started;
+    out = std::max(out, first - j.submitted);
+  }
+  return out;
+}
+
 namespace {
 
 // A job's plan that fails this many times in a row while nothing runs is given up with the
@@ -34,6 +44,9 @@ struct InstanceInfo {
   device::MigInstance instance;
   bool ours = false;               // created by this run: destroyed at its end
   std::optional<std::size_t> job;  // the job running on it
+  // For time-fit: when it is predicted to take a job (ready once created, free once its job
+  // ends).
+  core::Nanos free_at = 0;
 };
 
 struct JobState {
@@ -41,6 +54,7 @@ struct JobState {
   Phase phase = Phase::kWaiting;
   std::int64_t need = 0;
   std::optional<int> min_profile;
+  std::vector<ProfileTime> times;  // time-fit's predictions, made when the job is released
   bool restart = false;
   int plan_failures = 0;  // device failures carrying out its plan, in a row
   std::string last_device_error;
@@ -146,8 +160,10 @@ class Manager final : public device::MigJobObserver {
     const std::size_t j = it->second;
     runs_.erase(it);
     JobState& js = jobs_[j];
-    if (auto inst = instances_.find(js.instance); inst != instances_.end())
+    if (auto inst = instances_.find(js.instance); inst != instances_.end()) {
       inst->second.job.reset();
+      inst->second.free_at = e.at;  // whatever was predicted, it is free now
+    }
     Attempt& a = js.outcome.attempts.back();
     a.ended = e.at;
     a.exit = e.kind;
@@ -270,7 +286,7 @@ class Manager final : public device::MigJobObserver {
         foreign.push_back(fmt::format(
             "{}@{}", p ? p->name : fmt::format("profile {}", inst.profile_id), inst.start));
       }
-      instances_[inst.id] = InstanceInfo{inst, false, std::nullopt};
+      instances_[inst.id] = InstanceInfo{inst, false, std::nullopt, 0};
     }
     if (!foreign.empty()) {
       return core::failf(core::Domain::kMig, core::Code::kFailedPrecondition,
@@ -339,7 +355,9 @@ class Manager final : public device::MigJobObserver {
                       const std::string& for_job) {
     TESSERA_ASSIGN_OR_RETURN(device::MigInstance inst,
                              device_.create_instance(p.profile_id, p.start));
-    instances_[inst.id] = InstanceInfo{inst, true, std::nullopt};
+    reconfig_free_at_ =
+        std::max(device_.executor().now(), reconfig_free_at_) + options_.time_fit.create_time;
+    instances_[inst.id] = InstanceInfo{inst, true, std::nullopt, reconfig_free_at_};
     if (inst.profile_id != p.profile_id || inst.start != p.start) {
       return core::failf(core::Domain::kMig, core::Code::kInternal,
                          "asked for profile {} at slice {}, the device created profile {} at {}",
@@ -359,10 +377,11 @@ class Manager final : public device::MigJobObserver {
   core::Status resync() {
     std::map<device::MigInstanceId, InstanceInfo> next;
     for (const device::MigInstance& inst : device_.instances()) {
-      InstanceInfo info{inst, false, std::nullopt};
+      InstanceInfo info{inst, false, std::nullopt, 0};
       if (auto it = instances_.find(inst.id); it != instances_.end()) {
         info.ours = it->second.ours;
         info.job = it->second.job;
+        info.free_at = it->second.free_at;
       } else if (!in_space(inst.profile_id)) {
         return core::failf(core::Domain::kMig, core::Code::kInternal,
                            "an instance of profile {} at slice {} appeared that the scheduler "
@@ -394,10 +413,27 @@ class Manager final : public device::MigJobObserver {
         for (std::size_t j : group) {
           jobs_[j].phase = Phase::kQueued;
           jobs_[j].need = jobs_[j].job->estimated_peak_bytes;
+          predict_times(jobs_[j]);
         }
         pump();
       });
     }
+  }
+
+  // Time-fit's prediction of the job's run time on each profile; a profile the model cannot time
+  // is left out, and the scheduler scales another's time to it.
+  void predict_times(JobState& js) const {
+    if (options_.scheme != Scheme::kTimeFit || !options_.job_time || !js.times.empty()) return;
+    for (const hw::MigProfile* p : order_) {
+      if (auto t = options_.job_time(*js.job, *p)) js.times.push_back({p->id, *t});
+    }
+  }
+
+  core::Nanos predicted_time(const JobState& js, int profile_id) const {
+    for (const ProfileTime& t : js.times) {
+      if (t.profile_id == profile_id) return t.time;
+    }
+    return 0;
   }
 
   SchedulerInput scheduler_input(StateId state) const {
@@ -406,8 +442,13 @@ class Manager final : public device::MigJobObserver {
     in.current = state;
     in.scheme = options_.scheme;
     in.static_layout = options_.static_layout;
+    in.now = device_.executor().now();
+    in.time_fit = options_.time_fit;
+    in.reconfig_free_at = reconfig_free_at_;
     for (const auto& [id, info] : instances_) {
-      if (info.job) in.busy.insert({info.instance.profile_id, info.instance.start});
+      const Placement p{info.instance.profile_id, info.instance.start};
+      in.free_at[p] = info.free_at;
+      if (info.job) in.busy.insert(p);
     }
     for (std::size_t j = 0; j < jobs_.size(); ++j) {
       const JobState& js = jobs_[j];
@@ -417,7 +458,8 @@ class Manager final : public device::MigJobObserver {
                                    .need_bytes = js.need,
                                    .min_profile_id = js.min_profile,
                                    .submitted = js.job->submit_time,
-                                   .restart = js.restart});
+                                   .restart = js.restart,
+                                   .times = js.times});
     }
     return in;
   }
@@ -487,6 +529,8 @@ class Manager final : public device::MigJobObserver {
       TESSERA_TRY(device_.destroy_instance(*id));
       instances_.erase(*id);
       destroyed.push_back(p);
+      reconfig_free_at_ =
+          std::max(device_.executor().now(), reconfig_free_at_) + options_.time_fit.destroy_time;
     }
     if (plan.kind != PlanKind::kReuse || !instance_at(plan.instance)) {
       if (auto st = create(plan.instance, plan.kind, destroyed, js.job->name); !st) {
@@ -509,6 +553,8 @@ class Manager final : public device::MigJobObserver {
     }
     TESSERA_ASSIGN_OR_RETURN(device::JobRunId run, device_.start_job(id, js.job, *this));
     info.job = d.job;
+    info.free_at = std::max(device_.executor().now(), info.free_at) + options_.time_fit.start_time +
+                   predicted_time(js, plan.instance.profile_id);
     runs_[run] = d.job;
     js.phase = Phase::kRunning;
     js.plan_failures = 0;
@@ -565,6 +611,8 @@ class Manager final : public device::MigJobObserver {
   std::map<device::MigInstanceId, InstanceInfo> instances_;
   std::map<device::JobRunId, std::size_t> runs_;
   std::vector<ReconfigEvent> reconfigurations_;
+  // When the reconfigurations carried out so far are predicted to end, for time-fit.
+  core::Nanos reconfig_free_at_ = 0;
   std::optional<core::Error> fatal_;
   std::optional<std::string> stopping_;  // why the run stops (ManagerOptions::stop)
   std::int64_t resolved_ = 0;

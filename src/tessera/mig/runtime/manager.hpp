@@ -17,11 +17,18 @@
 #include "tessera/mig/policy/layout_space.hpp"
 #include "tessera/mig/policy/peak_predictor.hpp"
 #include "tessera/mig/policy/reconfig_planner.hpp"
+#include "tessera/mig/policy/scheduler.hpp"
 #include "tessera/mig/policy/scheme.hpp"
 
 namespace tessera::mig {
 
 struct JobOutcome;
+
+// A job's predicted run time on an instance of `profile` once started (process start excluded),
+// for time-fit. Simulated or not, tessera predicts it with the simulated GPU's kernel model
+// (sim::SliceCostModel).
+using JobTimeFn =
+    std::function<core::Result<core::Nanos>(const workload::BatchJob&, const hw::MigProfile&)>;
 
 // Why to stop the run now ("SIGTERM"), or nothing to go on. Asked after every event.
 using StopFn = std::function<std::optional<std::string>()>;
@@ -31,6 +38,11 @@ struct ManagerOptions {
   bool early_restart = true;
   PredictorOptions predictor;
   Layout static_layout;  // Scheme::kStatic: created at the start, kept to the end
+  // Scheme::kTimeFit: each job's time on each profile (null, or an error for a job: the
+  // scheduler scales one profile's time to the others, or counts every job alike) and the
+  // costs it weighs.
+  JobTimeFn job_time;
+  TimeFitOptions time_fit;
   // Profiles the scheduler may hand out (empty: every profile without media extensions).
   std::vector<int> profile_ids;
   // Null: never. When it says stop, running jobs are stopped (device::MigDevice::stop_job), the
@@ -91,6 +103,8 @@ struct MigRunResult {
   std::string stopped;
   std::int64_t completed() const;
   double jobs_per_hour() const;
+  // The longest any job waited from submission to its first start (or to being given up).
+  core::Nanos longest_wait() const;
 };
 
 struct Progress {

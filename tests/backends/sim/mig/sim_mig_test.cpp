@@ -2,16 +2,17 @@
 
 #include <gtest/gtest.h>
 
-#include "tessera/workload/kernels/gemm_shapes.hpp"
+#include "backends/sim/mig/test_jobs.hpp"
 
 namespace tessera::sim {
 namespace {
 
 using device::JobExitKind;
+using test::custom_job;
+using test::kGiB;
 using workload::BatchJob;
 using workload::BatchJobPtr;
 
-constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 // A100-40GB profile IDs (MIG User Guide): 1g.5gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb.
 constexpr int k1g = 19;
 constexpr int k3g = 9;
@@ -44,85 +45,6 @@ std::unique_ptr<SimMig> make(Engine& engine, SimMigOptions o = no_delays()) {
   auto mig = SimMig::create(engine, spec.value(), o);
   EXPECT_TRUE(mig.has_value()) << (mig ? "" : mig.error().message());
   return std::move(mig.value());
-}
-
-// One large GEMM per iteration: compute-bound at any slice size.
-BatchJobPtr gemm_job(std::int64_t iterations = 3) {
-  auto job = std::make_shared<BatchJob>();
-  job->name = "gemm";
-  job->kind = workload::JobKind::kCustom;
-  job->iterations = iterations;
-  job->memory.base_bytes = kGiB;
-  job->work.key = "gemm-8192";
-  job->work.build = [](std::int64_t) {
-    workload::KernelSequence seq;
-    seq.groups.push_back(
-        {.kernels = {workload::make_gemm(workload::dense_gemm("gemm", 8192, 8192, 8192, 2))},
-         .repeat = 1});
-    return seq;
-  };
-  return job;
-}
-
-BatchJobPtr custom_job(std::int64_t iterations, core::Nanos time_full, double serial = 0) {
-  auto job = std::make_shared<BatchJob>();
-  job->name = "custom";
-  job->iterations = iterations;
-  job->memory.base_bytes = kGiB;
-  job->iteration_time_full = time_full;
-  job->serial_fraction = serial;
-  return job;
-}
-
-TEST(SimMigTest, SmallerSlicesAreSlowerForComputeBoundWork) {
-  Engine engine;
-  auto mig = make(engine);
-  const auto job = gemm_job();
-  const auto t1 = mig->iteration_cost(*job, 0, k1g);
-  const auto t3 = mig->iteration_cost(*job, 0, k3g);
-  const auto t7 = mig->iteration_cost(*job, 0, k7g);
-  ASSERT_TRUE(t1 && t3 && t7);
-  EXPECT_GT(t1->time, t3->time);
-  EXPECT_GT(t3->time, t7->time);
-  // Compute-bound: time scales about with SMs (14 vs 42 vs 98).
-  EXPECT_NEAR(static_cast<double>(t1->time) / static_cast<double>(t7->time), 98.0 / 14.0, 1.0);
-  EXPECT_GT(t7->active_watts, t1->active_watts);
-  EXPECT_LE(t7->active_watts, 400.0 - 52.0);
-}
-
-TEST(SimMigTest, WholeGpuIsNotSlowerThanSevenSlices) {
-  Engine engine;
-  auto mig = make(engine);
-  SimMigOptions whole = no_delays();
-  whole.whole_gpu = true;
-  auto full = make(engine, whole);
-  ASSERT_EQ(full->geometry().profiles.size(), 1U);
-  const auto& p = full->geometry().profiles[0];
-  EXPECT_EQ(p.id, -1);
-  EXPECT_EQ(p.name, "full");
-  EXPECT_EQ(p.sms, 108);
-  EXPECT_EQ(p.memory_bytes, 40 * kGiB);
-  const auto job = gemm_job();
-  const auto t7 = mig->iteration_cost(*job, 0, k7g);
-  const auto tw = full->iteration_cost(*job, 0, -1);
-  ASSERT_TRUE(t7 && tw);
-  EXPECT_LT(tw->time, t7->time);
-  // One instance at most, spanning the board.
-  ASSERT_TRUE(full->create_instance(-1, 0).has_value());
-  EXPECT_FALSE(full->create_instance(-1, 0).has_value());
-}
-
-TEST(SimMigTest, CustomJobsScaleByAmdahl) {
-  Engine engine;
-  auto mig = make(engine);
-  const auto job = custom_job(1, core::millis(10), 0.25);
-  const auto t1 = mig->iteration_cost(*job, 0, k1g);
-  const auto t7 = mig->iteration_cost(*job, 0, k7g);
-  ASSERT_TRUE(t1 && t7);
-  EXPECT_EQ(t7->time, core::millis(10));
-  // 0.25 + 0.75 x 98 / 14 = 5.5
-  EXPECT_EQ(t1->time, core::millis(55));
-  EXPECT_DOUBLE_EQ(t1->active_watts, (400.0 - 52.0) * 14 / 108 * 0.6);
 }
 
 TEST(SimMigTest, OutOfMemoryAtExactlyTheFirstIterationAbove) {
@@ -337,30 +259,6 @@ TEST(SimMigTest, ReconfigurationsAreSerialised) {
   ASSERT_EQ(rec.samples.size(), 1U);
   // 1 s create, 0.5 s destroy, 1 s create, then the iteration (10 ms x 98 / 42).
   EXPECT_EQ(rec.samples[0].at, core::millis(2500) + core::round_to_nanos(10e6 * 98 / 42));
-}
-
-TEST(SimMigTest, VaryingWorkIsTimedPerBucket) {
-  Engine engine;
-  auto mig = make(engine);
-  auto job = std::make_shared<BatchJob>(*gemm_job(1000));
-  job->work.key = "growing";
-  job->work.varies = true;
-  std::vector<std::int64_t> built;
-  job->work.build = [&built](std::int64_t i) {
-    built.push_back(i);
-    workload::KernelSequence seq;
-    seq.groups.push_back(
-        {.kernels = {workload::make_gemm(workload::dense_gemm("g", 1024 + i, 4096, 4096, 2))},
-         .repeat = 1});
-    return seq;
-  };
-  const auto a = mig->iteration_cost(*job, 0, k7g);
-  const auto b = mig->iteration_cost(*job, 255, k7g);
-  const auto c = mig->iteration_cost(*job, 256, k7g);
-  ASSERT_TRUE(a && b && c);
-  EXPECT_EQ(a->time, b->time);
-  EXPECT_LT(a->time, c->time);
-  EXPECT_EQ(built, (std::vector<std::int64_t>{128, 384}));
 }
 
 TEST(SimMigTest, RejectsBadInput) {

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <tuple>
 
 #include "tessera/backends/sim/gpu/sim_gpu.hpp"
+#include "tessera/backends/sim/mig/slice_cost.hpp"
 #include "tessera/core/random.hpp"
 #include "tessera/core/try.hpp"
 
@@ -17,59 +17,6 @@ using device::JobExitKind;
 using device::JobRunId;
 using device::MigInstance;
 using device::MigInstanceId;
-
-namespace {
-
-// Iterations whose work varies (a growing context) are timed once per bucket of this many
-// iterations, at the bucket's midpoint (bucket b is timed as iteration b x 256 + 128, whatever
-// the job's length, so equal keys share times). 256 decode steps change a context of a few
-// thousand tokens by under 10%, which moves a decode step's time by less than that.
-constexpr std::int64_t kVaryingBucket = 256;
-
-// ASSUMPTION: a custom job (a fixed time per iteration, no kernels) keeps its slice's SMs this
-// busy: its active power is (TDP - idle) x slice SMs / board SMs x 0.6. Chosen as a middling
-// utilisation between a memory-bound and a compute-bound job; no source.
-constexpr double kCustomActivity = 0.6;
-
-hw::MigGeometry whole_gpu_geometry(const hw::GpuSpec& spec) {
-  hw::MigGeometry g;
-  g.gpu = spec.name;
-  g.profiles.push_back(hw::MigProfile{.id = -1,
-                                      .nvml_index = -1,
-                                      .name = "full",
-                                      .compute_slices = hw::kMigComputeSlices,
-                                      .memory_slices = hw::kMigMemorySlices,
-                                      .memory_bytes = spec.memory_bytes,
-                                      .sms = spec.sms,
-                                      .max_instances = 1,
-                                      .placement_starts = {0},
-                                      .media_extensions = false});
-  return g;
-}
-
-// The spec of one GPU instance timed as a GPU of its own (sim_mig.hpp).
-hw::GpuSpec slice_spec(const hw::GpuSpec& board, const hw::MigProfile& p) {
-  hw::GpuSpec s = board;
-  const double share = static_cast<double>(p.sms) / board.sms;
-  s.name = fmt::format("{} {}", board.name, p.name);
-  s.sms = p.sms;
-  s.tpcs = std::max(1, p.sms / std::max(1, board.sms_per_tpc));
-  s.gpcs = p.compute_slices;
-  s.memory_bytes = p.memory_bytes;
-  s.memory_bandwidth_bytes_per_s =
-      board.memory_bandwidth_bytes_per_s * p.memory_slices / hw::kMigMemorySlices;
-  s.peak_fp16_tensor_flops = board.peak_fp16_tensor_flops * share;
-  s.peak_fp32_flops = board.peak_fp32_flops * share;
-  s.peak_tf32_tensor_flops = board.peak_tf32_tensor_flops * share;
-  s.peak_fp8_tensor_flops = board.peak_fp8_tensor_flops * share;
-  // The slice's SimGpu reports only its active energy above idle; the board's idle power is
-  // counted once, by SimMig.
-  s.idle_watts = 0;
-  s.tdp_watts = (board.tdp_watts - board.idle_watts) * share;
-  return s;
-}
-
-}  // namespace
 
 struct SimMig::State {
   struct Instance {
@@ -95,14 +42,18 @@ struct SimMig::State {
   };
 
   State(Engine& e, hw::GpuSpec s, SimMigOptions o, hw::MigGeometry g)
-      : engine(e), spec(std::move(s)), options(o), geometry(std::move(g)), random(o.seed) {}
+      : engine(e),
+        spec(s),
+        options(o),
+        geometry(std::move(g)),
+        random(o.seed),
+        costs(std::move(s), geometry) {}
 
   Engine& engine;
   hw::GpuSpec spec;
   SimMigOptions options;
   hw::MigGeometry geometry;
   core::RandomStreams random;
-  int full_sms = 0;  // SMs of the 7-slice profile (the board's with MIG disabled)
 
   std::map<MigInstanceId, Instance> instances;
   MigInstanceId next_instance = 1;
@@ -113,7 +64,7 @@ struct SimMig::State {
   std::map<JobRunId, Run> runs;  // running (or waiting to begin) only
   JobRunId next_run = 1;
 
-  std::map<std::tuple<std::string, int, std::int64_t>, IterationCost> costs;
+  SliceCostModel costs;
   double active_joules = 0;
   device::MigDeviceStats stats;
 
@@ -122,14 +73,10 @@ struct SimMig::State {
   // Frees the run's instance and forgets the run; the caller reports the exit.
   JobExit finish(JobRunId id, JobExitKind kind, std::string message);
   device::JobSample sample(JobRunId id, Run& r, std::int64_t iteration);
-  core::Result<IterationCost> cost(const workload::BatchJob& job, std::int64_t iteration,
-                                   const hw::MigProfile& profile);
 };
 
-SimMig::SimMig(Engine& engine, hw::GpuSpec spec, SimMigOptions options) {
-  hw::MigGeometry g = options.whole_gpu ? whole_gpu_geometry(spec) : hw::MigGeometry{};
-  state_ = std::make_unique<State>(engine, std::move(spec), options, std::move(g));
-}
+SimMig::SimMig(Engine& engine, hw::GpuSpec spec, SimMigOptions options, hw::MigGeometry geometry)
+    : state_(std::make_unique<State>(engine, std::move(spec), options, std::move(geometry))) {}
 
 SimMig::~SimMig() {
   // Pending events point at this device; a run left going must not fire after it is gone.
@@ -152,22 +99,11 @@ core::Result<std::unique_ptr<SimMig>> SimMig::create(Engine& engine, hw::GpuSpec
                        "sample_noise is {}; use a relative noise >= 0 (0.01 is 1%)",
                        options.sample_noise);
   }
-  hw::MigGeometry geometry;
+  hw::MigGeometry geometry = whole_gpu_geometry(spec);
   if (!options.whole_gpu) {
     TESSERA_ASSIGN_OR_RETURN(geometry, hw::find_mig_geometry(spec.name));
   }
-  std::unique_ptr<SimMig> mig(new SimMig(engine, std::move(spec), options));
-  State& s = *mig->state_;
-  if (!options.whole_gpu) s.geometry = std::move(geometry);
-  s.full_sms = s.spec.sms;
-  if (!options.whole_gpu) {
-    s.full_sms = 0;
-    for (const hw::MigProfile& p : s.geometry.profiles) {
-      if (p.compute_slices == hw::kMigComputeSlices) s.full_sms = std::max(s.full_sms, p.sms);
-    }
-    if (s.full_sms == 0) s.full_sms = s.spec.sms;
-  }
-  return mig;
+  return std::unique_ptr<SimMig>(new SimMig(engine, std::move(spec), options, std::move(geometry)));
 }
 
 const hw::MigGeometry& SimMig::geometry() const {
@@ -333,66 +269,6 @@ device::MigDeviceStats SimMig::stats() const {
   return out;
 }
 
-core::Result<SimMig::IterationCost> SimMig::iteration_cost(const workload::BatchJob& job,
-                                                           std::int64_t iteration, int profile_id) {
-  const hw::MigProfile* p = state_->geometry.find(profile_id);
-  if (p == nullptr) {
-    return core::failf(Domain::kMig, Code::kNotFound, "{} has no MIG profile ID {}",
-                       state_->geometry.gpu, profile_id);
-  }
-  return state_->cost(job, iteration, *p);
-}
-
-core::Result<SimMig::IterationCost> SimMig::State::cost(const workload::BatchJob& job,
-                                                        std::int64_t iteration,
-                                                        const hw::MigProfile& profile) {
-  const double share = static_cast<double>(profile.sms) / spec.sms;
-  if (!job.work.build) {
-    // Amdahl over the slice's SMs against the 7-slice GPU the time was given for.
-    if (job.iteration_time_full <= 0) {
-      return core::failf(Domain::kMig, Code::kInvalidArgument,
-                         "job '{}' has neither kernels nor a time per iteration", job.name);
-    }
-    const double serial = std::clamp(job.serial_fraction, 0.0, 1.0);
-    const double scale =
-        serial + (1 - serial) * static_cast<double>(full_sms) / static_cast<double>(profile.sms);
-    return IterationCost{
-        .time = core::round_to_nanos(static_cast<double>(job.iteration_time_full) * scale),
-        .active_watts = (spec.tdp_watts - spec.idle_watts) * share * kCustomActivity};
-  }
-  const std::int64_t bucket = job.work.varies ? iteration / kVaryingBucket : 0;
-  const auto key = std::make_tuple(job.work.key, profile.id, bucket);
-  const bool cacheable = !job.work.key.empty();
-  if (cacheable) {
-    if (auto it = costs.find(key); it != costs.end()) return it->second;
-  }
-  const std::int64_t at =
-      job.work.varies ? bucket * kVaryingBucket + kVaryingBucket / 2 : iteration;
-  auto sequence = std::make_shared<const workload::KernelSequence>(job.work.build(at));
-  Engine local;
-  TESSERA_ASSIGN_OR_RETURN(auto gpu,
-                           SimGpu::create(local, slice_spec(spec, profile), default_options(spec)));
-  TESSERA_ASSIGN_OR_RETURN(auto stream, gpu->create_stream(device::StreamConfig{}));
-  core::Nanos finished = -1;
-  auto submitted = gpu->submit(
-      stream, sequence, 0, [&finished](const device::SubmissionDone& d) { finished = d.finished; });
-  if (!submitted) {
-    return std::unexpected(
-        submitted.error().with_context(fmt::format("job '{}' on {}", job.name, profile.name)));
-  }
-  local.run_until(core::kNever);
-  if (finished < 0) {
-    return core::failf(Domain::kSim, Code::kInternal,
-                       "job '{}': its iteration never finished on the simulated {}", job.name,
-                       profile.name);
-  }
-  const double joules = gpu->stats().energy_joules;
-  IterationCost c{.time = finished,
-                  .active_watts = finished > 0 ? joules / core::to_seconds(finished) : 0};
-  if (cacheable) costs.emplace(key, c);
-  return c;
-}
-
 device::JobSample SimMig::State::sample(JobRunId id, Run& r, std::int64_t iteration) {
   const workload::BatchJob& job = *r.job;
   const double z = options.sample_noise > 0 ? r.noise.normal(0, 1) : 0;
@@ -437,7 +313,7 @@ void SimMig::State::begin_iteration(JobRunId id) {
     return;
   }
   const hw::MigProfile& profile = instances.at(r.instance).profile;
-  auto c = cost(job, i, profile);
+  auto c = costs.iteration(job, i, profile);
   if (!c) {
     const JobExit exit = finish(id, JobExitKind::kFailed, c.error().message());
     observer->on_exit(exit);

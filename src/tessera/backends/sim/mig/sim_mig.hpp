@@ -1,10 +1,11 @@
 #pragma once
 // The simulated MIG GPU: a device::MigDevice in the engine's virtual time.
 //
-// Each GPU instance is timed as a GPU of its own: the board's spec with the profile's SMs,
-// memory and memory_slices / 8 of its bandwidth. A job's iteration time on an instance is the
-// simulated time (sim::SimGpu) of its iteration's kernels on that slice, cached per (work key,
-// profile); custom jobs with a fixed time scale by Amdahl's law over the slice's SMs. Memory
+// Each GPU instance is timed as a GPU of its own (sim::SliceCostModel): the board's spec with the
+// profile's SMs, memory and memory_slices / 8 of its bandwidth. A job's iteration time on an
+// instance is the simulated time (sim::SimGpu) of its iteration's kernels on that slice, cached
+// per (work key, profile); custom jobs with a fixed time scale by Amdahl's law over the slice's
+// SMs. Memory
 // follows the job's trajectory; a job runs out of memory at the first iteration whose reserved
 // bytes exceed its instance. Creating and destroying instances take SimMigOptions' times, during
 // which the instance cannot run a job. Power: the board's idle power always, plus each busy
@@ -57,18 +58,9 @@ class SimMig final : public device::MigDevice {
   core::Status run(const std::function<bool()>& done) override;
   device::MigDeviceStats stats() const override;
 
-  // Iteration time and active power above idle of `job`'s iteration `iteration` on an instance of
-  // `profile_id` (exposed for tests and the experiments' explanations).
-  struct IterationCost {
-    core::Nanos time = 0;
-    double active_watts = 0;
-  };
-  core::Result<IterationCost> iteration_cost(const workload::BatchJob& job, std::int64_t iteration,
-                                             int profile_id);
-
  private:
   struct State;
-  SimMig(Engine& engine, hw::GpuSpec spec, SimMigOptions options);
+  SimMig(Engine& engine, hw::GpuSpec spec, SimMigOptions options, hw::MigGeometry geometry);
   std::unique_ptr<State> state_;
 };
 

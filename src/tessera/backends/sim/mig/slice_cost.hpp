@@ -1,0 +1,52 @@
+#pragma once
+// What a batch job's iterations cost on one MIG slice, timed as a GPU of its own: the board's spec
+// with the profile's SMs, memory and memory_slices / 8 of its bandwidth, running the iteration's
+// kernels on the simulated GPU (sim::SimGpu). Custom jobs with a fixed time scale by Amdahl's law
+// over the slice's SMs. The simulated MIG GPU times its jobs with it, and tessera's MIG policy
+// predicts a job's time on each profile with it (the same kernel model as everything else).
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/time.hpp"
+#include "tessera/hw/gpu_spec.hpp"
+#include "tessera/hw/mig_profiles.hpp"
+#include "tessera/workload/jobs/batch_job.hpp"
+
+namespace tessera::sim {
+
+struct IterationCost {
+  core::Nanos time = 0;
+  double active_watts = 0;  // above the board's idle power
+};
+
+// MIG disabled: one profile spanning the whole board (all its SMs and memory), ID -1, "full".
+hw::MigGeometry whole_gpu_geometry(const hw::GpuSpec& spec);
+
+class SliceCostModel {
+ public:
+  // `geometry`: the board's MIG profiles (whole_gpu_geometry for MIG disabled). A custom job's
+  // time per iteration is given for the profile with all 7 compute slices.
+  SliceCostModel(hw::GpuSpec spec, const hw::MigGeometry& geometry);
+
+  const hw::GpuSpec& spec() const { return spec_; }
+
+  // Iteration `iteration` of `job` on an instance of `profile`; cached per (work key, profile,
+  // bucket of a varying job's iterations).
+  core::Result<IterationCost> iteration(const workload::BatchJob& job, std::int64_t iteration,
+                                        const hw::MigProfile& profile);
+
+  // Every iteration of `job` on `profile`, summed: how long it runs there once started (process
+  // start excluded), as the simulated GPU times it.
+  core::Result<core::Nanos> job_time(const workload::BatchJob& job, const hw::MigProfile& profile);
+
+ private:
+  hw::GpuSpec spec_;
+  int full_sms_ = 0;  // SMs of the 7-slice profile (the board's with MIG disabled)
+  std::map<std::tuple<std::string, int, std::int64_t>, IterationCost> costs_;
+};
+
+}  // namespace tessera::sim

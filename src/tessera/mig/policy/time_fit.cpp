@@ -1,0 +1,276 @@
+#include "tessera/mig/policy/time_fit.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "tessera/mig/policy/reconfig_planner.hpp"
+
+namespace tessera::mig {
+namespace {
+
+// A queued job as the list schedule sees it.
+struct Job {
+  const QueuedJob* queued = nullptr;
+  bool first = false;  // restarted or waited past the ageing bound: scheduled before the rest
+  std::vector<std::pair<const hw::MigProfile*, core::Nanos>> times;  // every profile it may get
+  // The keys of the list orders tried (kOrders), each largest first: least area (time x
+  // compute slices), least time, most time, and least time negated (shortest first, which brings
+  // the mean turnaround down where the makespan is the same).
+  std::array<core::Nanos, 4> keys{};
+};
+constexpr std::size_t kOrders = 4;
+
+// One instance of a candidate layout.
+struct Slot {
+  enum class Kind { kBusy, kIdle, kNew };
+  Placement placement;
+  Kind kind = Kind::kNew;
+  core::Nanos free_at = 0;
+  std::optional<std::size_t> first_job;  // the first job list-scheduled on it (index into jobs)
+  // A new instance is made when the list first needs it: the made ones in the order made.
+  std::optional<std::size_t> made;
+};
+
+// The queue list-scheduled on one fully configured layout.
+struct Outcome {
+  StateId target = 0;
+  std::vector<Slot> slots;         // the layout's instances, ascending by start
+  std::vector<Placement> destroy;  // idle instances outside the layout
+  bool first_unplaced = false;     // a job scheduled first fits none of the layout's instances
+  std::size_t unplaced = 0;        // jobs that fit none
+  core::Nanos makespan = 0;        // when the last job (or busy instance) is predicted to end
+  core::Nanos finish_sum = 0;      // of the jobs' predicted ends
+  std::size_t changes = 0;         // instances destroyed and created for the starts due now
+  std::int64_t fcr = 0;            // of the state the starts due now leave
+};
+
+// The job's time on `p`: predicted, or scaled from a predicted one by compute slices (a job with
+// no prediction at all counts one second on the 7-slice profile).
+core::Nanos time_on(const QueuedJob& q, const hw::MigProfile& p, const hw::MigGeometry& g) {
+  for (const ProfileTime& t : q.times) {
+    if (t.profile_id == p.id) return t.time;
+  }
+  for (const ProfileTime& t : q.times) {
+    if (const hw::MigProfile* known = g.find(t.profile_id)) {
+      return t.time * known->compute_slices / p.compute_slices;
+    }
+  }
+  return core::seconds(1) * hw::kMigComputeSlices / p.compute_slices;
+}
+
+// The jobs to schedule. Jobs no profile fits are given up.
+std::vector<Job> queued_jobs(const SchedulerInput& in, Decisions& out) {
+  const LayoutSpace& space = *in.space;
+  const auto order = profile_order(space);
+  std::vector<Job> jobs;
+  for (const QueuedJob& q : in.queue) {
+    if (profile_for(space, q.need_bytes, q.min_profile_id) == nullptr) {
+      out.give_ups.push_back({q.job, give_up_reason(space, q)});
+      continue;
+    }
+    Job j{.queued = &q,
+          .first = q.restart || in.now - q.submitted >= in.time_fit.ageing,
+          .times = {},
+          .keys = {core::kNever, core::kNever, 0, 0}};
+    bool reached_minimum = !q.min_profile_id.has_value();
+    for (const hw::MigProfile* p : order) {
+      reached_minimum = reached_minimum || p->id == *q.min_profile_id;
+      if (!reached_minimum || p->memory_bytes < q.need_bytes) continue;
+      const core::Nanos t = time_on(q, *p, space.geometry());
+      j.times.emplace_back(p, t);
+      j.keys[0] = std::min(j.keys[0], t * p->compute_slices);
+      j.keys[1] = std::min(j.keys[1], t);
+      j.keys[2] = std::max(j.keys[2], t);
+    }
+    j.keys[3] = -j.keys[1];
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+// List order `k`: restarted and aged jobs oldest first, then the rest by key k, largest first.
+std::vector<Job> list_order(std::vector<Job> jobs, std::size_t k) {
+  std::ranges::stable_sort(jobs, [k](const Job& a, const Job& b) {
+    if (a.first != b.first) return a.first;
+    const QueuedJob& qa = *a.queued;
+    const QueuedJob& qb = *b.queued;
+    if (a.first) return std::tie(qa.submitted, qa.job) < std::tie(qb.submitted, qb.job);
+    return std::make_tuple(-a.keys[k], qa.submitted, qa.job) <
+           std::make_tuple(-b.keys[k], qb.submitted, qb.job);
+  });
+  return jobs;
+}
+
+std::optional<core::Nanos> time_of(const Job& j, int profile_id) {
+  for (const auto& [p, t] : j.times) {
+    if (p->id == profile_id) return t;
+  }
+  return std::nullopt;
+}
+
+// The state after the starts due now: the destroys, then each new instance that gets a job.
+std::optional<StateId> state_after(const LayoutSpace& space, StateId current, const Outcome& o) {
+  StateId s = current;
+  bool creates = false;
+  for (const Slot& slot : o.slots) creates = creates || slot.made.has_value();
+  if (!creates) return s;
+  for (const Placement& d : o.destroy) {
+    const auto next = space.after_destroy(s, d);
+    if (!next) return std::nullopt;
+    s = *next;
+  }
+  for (const Slot& slot : o.slots) {
+    if (!slot.made) continue;
+    const auto next = space.after_create(s, slot.placement);
+    if (!next) return std::nullopt;
+    s = *next;
+  }
+  return s;
+}
+
+// The queue list-scheduled on `target`; nullopt when the layout lacks a busy instance.
+std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector<Job>& jobs,
+                                     StateId target) {
+  const LayoutSpace& space = *in.space;
+  const Layout& want = space.layout(target);
+  const Layout& now = space.layout(in.current);
+  for (const Placement& b : in.busy) {
+    if (std::ranges::find(want.instances, b) == want.instances.end()) return std::nullopt;
+  }
+  Outcome o;
+  o.target = target;
+  for (const Placement& p : now.instances) {
+    if (!in.busy.contains(p) && std::ranges::find(want.instances, p) == want.instances.end()) {
+      o.destroy.push_back(p);
+    }
+  }
+  const TimeFitOptions& cost = in.time_fit;
+  // The driver makes instances one at a time, after the destroys: the next one made is ready
+  // at `reconfigured` plus a create.
+  core::Nanos reconfigured = std::max(in.now, in.reconfig_free_at) +
+                             static_cast<core::Nanos>(o.destroy.size()) * cost.destroy_time;
+  std::size_t made = 0;
+  for (const Placement& p : want.instances) {
+    Slot slot{
+        .placement = p, .kind = Slot::Kind::kNew, .free_at = in.now, .first_job = {}, .made = {}};
+    if (std::ranges::find(now.instances, p) != now.instances.end()) {
+      slot.kind = in.busy.contains(p) ? Slot::Kind::kBusy : Slot::Kind::kIdle;
+      if (auto it = in.free_at.find(p); it != in.free_at.end()) {
+        slot.free_at = std::max(in.now, it->second);
+      }
+      o.makespan = std::max(o.makespan, slot.free_at);
+    }
+    o.slots.push_back(slot);
+  }
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    Slot* best = nullptr;
+    core::Nanos best_end = 0;
+    for (Slot& slot : o.slots) {
+      const auto t = time_of(jobs[j], slot.placement.profile_id);
+      if (!t) continue;
+      const bool unmade = slot.kind == Slot::Kind::kNew && !slot.made;
+      const core::Nanos ready = unmade ? reconfigured + cost.create_time : slot.free_at;
+      const core::Nanos end = ready + cost.start_time + *t;
+      // Ties go to the smaller instance (the times list is smallest first), then the lower start.
+      if (best == nullptr || end < best_end) {
+        best = &slot;
+        best_end = end;
+      }
+    }
+    if (best == nullptr) {
+      ++o.unplaced;
+      o.first_unplaced = o.first_unplaced || jobs[j].first;
+      continue;
+    }
+    if (best->kind == Slot::Kind::kNew && !best->made) {
+      best->made = made++;
+      reconfigured += cost.create_time;
+    }
+    if (!best->first_job) best->first_job = j;
+    best->free_at = best_end;
+    o.makespan = std::max(o.makespan, best_end);
+    o.finish_sum += best_end;
+  }
+  if (made > 0) o.changes = made + o.destroy.size();
+  const auto after = state_after(space, in.current, o);
+  if (!after) return std::nullopt;
+  o.fcr = space.fcr(*after);
+  return o;
+}
+
+// Finishing the queue first wins, makespans within 1% of the time left counting as equal; then
+// the lowest sum of finish times, the fewest instances changed, the highest fcr, the lowest id.
+bool better(const Outcome& a, const Outcome& b, core::Nanos now) {
+  if (a.first_unplaced != b.first_unplaced) return !a.first_unplaced;
+  if (a.unplaced != b.unplaced) return a.unplaced < b.unplaced;
+  const core::Nanos left = std::max<core::Nanos>(1, std::min(a.makespan, b.makespan) - now);
+  const core::Nanos apart =
+      a.makespan > b.makespan ? a.makespan - b.makespan : b.makespan - a.makespan;
+  if (apart * 100 > left) return a.makespan < b.makespan;
+  return std::make_tuple(a.finish_sum, a.changes, -a.fcr, a.target) <
+         std::make_tuple(b.finish_sum, b.changes, -b.fcr, b.target);
+}
+
+}  // namespace
+
+Decisions schedule_time_fit(const SchedulerInput& in) {
+  Decisions out;
+  const LayoutSpace& space = *in.space;
+  const std::vector<Job> queued = queued_jobs(in, out);
+  if (queued.empty()) return out;
+
+  // Every list order on every layout; ties keep the first order, then the first layout.
+  std::optional<Outcome> best;
+  std::vector<Job> jobs;
+  for (std::size_t k = 0; k < kOrders; ++k) {
+    std::vector<Job> list = list_order(queued, k);
+    bool improved = false;
+    for (const StateId target : space.full_states()) {
+      auto o = list_schedule(in, list, target);
+      if (o && (!best || better(*o, *best, in.now))) {
+        best = std::move(o);
+        improved = true;
+      }
+    }
+    if (improved) jobs = std::move(list);
+  }
+  // A job served first that fits nowhere beside the busy instances: nothing new starts, so the
+  // instances it needs come free.
+  if (!best || best->first_unplaced) return out;
+
+  // Reuses first, then the new instances in the order the list made them (the order the
+  // manager carries the decisions out, and so the order the driver makes them).
+  std::vector<const Slot*> order;
+  for (const Slot& slot : best->slots) {
+    if (slot.first_job && slot.kind != Slot::Kind::kBusy) order.push_back(&slot);
+  }
+  const auto rank = [](const Slot* s) { return s->made ? *s->made + 1 : 0; };
+  std::ranges::stable_sort(order, {}, rank);
+  StateId state = in.current;
+  bool destroyed = false;
+  for (const Slot* s : order) {
+    const Slot& slot = *s;
+    ReconfigPlan plan;
+    plan.instance = slot.placement;
+    if (slot.kind == Slot::Kind::kIdle) {
+      plan.kind = PlanKind::kReuse;
+    } else {
+      if (!destroyed) {
+        plan.destroy = best->destroy;
+        for (const Placement& d : plan.destroy) state = *space.after_destroy(state, d);
+        destroyed = true;
+      }
+      plan.kind = plan_kind(space.geometry(), plan.destroy, slot.placement.profile_id);
+      state = *space.after_create(state, slot.placement);
+    }
+    plan.result = state;
+    plan.fcr = space.fcr(state);
+    out.starts.push_back({jobs[*slot.first_job].queued->job, std::move(plan)});
+  }
+  return out;
+}
+
+}  // namespace tessera::mig
