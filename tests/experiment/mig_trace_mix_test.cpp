@@ -80,6 +80,15 @@ TEST_F(TraceMix, DurationsOverTwoHoursAndZeroAreNeverDrawn) {
   EXPECT_EQ(jobs->jobs[2]->submit_time, core::seconds(300));
 }
 
+TEST_F(TraceMix, FilesWithWindowsLineEndingsRead) {
+  use_files("runtime\r\n600.0\r\n", "name,num_gpu,creation_time\r\np0,1,100\r\np1,1,130\r\n");
+  auto text = trace_mix_text({.jobs = 2, .seed = 1, .gpu = "a100-40gb"});
+  ASSERT_TRUE(text.has_value()) << text.error().message();
+  auto jobs = mig::parse_jobs(*text, "trace mix");
+  ASSERT_TRUE(jobs.has_value()) << jobs.error().message();
+  EXPECT_EQ(jobs->jobs[1]->submit_time, core::seconds(30));
+}
+
 TEST_F(TraceMix, AMalformedTraceIsAnErrorNamingTheFileAndLine) {
   use_files("runtime\n12.0\nabc\n", "name,num_gpu,creation_time\np0,1,100\n");
   auto bad = trace_mix_text({.jobs = 1, .seed = 1, .gpu = "a100-40gb"});

@@ -30,6 +30,13 @@ core::Error malformed(const std::string& path, std::size_t line, std::string_vie
                      fmt::format("{}:{}: {}", path, line, what));
 }
 
+// A line without the carriage return of a file written on Windows.
+std::string_view trimmed(const std::string& line) {
+  std::string_view v = line;
+  if (!v.empty() && v.back() == '\r') v.remove_suffix(1);
+  return v;
+}
+
 std::vector<std::string_view> split(std::string_view line) {
   std::vector<std::string_view> out;
   for (std::size_t at = 0;;) {
@@ -57,11 +64,11 @@ core::Result<std::vector<double>> philly_runtimes() {
   std::vector<double> out;
   for (std::size_t n = 1; std::getline(in, line); ++n) {
     if (n == 1) {
-      if (line != "runtime")
+      if (trimmed(line) != "runtime")
         return std::unexpected(malformed(path, n, "expected the header 'runtime'"));
       continue;
     }
-    TESSERA_ASSIGN_OR_RETURN(const double v, number(line, path, n));
+    TESSERA_ASSIGN_OR_RETURN(const double v, number(trimmed(line), path, n));
     if (v > 0 && v <= kLongestSeconds) out.push_back(v);
   }
   if (out.empty()) return std::unexpected(malformed(path, 1, "no runtime between 0 and 2 hours"));
@@ -74,7 +81,8 @@ core::Result<std::vector<double>> openb_arrivals() {
   std::ifstream in(path);
   std::string line;
   if (!std::getline(in, line)) return std::unexpected(malformed(path, 1, "empty file"));
-  const auto header = split(line);
+  const std::string header_line = line;
+  const auto header = split(trimmed(header_line));
   auto column = [&](std::string_view name) -> core::Result<std::size_t> {
     const auto it = std::ranges::find(header, name);
     if (it == header.end()) {
@@ -86,7 +94,7 @@ core::Result<std::vector<double>> openb_arrivals() {
   TESSERA_ASSIGN_OR_RETURN(const std::size_t created, column("creation_time"));
   std::vector<double> out;
   for (std::size_t n = 2; std::getline(in, line); ++n) {
-    const auto fields = split(line);
+    const auto fields = split(trimmed(line));
     if (fields.size() != header.size()) {
       return std::unexpected(malformed(
           path, n, fmt::format("{} fields; the header has {}", fields.size(), header.size())));
