@@ -15,6 +15,7 @@
 #include "tessera/backends/sim/mig/sim_mig.hpp"
 #include "tessera/backends/sim/mig/slice_cost.hpp"
 #include "tessera/hw/gpu_spec.hpp"
+#include "tessera/hw/mig_profiles.hpp"
 #include "tessera/mig/registry.hpp"
 #include "tessera/mig/runtime/manager.hpp"
 #include "tessera/mig/runtime/run_report.hpp"
@@ -116,6 +117,34 @@ TEST(ManagerSimTest, TimeFitWithPredictedTimesFinishesBeforeSchemeBAndTheStaticL
   }
   EXPECT_EQ(fit.longest_wait(), longest);
   EXPECT_GT(longest, 0);
+}
+
+// Every MIG GPU of the catalog (A100 40/80 GB, H100, H200), each with its own profiles and
+// placements: time-fit runs the mix to the end on predicted times and leaves no instance.
+TEST(ManagerSimTest, TimeFitRunsTheMixOnEveryMigGpu) {
+  const auto jobs = mix();
+  for (const hw::MigGeometry& geometry : hw::mig_catalog()) {
+    auto spec = hw::find_gpu(geometry.gpu);
+    ASSERT_TRUE(spec) << geometry.gpu;
+    auto model = std::make_shared<sim::SliceCostModel>(*spec, geometry);
+    ManagerOptions o;
+    o.scheme = Scheme::kTimeFit;
+    o.job_time = [model](const workload::BatchJob& j, const hw::MigProfile& p) {
+      return model->job_time(j, p);
+    };
+    sim::Engine engine;
+    auto device = sim::SimMig::create(engine, *spec, {});
+    ASSERT_TRUE(device) << geometry.gpu << ": " << device.error().message();
+    auto r = run_jobs(**device, jobs, o);
+    ASSERT_TRUE(r) << geometry.gpu << ": " << r.error().message();
+    EXPECT_EQ(r->completed(), static_cast<std::int64_t>(jobs.size())) << geometry.gpu;
+    EXPECT_TRUE((*device)->instances().empty()) << geometry.gpu;
+    for (const JobOutcome& j : r->jobs) {
+      for (const Attempt& a : j.attempts) {
+        EXPECT_NE(geometry.find(a.profile_id), nullptr) << geometry.gpu << " " << j.name;
+      }
+    }
+  }
 }
 
 TEST(ManagerSimTest, EarlyRestartFiresBeforeTheOutOfMemoryIterationUnderNoisySamples) {
