@@ -393,6 +393,7 @@ TEST(ManagerTest, TheReportHasEveryJobAndAttempt) {
   EXPECT_EQ(j["early_restarts"], 1);
   EXPECT_GE(j["reconfigurations"].size(), 2u);
   EXPECT_DOUBLE_EQ(j["makespan_s"].get<double>(), core::to_seconds(r->makespan));
+  EXPECT_DOUBLE_EQ(j["longest_wait_s"].get<double>(), core::to_seconds(r->longest_wait()));
   const std::string table = run_report_table(*r, fake.geometry());
   EXPECT_NE(table.find("1g.5gb early > "), std::string::npos) << table;
   EXPECT_NE(table.find("huge: needs 60 GiB"), std::string::npos) << table;

@@ -88,6 +88,7 @@ nlohmann::json run_report_json(const MigRunResult& result, const hw::MigGeometry
            {"completed", result.completed()},
            {"oom_restarts", result.oom_restarts},
            {"early_restarts", result.early_restarts},
+           {"longest_wait_s", core::to_seconds(result.longest_wait())},
            {"jobs", std::move(jobs)},
            {"reconfigurations", std::move(reconfigurations)}};
   if (!result.stopped.empty()) out["stopped"] = result.stopped;
@@ -130,10 +131,11 @@ std::string run_report_table(const MigRunResult& result, const hw::MigGeometry& 
   }
   out += fmt::format(
       "{} on {}: {}/{} completed, makespan {:.1f} s, {:.1f} jobs/h, energy {:.0f} J, "
-      "{} out-of-memory restarts, {} early restarts, {} reconfigurations\n",
+      "{} out-of-memory restarts, {} early restarts, {} reconfigurations, longest wait {:.1f} s\n",
       to_string(result.scheme), result.gpu, result.completed(), result.jobs.size(),
       core::to_seconds(result.makespan), result.jobs_per_hour(), result.energy_joules,
-      result.oom_restarts, result.early_restarts, result.reconfigurations.size());
+      result.oom_restarts, result.early_restarts, result.reconfigurations.size(),
+      core::to_seconds(result.longest_wait()));
   return out;
 }
 
