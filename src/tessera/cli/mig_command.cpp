@@ -12,6 +12,7 @@
 #include "tessera/cli/mig_nvml_run.hpp"
 #include "tessera/cli/output.hpp"
 #include "tessera/cli/progress.hpp"
+#include "tessera/core/config.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/experiment/mig_studies.hpp"
 #include "tessera/experiment/run.hpp"
@@ -31,6 +32,10 @@ using mig::MemoryBreakdown;
 using nlohmann::json;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+constexpr const char* kAgeingHelp =
+    "time-fit: a job that has waited this long (e.g. 45min) is served before every job that has "
+    "not; default 30min";
 
 // ---- tessera mig layouts -------------------------------------------------------------------
 
@@ -99,10 +104,24 @@ Result<Loaded> load(const MigFlags& f) {
 // The manager's options for the scheme; static runs the best fully configured layout for the
 // jobs, as the simulator finds it; time-fit predicts job times with the simulated GPU's kernel
 // model.
-Result<mig::ManagerOptions> manager_options(const Loaded& l, std::string* static_layout) {
+Result<mig::ManagerOptions> manager_options(const Loaded& l, const std::string& ageing,
+                                            std::string* static_layout) {
   mig::ManagerOptions o;
   if (l.scheme == mig::Scheme::kTimeFit) o = experiment::time_fit_options(l.spec, l.geometry);
   o.scheme = l.scheme;
+  if (!ageing.empty()) {
+    if (l.scheme != mig::Scheme::kTimeFit) {
+      return core::failf(core::Domain::kConfig, core::Code::kInvalidArgument,
+                         "--ageing applies only to the time-fit scheme; this run's is {}",
+                         mig::to_string(l.scheme));
+    }
+    TESSERA_ASSIGN_OR_RETURN(o.time_fit.ageing,
+                             core::with_context(core::parse_duration(ageing), "--ageing"));
+    if (o.time_fit.ageing <= 0) {
+      return core::failf(core::Domain::kConfig, core::Code::kInvalidArgument,
+                         "--ageing {}: need a positive duration", ageing);
+    }
+  }
   if (l.scheme == mig::Scheme::kStatic) {
     TESSERA_ASSIGN_OR_RETURN(const experiment::BestStatic best,
                              experiment::find_best_static(l.jobs));
@@ -210,7 +229,8 @@ Result<mig::MigRunResult> simulate(const Loaded& l, const mig::ManagerOptions& o
 core::Status run_plan(const MigFlags& f) {
   TESSERA_ASSIGN_OR_RETURN(const Loaded l, load(f));
   std::string static_layout;
-  TESSERA_ASSIGN_OR_RETURN(const mig::ManagerOptions options, manager_options(l, &static_layout));
+  TESSERA_ASSIGN_OR_RETURN(const mig::ManagerOptions options,
+                           manager_options(l, f.ageing, &static_layout));
   TESSERA_ASSIGN_OR_RETURN(const mig::MigRunResult r, simulate(l, options, {}));
   const auto events = timeline(r, l.geometry);
 
@@ -272,7 +292,8 @@ Outcome run_run(const MigFlags& f) {
   if (f.dry_run) return run_plan(f);
   TESSERA_ASSIGN_OR_RETURN(const Loaded l, load(f));
   std::string static_layout;
-  TESSERA_ASSIGN_OR_RETURN(const mig::ManagerOptions options, manager_options(l, &static_layout));
+  TESSERA_ASSIGN_OR_RETURN(const mig::ManagerOptions options,
+                           manager_options(l, f.ageing, &static_layout));
 
   ProgressLine progress(!f.quiet);
   const auto on_progress = [&progress](const mig::Progress& p) {
@@ -356,6 +377,7 @@ void add_mig_options(CLI::App& command, MigFlags& f) {
       "--scheme", f.scheme,
       fmt::format("{} (`tessera list`); default: the job file's", mig::scheme_names()));
   f.plan->add_option("--gpu", f.gpu, "Override the job file's GPU, e.g. a100-80gb");
+  f.plan->add_option("--ageing", f.ageing, kAgeingHelp);
   f.plan->add_option("--json", f.json_path, "Write the plan as JSON to this file ('-' for stdout)");
 
   f.run = command.add_subcommand(
@@ -370,6 +392,7 @@ void add_mig_options(CLI::App& command, MigFlags& f) {
       "--scheme", f.scheme,
       fmt::format("{} (`tessera list`); default: the job file's", mig::scheme_names()));
   f.run->add_option("--gpu", f.gpu, "Override the job file's GPU");
+  f.run->add_option("--ageing", f.ageing, kAgeingHelp);
   f.run->add_flag("--dry-run", f.dry_run,
                   "Print the plan (as `tessera mig plan`) and touch nothing");
   f.run->add_option("--nvml-device", f.nvml_device, "NVML device index (--backend nvml)")

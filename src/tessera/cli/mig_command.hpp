@@ -24,6 +24,7 @@ struct MigFlags {
   std::vector<int> profiles;
   std::string jobs_path;
   std::string scheme;  // overrides the job file's
+  std::string ageing;  // time-fit's ageing bound, as text ("45min"); empty: the default
   std::string backend = "sim";
   bool dry_run = false;
   unsigned nvml_device = 0;
