@@ -6,11 +6,11 @@
 #include <array>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <string_view>
 #include <vector>
 
 #include "tessera/backends/sim/mig/slice_cost.hpp"
+#include "tessera/core/internal/fccp.hpp"
 #include "tessera/core/random.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/experiment/data_dir.hpp"
@@ -30,24 +30,8 @@ core::Error malformed(const std::string& path, std::size_t line, std::string_vie
                      fmt::format("{}:{}: {}", path, line, what));
 }
 
-// A line without the carriage return of a file written on Windows.
-std::string_view trimmed(const std::string& line) {
-  std::string_view v = line;
-  if (!v.empty() && v.back() == '\r') v.remove_suffix(1);
-  return v;
-}
-
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> out;
-  for (std::size_t at = 0;;) {
-    const std::size_t comma = line.find(',', at);
-    out.push_back(line.substr(at, comma == std::string_view::npos ? comma : comma - at));
-    if (comma == std::string_view::npos) return out;
-    at = comma + 1;
-  }
-}
-
-core::Result<double> number(std::string_view text, const std::string& path, std::size_t line) {
+core::Result<double> number(const char* cell, const std::string& path, std::size_t line) {
+  const std::string_view text = cell == nullptr ? "" : cell;
   double v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(v)) {
@@ -56,55 +40,55 @@ core::Result<double> number(std::string_view text, const std::string& path, std:
   return v;
 }
 
+// Reads `path` with `read`, fccp's exceptions (a missing column, a short row) as errors.
+template <typename Read>
+auto read_csv(const std::string& path, Read&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const std::exception& e) {
+    return core::failf(core::Domain::kScenario, core::Code::kInvalidArgument, "{}: {}", path,
+                       e.what());
+  }
+}
+
+template <unsigned N>
+using Reader = io::CSVReader<N, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>,
+                             io::throw_on_overflow, io::empty_line_comment>;
+
 // Philly runtimes above zero and at most kLongestSeconds, in seconds.
 core::Result<std::vector<double>> philly_runtimes() {
   TESSERA_ASSIGN_OR_RETURN(const std::string path, data_file(kPhilly));
-  std::ifstream in(path);
-  std::string line;
-  std::vector<double> out;
-  for (std::size_t n = 1; std::getline(in, line); ++n) {
-    if (n == 1) {
-      if (trimmed(line) != "runtime")
-        return std::unexpected(malformed(path, n, "expected the header 'runtime'"));
-      continue;
+  return read_csv(path, [&]() -> core::Result<std::vector<double>> {
+    Reader<1> in(path);
+    in.read_header(io::ignore_extra_column, "runtime");
+    std::vector<double> out;
+    char* runtime = nullptr;
+    while (in.read_row(runtime)) {
+      TESSERA_ASSIGN_OR_RETURN(const double v, number(runtime, path, in.get_file_line()));
+      if (v > 0 && v <= kLongestSeconds) out.push_back(v);
     }
-    TESSERA_ASSIGN_OR_RETURN(const double v, number(trimmed(line), path, n));
-    if (v > 0 && v <= kLongestSeconds) out.push_back(v);
-  }
-  if (out.empty()) return std::unexpected(malformed(path, 1, "no runtime between 0 and 2 hours"));
-  return out;
+    if (out.empty()) return std::unexpected(malformed(path, 1, "no runtime between 0 and 2 hours"));
+    return out;
+  });
 }
 
 // Creation times (s) of the single-GPU pods, ascending.
 core::Result<std::vector<double>> openb_arrivals() {
   TESSERA_ASSIGN_OR_RETURN(const std::string path, data_file(kOpenb));
-  std::ifstream in(path);
-  std::string line;
-  if (!std::getline(in, line)) return std::unexpected(malformed(path, 1, "empty file"));
-  const std::string header_line = line;
-  const auto header = split(trimmed(header_line));
-  auto column = [&](std::string_view name) -> core::Result<std::size_t> {
-    const auto it = std::ranges::find(header, name);
-    if (it == header.end()) {
-      return std::unexpected(malformed(path, 1, fmt::format("no column '{}'", name)));
+  return read_csv(path, [&]() -> core::Result<std::vector<double>> {
+    Reader<2> in(path);
+    in.read_header(io::ignore_extra_column, "num_gpu", "creation_time");
+    std::vector<double> out;
+    char* gpus = nullptr;
+    char* created = nullptr;
+    while (in.read_row(gpus, created)) {
+      if (std::string_view(gpus) != "1") continue;
+      TESSERA_ASSIGN_OR_RETURN(const double t, number(created, path, in.get_file_line()));
+      out.push_back(t);
     }
-    return static_cast<std::size_t>(it - header.begin());
-  };
-  TESSERA_ASSIGN_OR_RETURN(const std::size_t gpus, column("num_gpu"));
-  TESSERA_ASSIGN_OR_RETURN(const std::size_t created, column("creation_time"));
-  std::vector<double> out;
-  for (std::size_t n = 2; std::getline(in, line); ++n) {
-    const auto fields = split(trimmed(line));
-    if (fields.size() != header.size()) {
-      return std::unexpected(malformed(
-          path, n, fmt::format("{} fields; the header has {}", fields.size(), header.size())));
-    }
-    if (fields[gpus] != "1") continue;
-    TESSERA_ASSIGN_OR_RETURN(const double t, number(fields[created], path, n));
-    out.push_back(t);
-  }
-  std::ranges::sort(out);
-  return out;
+    std::ranges::sort(out);
+    return out;
+  });
 }
 
 struct Choice {

@@ -6,18 +6,8 @@
 // (std::from_chars) rather than by fccp, whose own float parser rounds inexactly and accepts an
 // empty cell as 0.
 //
-// The target defines CSV_IO_NO_THREAD: fccp then reads on the calling thread, and every
+// tessera_fccp defines CSV_IO_NO_THREAD: fccp then reads on the calling thread, and every
 // translation unit sees the same io::LineReader.
-
-// GCC flags fccp's bounded strncpy of file names once it is inlined here (-O3).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-truncation"
-#endif
-#include <csv.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 #include <cstdint>
 #include <exception>
@@ -27,6 +17,7 @@
 #include <vector>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/internal/fccp.hpp"
 #include "tessera/validation/measurement.hpp"
 
 namespace tessera::validation::detail {
