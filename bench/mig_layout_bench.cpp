@@ -98,8 +98,8 @@ void BM_TimeFitDecision(benchmark::State& state) {
     // Times that differ by job and scale sublinearly with the slice.
     for (const int id : profiles) {
       const hw::MigProfile* p = space.geometry().find(id);
-      q.times.push_back({id, core::seconds(10.0 + static_cast<double>(j % 7)) * 7 /
-                                 (p->compute_slices + 1)});
+      q.times.push_back(
+          {id, core::seconds(10.0 + static_cast<double>(j % 7)) * 7 / (p->compute_slices + 1)});
     }
     in.queue.push_back(q);
   }

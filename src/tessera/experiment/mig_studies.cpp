@@ -127,15 +127,8 @@ std::string counter_cell(const metrics::ModeReport& m, std::string_view name) {
 // The bound over sequential and over the best static layout, with what sets it.
 std::string bound_line(const MixResult& mix) {
   auto over = [&](std::string_view row) -> std::string {
-    for (const auto& m : mix.report.modes) {
-      if (m.mode != row) continue;
-      for (const auto& [key, value] : m.counters) {
-        if (key == kJobsPerHour && value > 0) {
-          return fmt::format("{:.3g}x", mix.bound.jobs_per_hour / value);
-        }
-      }
-    }
-    return "-";
+    auto v = metric_value(mix.report, mig_throughput(), row);
+    return v && *v > 0 ? fmt::format("{:.3g}x", mix.bound.jobs_per_hour / *v) : "-";
   };
   return wrap(
              fmt::format("bound: no MIG layout finishes these jobs before {:.4g} s ({:.4g} jobs/h, "
@@ -268,9 +261,11 @@ sim::SimMigOptions study_device_options(std::uint64_t seed) {
   return o;
 }
 
-mig::ManagerOptions time_fit_options(const hw::GpuSpec& spec, const hw::MigGeometry& geometry,
-                                     double prediction_error, std::uint64_t seed) {
-  auto model = std::make_shared<sim::SliceCostModel>(spec, geometry);
+namespace {
+
+// Time-fit's options with its predictions from `model` (time_fit_options).
+mig::ManagerOptions time_fit_with(std::shared_ptr<sim::SliceCostModel> model,
+                                  double prediction_error, std::uint64_t seed) {
   const sim::SimMigOptions device = study_device_options(1);
   mig::ManagerOptions o;
   o.scheme = mig::Scheme::kTimeFit;
@@ -289,8 +284,6 @@ mig::ManagerOptions time_fit_options(const hw::GpuSpec& spec, const hw::MigGeome
   return o;
 }
 
-namespace {
-
 // The least time M from the first instance's creation such that instances made one after another
 // (the k-th ready at k creates) give `busy` of instance-time by M: sum over k of (M - k c)+.
 double instance_time_bound(double busy, double create, int instances) {
@@ -307,11 +300,8 @@ double instance_time_bound(double busy, double create, int instances) {
   return hi;
 }
 
-}  // namespace
-
-Result<MigBound> mig_bound(const mig::JobsFile& jobs) {
-  TESSERA_ASSIGN_OR_RETURN(const Mix mix, load_mix(jobs));
-  sim::SliceCostModel model(mix.spec, mix.geometry);
+// The mix's MigBound, with the jobs' times from `model`.
+Result<MigBound> bound_of(const Mix& mix, sim::SliceCostModel& model) {
   const sim::SimMigOptions device = study_device_options(mix.jobs.seed);
   const double start = core::to_seconds(device.job_start_time);
   const double create = core::to_seconds(device.create_time);
@@ -364,6 +354,14 @@ Result<MigBound> mig_bound(const mig::JobsFile& jobs) {
   out.binding = binding.second;
   out.jobs_per_hour = static_cast<double>(placeable) / (binding.first / 3600.0);
   return out;
+}
+
+}  // namespace
+
+mig::ManagerOptions time_fit_options(const hw::GpuSpec& spec, const hw::MigGeometry& geometry,
+                                     double prediction_error, std::uint64_t seed) {
+  return time_fit_with(std::make_shared<sim::SliceCostModel>(spec, geometry), prediction_error,
+                       seed);
 }
 
 Result<BestStatic> find_best_static(const mig::JobsFile& jobs) {
@@ -451,17 +449,18 @@ Result<MixResult> run_mix(std::string_view text, const std::string& file,
     step(s.row);
   }
 
+  // One model for time-fit's predictions and the bound: each job is timed on each profile once.
+  const auto model = std::make_shared<sim::SliceCostModel>(mix.spec, mix.geometry);
   for (const auto& [row, error] : {std::pair{kTimeFitRow, 0.0}, {kTimeFitErrorRow, 0.2}}) {
-    TESSERA_ASSIGN_OR_RETURN(
-        Simulated fit,
-        simulate(mix, time_fit_options(mix.spec, mix.geometry, error, mix.jobs.seed), false));
+    TESSERA_ASSIGN_OR_RETURN(Simulated fit,
+                             simulate(mix, time_fit_with(model, error, mix.jobs.seed), false));
     out.runs.push_back({.row = std::string(row),
                         .detail = "",
                         .result = std::move(fit.result),
                         .geometry = std::move(fit.geometry)});
     step(row);
   }
-  TESSERA_ASSIGN_OR_RETURN(out.bound, mig_bound(mix.jobs));
+  TESSERA_ASSIGN_OR_RETURN(out.bound, bound_of(mix, *model));
 
   out.report.scenario = file;
   out.report.gpu = mix.spec.name;

@@ -77,12 +77,12 @@ mig::ManagerOptions time_fit_options(const hw::GpuSpec& spec, const hw::MigGeome
 // the jobs' slice-time (each at its least, in compute slices of 7 and in memory slices of 8); and
 // the time by which instances made one after another (at most 7 at once) hold every job for its
 // start and fastest run. Destroys, waiting and worse choices only add to it.
+// Each mix's is MixResult::bound.
 struct MigBound {
   core::Nanos makespan = 0;
   double jobs_per_hour = 0;
   std::string binding;  // "the longest job, bfs-16m, on its fastest slice" or "..."
 };
-core::Result<MigBound> mig_bound(const mig::JobsFile& jobs);
 
 // The fully configured layout of the jobs' GPU (its LayoutSpace's full states, scheme static)
 // under which a simulated run completes the most jobs, then has the shortest makespan, then the

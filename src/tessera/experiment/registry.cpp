@@ -383,9 +383,8 @@ constexpr std::string_view kMigPolicies =
     "the slice where the simulated GPU's kernel model predicts it finishes first and the layout "
     "that finishes the whole queue first ('bound' is what no MIG layout can beat); "
     "time-fit-err20 = the same with every predicted time off by a lognormal factor (sigma 0.2). "
-    "All on a simulated A100-SXM4-40GB (the paper's GPU), where a slice is timed as a GPU of its own and "
-    "every job "
-    "start costs the simulator's process-start time.";
+    "All on a simulated A100-SXM4-40GB (the paper's GPU), where a slice is timed as a GPU of its "
+    "own and every job start costs the simulator's process-start time.";
 
 // The paper's claims against its baseline (sequential on the whole GPU), for both schemes: the
 // paper reports the best of its mixes ("up to"), tessera each mix.

@@ -2,22 +2,20 @@
 
 #include <gtest/gtest.h>
 
-#include "backends/sim/mig/test_jobs.hpp"
+#include "backends/sim/mig/sim_mig_test_support.hpp"
 
 namespace tessera::sim {
 namespace {
 
 using device::JobExitKind;
 using test::custom_job;
+using test::k1g;
+using test::k3g;
+using test::k4g;
+using test::k7g;
 using test::kGiB;
 using workload::BatchJob;
 using workload::BatchJobPtr;
-
-// A100-40GB profile IDs (MIG User Guide): 1g.5gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb.
-constexpr int k1g = 19;
-constexpr int k3g = 9;
-constexpr int k4g = 5;
-constexpr int k7g = 0;
 
 struct Recorder final : device::MigJobObserver {
   std::vector<device::JobSample> samples;

@@ -5,21 +5,19 @@
 #include <memory>
 #include <vector>
 
-#include "backends/sim/mig/test_jobs.hpp"
+#include "backends/sim/mig/sim_mig_test_support.hpp"
 #include "tessera/workload/kernels/gemm_shapes.hpp"
 
 namespace tessera::sim {
 namespace {
 
 using test::custom_job;
+using test::k1g;
+using test::k3g;
+using test::k7g;
 using test::kGiB;
 using workload::BatchJob;
 using workload::BatchJobPtr;
-
-// A100-40GB profile IDs (MIG User Guide): 1g.5gb, 3g.20gb, 7g.40gb.
-constexpr int k1g = 19;
-constexpr int k3g = 9;
-constexpr int k7g = 0;
 
 hw::MigGeometry a100_geometry() {
   auto g = hw::find_mig_geometry("a100-40gb");
