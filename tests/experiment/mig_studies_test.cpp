@@ -86,7 +86,7 @@ TEST(MigStudies, MixRunsUnderEveryPolicyAndLosesNoJob) {
                                            .paper = 6.2}};
   auto mix = run_mix(kSmallMix, "small.yaml", claims, {});
   ASSERT_TRUE(mix.has_value()) << mix.error().message();
-  ASSERT_EQ(mix->runs.size(), 7u);
+  ASSERT_EQ(mix->runs.size(), 8u);
   EXPECT_EQ(mix->seed, 3u);
   EXPECT_EQ(mix->jobs, 3u);
   for (const auto& r : mix->runs) {
@@ -98,13 +98,15 @@ TEST(MigStudies, MixRunsUnderEveryPolicyAndLosesNoJob) {
   // the jobs are barely slower and run side by side, so scheme B must finish sooner.
   EXPECT_LT(row(*mix, kSchemeBRow).result.makespan, row(*mix, kSequentialRow).result.makespan);
   EXPECT_FALSE(row(*mix, kBestStaticRow).detail.empty());
-  // The bound holds: no policy on MIG finishes before it (sequential runs with MIG off).
+  // The bounds hold: no policy on MIG finishes before its bound (sequential runs with MIG off;
+  // time-fit-share runs two jobs to an instance).
   EXPECT_GT(mix->bound.makespan, 0);
   EXPECT_FALSE(mix->bound.binding.empty());
+  EXPECT_LE(mix->shared_bound.makespan, mix->bound.makespan);
   for (const auto& r : mix->runs) {
-    if (r.row != kSequentialRow) {
-      EXPECT_GE(r.result.makespan, mix->bound.makespan) << r.row;
-    }
+    if (r.row == kSequentialRow) continue;
+    const MigBound& bound = r.row == kTimeFitShareRow ? mix->shared_bound : mix->bound;
+    EXPECT_GE(r.result.makespan, bound.makespan) << r.row;
   }
   ASSERT_EQ(mix->claims.size(), 1u);
   ASSERT_TRUE(mix->claims[0].tessera.has_value()) << mix->claims[0].why_not;
@@ -219,8 +221,10 @@ TEST(MigStudies, JsonCarriesPerJobTurnaround) {
   auto mix = run_mix(kSmallMix, "small.yaml", {}, {});
   ASSERT_TRUE(mix.has_value()) << mix.error().message();
   MigExperimentResult result{.experiment = &small, .mixes = {*mix}, .cases = {}};
-  const auto policies = to_json(result)["mixes"][0]["policies"];
-  ASSERT_EQ(policies.size(), 7u);
+  const auto json = to_json(result);
+  EXPECT_GT(json["mixes"][0]["shared_bound"]["makespan_s"].get<double>(), 0.0);
+  const auto policies = json["mixes"][0]["policies"];
+  ASSERT_EQ(policies.size(), 8u);
   for (const auto& p : policies) {
     ASSERT_EQ(p["run"]["jobs"].size(), 3u) << p["policy"];
     EXPECT_GT(p["run"]["jobs"][0]["turnaround_s"].get<double>(), 0.0) << p["policy"];

@@ -36,6 +36,9 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr const char* kAgeingHelp =
     "time-fit: a job that has waited this long (e.g. 45min) is served before every job that has "
     "not; default 30min";
+constexpr const char* kShareHelp =
+    "time-fit: an instance may run two jobs at once under MPS, when the simulated GPU predicts "
+    "that finishes sooner than separate slices (simulated backend only)";
 
 // ---- tessera mig layouts -------------------------------------------------------------------
 
@@ -104,10 +107,18 @@ Result<Loaded> load(const MigFlags& f) {
 // The manager's options for the scheme; static runs the best fully configured layout for the
 // jobs, as the simulator finds it; time-fit predicts job times with the simulated GPU's kernel
 // model.
-Result<mig::ManagerOptions> manager_options(const Loaded& l, const std::string& ageing,
+Result<mig::ManagerOptions> manager_options(const Loaded& l, const MigFlags& f,
                                             std::string* static_layout) {
+  const std::string& ageing = f.ageing;
   mig::ManagerOptions o;
-  if (l.scheme == mig::Scheme::kTimeFit) o = experiment::time_fit_options(l.spec, l.geometry);
+  if (f.share && l.scheme != mig::Scheme::kTimeFit) {
+    return core::failf(core::Domain::kConfig, core::Code::kInvalidArgument,
+                       "--share applies only to the time-fit scheme; this run's is {}",
+                       mig::to_string(l.scheme));
+  }
+  if (l.scheme == mig::Scheme::kTimeFit) {
+    o = experiment::time_fit_options(l.spec, l.geometry, 0, 1, f.share);
+  }
   o.scheme = l.scheme;
   if (!ageing.empty()) {
     if (l.scheme != mig::Scheme::kTimeFit) {
@@ -218,9 +229,9 @@ std::string job_line(const workload::BatchJob& job, const mig::MigRunResult& r,
 Result<mig::MigRunResult> simulate(const Loaded& l, const mig::ManagerOptions& options,
                                    const mig::ProgressFn& progress) {
   sim::Engine engine;
-  TESSERA_ASSIGN_OR_RETURN(
-      auto device,
-      sim::SimMig::create(engine, l.spec, experiment::study_device_options(l.jobs.seed)));
+  sim::SimMigOptions device_options = experiment::study_device_options(l.jobs.seed);
+  if (options.co_run) device_options.jobs_per_instance = 2;
+  TESSERA_ASSIGN_OR_RETURN(auto device, sim::SimMig::create(engine, l.spec, device_options));
   return mig::run_jobs(*device, l.jobs.jobs, options, progress);
 }
 
@@ -230,7 +241,7 @@ core::Status run_plan(const MigFlags& f) {
   TESSERA_ASSIGN_OR_RETURN(const Loaded l, load(f));
   std::string static_layout;
   TESSERA_ASSIGN_OR_RETURN(const mig::ManagerOptions options,
-                           manager_options(l, f.ageing, &static_layout));
+                           manager_options(l, f, &static_layout));
   TESSERA_ASSIGN_OR_RETURN(const mig::MigRunResult r, simulate(l, options, {}));
   const auto events = timeline(r, l.geometry);
 
@@ -290,10 +301,15 @@ core::Status run_plan(const MigFlags& f) {
 
 Outcome run_run(const MigFlags& f) {
   if (f.dry_run) return run_plan(f);
+  if (f.share && f.backend != "sim") {
+    return core::failf(core::Domain::kConfig, core::Code::kUnsupported,
+                       "--share needs --backend sim: the {} backend runs one job to an instance",
+                       f.backend);
+  }
   TESSERA_ASSIGN_OR_RETURN(const Loaded l, load(f));
   std::string static_layout;
   TESSERA_ASSIGN_OR_RETURN(const mig::ManagerOptions options,
-                           manager_options(l, f.ageing, &static_layout));
+                           manager_options(l, f, &static_layout));
 
   ProgressLine progress(!f.quiet);
   const auto on_progress = [&progress](const mig::Progress& p) {
@@ -378,6 +394,7 @@ void add_mig_options(CLI::App& command, MigFlags& f) {
       fmt::format("{} (`tessera list`); default: the job file's", mig::scheme_names()));
   f.plan->add_option("--gpu", f.gpu, "Override the job file's GPU, e.g. a100-80gb");
   f.plan->add_option("--ageing", f.ageing, kAgeingHelp);
+  f.plan->add_flag("--share", f.share, kShareHelp);
   f.plan->add_option("--json", f.json_path, "Write the plan as JSON to this file ('-' for stdout)");
 
   f.run = command.add_subcommand(
@@ -393,6 +410,7 @@ void add_mig_options(CLI::App& command, MigFlags& f) {
       fmt::format("{} (`tessera list`); default: the job file's", mig::scheme_names()));
   f.run->add_option("--gpu", f.gpu, "Override the job file's GPU");
   f.run->add_option("--ageing", f.ageing, kAgeingHelp);
+  f.run->add_flag("--share", f.share, kShareHelp);
   f.run->add_flag("--dry-run", f.dry_run,
                   "Print the plan (as `tessera mig plan`) and touch nothing");
   f.run->add_option("--nvml-device", f.nvml_device, "NVML device index (--backend nvml)")

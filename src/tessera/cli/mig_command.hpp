@@ -25,6 +25,7 @@ struct MigFlags {
   std::string jobs_path;
   std::string scheme;  // overrides the job file's
   std::string ageing;  // time-fit's ageing bound, as text ("45min"); empty: the default
+  bool share = false;  // time-fit: two jobs to an instance (simulated backend)
   std::string backend = "sim";
   bool dry_run = false;
   unsigned nvml_device = 0;

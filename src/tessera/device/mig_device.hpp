@@ -35,6 +35,9 @@ struct MigCapabilities {
   bool reconfigure = false;     // instances can be created and destroyed
   bool memory_samples = false;  // a running job's memory is reported (JobSample)
   bool energy = false;          // stats().energy_joules is measured
+  // Jobs one instance runs at once: above 1, a job may start on an instance that runs others,
+  // and they share it under the backend's intra-GPU sharing mode (and its memory).
+  int jobs_per_instance = 1;
 };
 
 // A running job's memory at the end of an iteration (simulator) or at a sampling instant (a real
@@ -104,9 +107,10 @@ class MigDevice {
   // Fails with kFailedPrecondition while a job runs on it.
   virtual core::Status destroy_instance(MigInstanceId id) = 0;
 
-  // Starts `job` from its first iteration on an idle instance. Samples and the exit are reported
-  // to `observer` from the executor's loop (never from inside this call); the observer must
-  // outlive the run.
+  // Starts `job` from its first iteration on an instance that runs fewer jobs than
+  // capabilities().jobs_per_instance (an idle one where that is 1). Samples and the exit are
+  // reported to `observer` from the executor's loop (never from inside this call); the observer
+  // must outlive the run.
   virtual core::Result<JobRunId> start_job(MigInstanceId instance, workload::BatchJobPtr job,
                                            MigJobObserver& observer) = 0;
   // Stops a running job; its exit is reported as kKilled. Stopping a finished run is a no-op.

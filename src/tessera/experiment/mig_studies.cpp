@@ -60,10 +60,12 @@ struct Simulated {
   hw::MigGeometry geometry;  // the simulated device's (whole_gpu: one "full" profile)
 };
 
-Result<Simulated> simulate(const Mix& mix, const mig::ManagerOptions& manager, bool whole_gpu) {
+Result<Simulated> simulate(const Mix& mix, const mig::ManagerOptions& manager, bool whole_gpu,
+                           int jobs_per_instance = 1) {
   sim::Engine engine;
   sim::SimMigOptions device_options = study_device_options(mix.jobs.seed);
   device_options.whole_gpu = whole_gpu;
+  device_options.jobs_per_instance = jobs_per_instance;
   TESSERA_ASSIGN_OR_RETURN(auto device, sim::SimMig::create(engine, mix.spec, device_options));
   TESSERA_ASSIGN_OR_RETURN(mig::MigRunResult result,
                            mig::run_jobs(*device, mix.jobs.jobs, manager));
@@ -124,19 +126,23 @@ std::string counter_cell(const metrics::ModeReport& m, std::string_view name) {
   return "-";
 }
 
-// The bound over sequential and over the best static layout, with what sets it.
+// The bounds over sequential and over the best static layout, with what sets each.
 std::string bound_line(const MixResult& mix) {
-  auto over = [&](std::string_view row) -> std::string {
+  auto over = [&](const MigBound& b, std::string_view row) -> std::string {
     auto v = metric_value(mix.report, mig_throughput(), row);
-    return v && *v > 0 ? fmt::format("{:.3g}x", mix.bound.jobs_per_hour / *v) : "-";
+    return v && *v > 0 ? fmt::format("{:.3g}x", b.jobs_per_hour / *v) : "-";
   };
-  return wrap(
-             fmt::format("bound: no MIG layout finishes these jobs before {:.4g} s ({:.4g} jobs/h, "
-                         "{} sequential, {} best-static), set by {}.",
-                         core::to_seconds(mix.bound.makespan), mix.bound.jobs_per_hour,
-                         over(kSequentialRow), over(kBestStaticRow), mix.bound.binding),
-             kWrap) +
-         "\n";
+  auto line = [&](std::string_view head, const MigBound& b) {
+    return wrap(fmt::format("{} before {:.4g} s ({:.4g} jobs/h, {} sequential, {} best-static), "
+                            "set by {}.",
+                            head, core::to_seconds(b.makespan), b.jobs_per_hour,
+                            over(b, kSequentialRow), over(b, kBestStaticRow), b.binding),
+                kWrap) +
+           "\n";
+  };
+  return line("bound: no MIG layout with one job to an instance finishes these jobs", mix.bound) +
+         line("bound with two jobs to an instance (time-fit-share): none finishes them",
+              mix.shared_bound);
 }
 
 std::string format_mix(const MixResult& mix) {
@@ -193,6 +199,12 @@ std::string format_cases(const std::vector<PredictorCase>& cases) {
   return align_columns(rows);
 }
 
+json bound_json(const MigBound& b) {
+  return {{"makespan_s", round6(core::to_seconds(b.makespan))},
+          {"jobs_per_hour", round6(b.jobs_per_hour)},
+          {"binding", b.binding}};
+}
+
 json mix_json(const MixResult& mix) {
   json policies = json::array();
   for (std::size_t i = 0; i < mix.runs.size(); ++i) {
@@ -220,10 +232,8 @@ json mix_json(const MixResult& mix) {
           {"seed", mix.seed},
           {"jobs", mix.jobs},
           {"static_layouts_tried", mix.static_layouts_tried},
-          {"bound",
-           {{"makespan_s", round6(core::to_seconds(mix.bound.makespan))},
-            {"jobs_per_hour", round6(mix.bound.jobs_per_hour)},
-            {"binding", mix.bound.binding}}},
+          {"bound", bound_json(mix.bound)},
+          {"shared_bound", bound_json(mix.shared_bound)},
           {"policies", std::move(policies)},
           {"claims", std::move(claims)}};
 }
@@ -265,7 +275,7 @@ namespace {
 
 // Time-fit's options with its predictions from `model` (time_fit_options).
 mig::ManagerOptions time_fit_with(std::shared_ptr<sim::SliceCostModel> model,
-                                  double prediction_error, std::uint64_t seed) {
+                                  double prediction_error, std::uint64_t seed, bool share) {
   const sim::SimMigOptions device = study_device_options(1);
   mig::ManagerOptions o;
   o.scheme = mig::Scheme::kTimeFit;
@@ -281,6 +291,13 @@ mig::ManagerOptions time_fit_with(std::shared_ptr<sim::SliceCostModel> model,
   o.time_fit.create_time = device.create_time;
   o.time_fit.destroy_time = device.destroy_time;
   o.time_fit.start_time = device.job_start_time;
+  if (share) {
+    o.co_run = [model](const workload::BatchJob& a, const workload::BatchJob& b,
+                       const hw::MigProfile& p) -> core::Result<std::pair<double, double>> {
+      TESSERA_ASSIGN_OR_RETURN(const sim::CoRunCost c, model->co_run(a, b, p));
+      return std::pair{c.slowdown_a, c.slowdown_b};
+    };
+  }
   return o;
 }
 
@@ -300,8 +317,9 @@ double instance_time_bound(double busy, double create, int instances) {
   return hi;
 }
 
-// The mix's MigBound, with the jobs' times from `model`.
-Result<MigBound> bound_of(const Mix& mix, sim::SliceCostModel& model) {
+// The mix's MigBound where an instance runs up to `jobs_per_instance` jobs at once, each no
+// faster than alone, with the jobs' times from `model`.
+Result<MigBound> bound_of(const Mix& mix, sim::SliceCostModel& model, int jobs_per_instance) {
   const sim::SimMigOptions device = study_device_options(mix.jobs.seed);
   const double start = core::to_seconds(device.job_start_time);
   const double create = core::to_seconds(device.create_time);
@@ -335,18 +353,26 @@ Result<MigBound> bound_of(const Mix& mix, sim::SliceCostModel& model) {
   }
   MigBound out;
   if (placeable == 0) return out;
+  // k jobs to an instance, each no faster than alone, serve at most k times the compute
+  // slice-time and instance-time. Memory is not multiplied: the two share their instance's.
+  // Without knowing how memory grows in a run, it bounds nothing then.
+  const double lanes = jobs_per_instance;
+  if (jobs_per_instance > 1) memory_area = 0;
+  const std::string per_instance =
+      jobs_per_instance == 1 ? "" : fmt::format(", {} to an instance", jobs_per_instance);
   // Nothing runs before the first instance is made; at most one instance per compute slice runs
   // at once, and the driver makes them one at a time.
   const std::array<std::pair<double, std::string>, 3> terms{{
       {longest + create,
        fmt::format("the job that ends last even on its fastest slice, {}", longest_job)},
-      {first_submit + create + std::max(compute_area, memory_area),
+      {first_submit + create + std::max(compute_area / lanes, memory_area),
        fmt::format("the jobs' slice-time, each on the profile where it uses the least of the "
-                   "GPU's {}",
-                   compute_area >= memory_area ? "compute slices" : "memory slices")},
-      {first_submit + instance_time_bound(instance_time, create, hw::kMigComputeSlices),
-       "the jobs' instance-time (each job holds an instance for its process start and its run on "
-       "its fastest slice; at most 7 instances, made one at a time)"},
+                   "GPU's {}{}",
+                   compute_area >= memory_area ? "compute slices" : "memory slices", per_instance)},
+      {first_submit + instance_time_bound(instance_time / lanes, create, hw::kMigComputeSlices),
+       fmt::format("the jobs' instance-time (each job holds an instance for its process start and "
+                   "its run on its fastest slice{}; at most 7 instances, made one at a time)",
+                   per_instance)},
   }};
   const auto& binding =
       *std::ranges::max_element(terms, {}, &std::pair<double, std::string>::first);
@@ -359,9 +385,9 @@ Result<MigBound> bound_of(const Mix& mix, sim::SliceCostModel& model) {
 }  // namespace
 
 mig::ManagerOptions time_fit_options(const hw::GpuSpec& spec, const hw::MigGeometry& geometry,
-                                     double prediction_error, std::uint64_t seed) {
+                                     double prediction_error, std::uint64_t seed, bool share) {
   return time_fit_with(std::make_shared<sim::SliceCostModel>(spec, geometry), prediction_error,
-                       seed);
+                       seed, share);
 }
 
 Result<BestStatic> find_best_static(const mig::JobsFile& jobs) {
@@ -407,7 +433,7 @@ Result<MixResult> run_mix(std::string_view text, const std::string& file,
   out.gpu = mix.spec.name;
   out.seed = mix.jobs.seed;
   out.jobs = mix.jobs.jobs.size();
-  constexpr std::int64_t kRuns = 7;
+  constexpr std::int64_t kRuns = 8;
   std::int64_t done = 0;
   auto step = [&](std::string_view what) {
     if (options.progress) options.progress(++done, kRuns, what);
@@ -451,16 +477,26 @@ Result<MixResult> run_mix(std::string_view text, const std::string& file,
 
   // One model for time-fit's predictions and the bound: each job is timed on each profile once.
   const auto model = std::make_shared<sim::SliceCostModel>(mix.spec, mix.geometry);
-  for (const auto& [row, error] : {std::pair{kTimeFitRow, 0.0}, {kTimeFitErrorRow, 0.2}}) {
-    TESSERA_ASSIGN_OR_RETURN(Simulated fit,
-                             simulate(mix, time_fit_with(model, error, mix.jobs.seed), false));
+  struct TimeFit {
+    std::string_view row;
+    double error;
+    int jobs_per_instance;
+  };
+  for (const TimeFit& t : std::array<TimeFit, 3>{
+           {{kTimeFitRow, 0.0, 1}, {kTimeFitErrorRow, 0.2, 1}, {kTimeFitShareRow, 0.0, 2}}}) {
+    const std::string_view row = t.row;
+    TESSERA_ASSIGN_OR_RETURN(
+        Simulated fit,
+        simulate(mix, time_fit_with(model, t.error, mix.jobs.seed, t.jobs_per_instance > 1), false,
+                 t.jobs_per_instance));
     out.runs.push_back({.row = std::string(row),
                         .detail = "",
                         .result = std::move(fit.result),
                         .geometry = std::move(fit.geometry)});
     step(row);
   }
-  TESSERA_ASSIGN_OR_RETURN(out.bound, bound_of(mix, *model));
+  TESSERA_ASSIGN_OR_RETURN(out.bound, bound_of(mix, *model, 1));
+  TESSERA_ASSIGN_OR_RETURN(out.shared_bound, bound_of(mix, *model, 2));
 
   out.report.scenario = file;
   out.report.gpu = mix.spec.name;

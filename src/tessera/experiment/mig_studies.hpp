@@ -38,6 +38,9 @@ inline constexpr std::string_view kTimeFitRow = "time-fit";  // tessera's own (m
 // time-fit with every predicted time off by a seeded lognormal factor, sigma 0.2 (within about
 // +-30% for nine in ten): what its gain owes to a kernel model as exact as the simulator's.
 inline constexpr std::string_view kTimeFitErrorRow = "time-fit-err20";
+// time-fit where an instance may run two jobs under MPS (sim::SimMigOptions::jobs_per_instance):
+// MIG and SM sharing on one GPU.
+inline constexpr std::string_view kTimeFitShareRow = "time-fit-share";
 
 // The figures of each row (counter names of the RunReport rows, unit included).
 inline constexpr std::string_view kJobsPerHour = "jobs/h";
@@ -69,15 +72,20 @@ sim::SimMigOptions study_device_options(std::uint64_t seed);
 // simulated GPU's kernel model (sim::SliceCostModel), and the simulated device's reconfiguration
 // and start times (study_device_options) as the costs it weighs. `prediction_error` > 0 multiplies
 // each prediction by exp(N(0, prediction_error)), drawn per job and profile from `seed`.
+// `share`: pairs' slowdowns side by side on one instance too (ManagerOptions::co_run), for a
+// device whose instances run two jobs.
 mig::ManagerOptions time_fit_options(const hw::GpuSpec& spec, const hw::MigGeometry& geometry,
-                                     double prediction_error = 0, std::uint64_t seed = 1);
+                                     double prediction_error = 0, std::uint64_t seed = 1,
+                                     bool share = false);
 
 // What no MIG layout can beat. After the first instance is made, the jobs' makespan is at least:
 // each job's submission, process start and run on its fastest profile that holds its peak memory;
 // the jobs' slice-time (each at its least, in compute slices of 7 and in memory slices of 8); and
 // the time by which instances made one after another (at most 7 at once) hold every job for its
 // start and fastest run. Destroys, waiting and worse choices only add to it.
-// Each mix's is MixResult::bound.
+// Each mix's is MixResult::bound. Where an instance runs two jobs at once, each no faster than
+// alone, the compute slice-time and the instance-time halve and memory slices bound nothing (the
+// two share their instance's memory; MixResult::shared_bound, time-fit-share's).
 struct MigBound {
   core::Nanos makespan = 0;
   double jobs_per_hour = 0;
@@ -110,9 +118,10 @@ struct MixResult {
   std::uint64_t seed = 0;
   std::size_t jobs = 0;
   std::size_t static_layouts_tried = 0;  // BestStatic::tried
-  MigBound bound;
-  std::vector<PolicyRun> runs;  // in row order
-  metrics::RunReport report;    // one ModeReport per row, its figures as counters
+  MigBound bound;                        // one job to an instance
+  MigBound shared_bound;                 // two jobs to an instance, each no faster than alone
+  std::vector<PolicyRun> runs;           // in row order
+  metrics::RunReport report;             // one ModeReport per row, its figures as counters
   std::vector<ClaimResult> claims;
 };
 

@@ -61,6 +61,36 @@ class TimeFitTest : public test::A100LayoutSpaceTest {
     return s.value_or(space_->empty_state());
   }
 
+  // `in` with two jobs to an instance and `table_`'s slowdowns.
+  SchedulerInput sharing(SchedulerInput in) const {
+    in.jobs_per_instance = 2;
+    in.co_runs = &table_;
+    return in;
+  }
+
+  // Every pair of jobs below `jobs` slowed by `slowdown` on every profile.
+  void slow_every_pair(std::size_t jobs, double slowdown) {
+    for (std::size_t a = 0; a < jobs; ++a) {
+      for (std::size_t b = a + 1; b < jobs; ++b) {
+        for (const int p : {k1g5, k1g10, k2g10, k3g20, k4g20, k7g40}) {
+          table_[{a, b, p}] = Slowdowns{.first = slowdown, .second = slowdown};
+        }
+      }
+    }
+  }
+
+  // 7g.40gb running job 0 alone, `left` seconds of work from now (0) on.
+  static void running_alone_on_7g(SchedulerInput& in, double left) {
+    in.busy = {kWhole};
+    in.free_at[kWhole] = core::seconds(left);
+    in.running[kWhole] = {RunningJob{
+        .job = 0, .need_bytes = kGiB, .term = {.begins = 0, .work = core::seconds(left)}}};
+  }
+
+  static constexpr Placement kWhole{k7g40, 0};
+  CoRunTable table_;
+  CoRunTable empty_;
+
   static int profile_of(const Decisions& d, std::size_t job) {
     for (const StartDecision& s : d.starts) {
       if (s.job == job) return s.plan.instance.profile_id;
@@ -161,6 +191,84 @@ TEST_F(TimeFitTest, JobsNoProfileHoldsAreGivenUpWithTheReason) {
   EXPECT_EQ(d.give_ups[0].job, 0U);
   EXPECT_NE(d.give_ups[0].reason.find("7g.40gb"), std::string::npos) << d.give_ups[0].reason;
   EXPECT_EQ(d.starts.size(), 1U);
+}
+
+using TimeFitShareTest = TimeFitTest;
+
+TEST_F(TimeFitShareTest, TwoJobsThatBarelySlowEachOtherShareOneInstance) {
+  // Apart, the second instance is ready a create later (14 s); together on one, each 2% slower,
+  // both end at 13.2 s.
+  slow_every_pair(2, 1.02);
+  const Decisions d = schedule(sharing(input({job(0, 10, 10, 10), job(1, 10, 10, 10)})));
+  ASSERT_EQ(d.starts.size(), 2U);
+  EXPECT_EQ(d.starts[0].plan.kind, PlanKind::kPlace);
+  EXPECT_EQ(d.starts[1].plan.kind, PlanKind::kShare);
+  EXPECT_EQ(d.starts[1].plan.instance, d.starts[0].plan.instance);
+  EXPECT_TRUE(d.starts[1].plan.destroy.empty());
+  EXPECT_EQ(d.starts[1].plan.result, d.starts[0].plan.result);
+  EXPECT_NE(d.starts[0].job, d.starts[1].job);
+  // Without the pair's slowdowns, or with one job to an instance, they run apart.
+  for (SchedulerInput in :
+       {input({job(0, 10, 10, 10), job(1, 10, 10, 10)}), [&] {
+          SchedulerInput no_table = sharing(input({job(0, 10, 10, 10), job(1, 10, 10, 10)}));
+          no_table.co_runs = &empty_;
+          return no_table;
+        }()}) {
+    const Decisions apart = schedule(in);
+    ASSERT_EQ(apart.starts.size(), 2U);
+    EXPECT_NE(apart.starts[1].plan.kind, PlanKind::kShare);
+    EXPECT_NE(apart.starts[1].plan.instance, apart.starts[0].plan.instance);
+  }
+}
+
+TEST_F(TimeFitShareTest, ThePairSharesOnlyAnInstanceThatHoldsBoth) {
+  slow_every_pair(2, 1.02);
+  QueuedJob a = job(0, 10, 10, 10);
+  QueuedJob b = job(1, 10, 10, 10);
+  a.need_bytes = b.need_bytes = 6 * kGiB;
+  const Decisions d = schedule(sharing(input({a, b})));
+  ASSERT_EQ(d.starts.size(), 2U);
+  ASSERT_EQ(d.starts[1].plan.kind, PlanKind::kShare);
+  const hw::MigProfile* p = space_->geometry().find(d.starts[1].plan.instance.profile_id);
+  ASSERT_NE(p, nullptr);
+  EXPECT_GE(p->memory_bytes, 12 * kGiB) << p->name;
+}
+
+TEST_F(TimeFitShareTest, AQueuedJobJoinsAJobRunningAloneRatherThanWaitForIt) {
+  // 7g.40gb runs job 0 for 100 s more; job 1 beside it (10% slower each) ends at 13 s.
+  slow_every_pair(2, 1.1);
+  SchedulerInput in = sharing(input({job(1, 10, 10, 10)}));
+  in.current = state_of({kWhole});
+  running_alone_on_7g(in, 100);
+  const Decisions d = schedule(in);
+  ASSERT_EQ(d.starts.size(), 1U);
+  EXPECT_EQ(d.starts[0].job, 1U);
+  EXPECT_EQ(d.starts[0].plan.kind, PlanKind::kShare);
+  EXPECT_EQ(d.starts[0].plan.instance, kWhole);
+  EXPECT_EQ(d.starts[0].plan.result, in.current);
+  // With one job to an instance it waits.
+  in.jobs_per_instance = 1;
+  EXPECT_TRUE(schedule(in).starts.empty());
+}
+
+TEST_F(TimeFitShareTest, AnInstanceRunningTwoJobsTakesNoThird) {
+  slow_every_pair(3, 1.1);
+  SchedulerInput in = sharing(input({job(2, 10, 10, 10)}));
+  in.current = state_of({kWhole});
+  running_alone_on_7g(in, 100);
+  in.running[kWhole].push_back(
+      RunningJob{.job = 1, .need_bytes = kGiB, .term = {.begins = 0, .work = core::seconds(50)}});
+  EXPECT_TRUE(schedule(in).starts.empty());
+}
+
+TEST_F(TimeFitShareTest, AJoinIsNotTakenWhenItsDelayToTheOtherOutweighsItsGain) {
+  // Job 0 has 5 s left. Waiting, job 1 ends at 17 s; beside it, each 2x slower, job 1 ends at
+  // 15 s but job 0 at 8 s instead of 5 s: 18 s in all against 17 s.
+  slow_every_pair(2, 2);
+  SchedulerInput in = sharing(input({job(1, 10, 10, 10)}));
+  in.current = state_of({kWhole});
+  running_alone_on_7g(in, 5);
+  EXPECT_TRUE(schedule(in).starts.empty());
 }
 
 }  // namespace

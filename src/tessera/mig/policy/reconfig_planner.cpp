@@ -28,6 +28,7 @@ std::string_view to_string(PlanKind k) {
     case PlanKind::kFusion: return "fusion";
     case PlanKind::kFission: return "fission";
     case PlanKind::kRebuild: return "rebuild";
+    case PlanKind::kShare: return "share";
   }
   return "?";
 }

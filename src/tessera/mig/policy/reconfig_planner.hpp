@@ -18,6 +18,7 @@ enum class PlanKind {
   kFusion,   // idle instances destroyed to make room, the new one larger than each of them
   kFission,  // one larger idle instance destroyed, the new one smaller
   kRebuild,  // idle instances destroyed that are neither all smaller nor one larger
+  kShare,    // the job joins a job on its instance (time-fit, where instances run two jobs)
 };
 std::string_view to_string(PlanKind k);
 

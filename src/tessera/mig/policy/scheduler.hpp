@@ -18,6 +18,7 @@
 
 #include "tessera/core/time.hpp"
 #include "tessera/hw/mig_profiles.hpp"
+#include "tessera/mig/policy/co_run.hpp"
 #include "tessera/mig/policy/layout_space.hpp"
 #include "tessera/mig/policy/reconfig_planner.hpp"
 #include "tessera/mig/policy/scheme.hpp"
@@ -55,6 +56,13 @@ struct TimeFitOptions {
   core::Nanos ageing = core::seconds(30 * 60);
 };
 
+// A job running on a busy instance, for time-fit's sharing.
+struct RunningJob {
+  std::size_t job = 0;          // the caller's index (as QueuedJob::job, and in CoRunTable)
+  std::int64_t need_bytes = 0;  // the memory it may reach
+  ShareTerm term;               // when its work begins and how much it has left, alone
+};
+
 struct StartDecision {
   std::size_t job = 0;
   ReconfigPlan plan;
@@ -79,6 +87,12 @@ struct SchedulerInput {
   std::map<Placement, core::Nanos> free_at;
   core::Nanos reconfig_free_at = 0;
   TimeFitOptions time_fit;
+  // Time-fit sharing an instance between two jobs: how many jobs an instance may run (1: none
+  // share), the jobs each busy instance runs, and the pairs' slowdowns (a pair or profile
+  // missing from the table never shares).
+  int jobs_per_instance = 1;
+  std::map<Placement, std::vector<RunningJob>> running;
+  const CoRunTable* co_runs = nullptr;
 };
 
 struct Decisions {

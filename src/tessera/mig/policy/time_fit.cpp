@@ -23,15 +23,30 @@ struct Job {
 };
 constexpr std::size_t kOrders = 4;
 
+// The job a queued job may join on an instance: the instance's last job, while it runs alone.
+struct Partner {
+  std::size_t job = 0;  // the caller's index
+  std::int64_t need_bytes = 0;
+  ShareTerm term;  // its work alone and when it begins
+  core::Nanos end = 0;
+  // A job joining it: when its work begins, and whether it starts now (the partner runs now, or
+  // is the instance's first job, which starts now).
+  core::Nanos join_begins = 0;
+  bool now = false;
+};
+
 // One instance of a candidate layout.
 struct Slot {
   enum class Kind { kBusy, kIdle, kNew };
   Placement placement;
+  const hw::MigProfile* profile = nullptr;
   Kind kind = Kind::kNew;
   core::Nanos free_at = 0;
   std::optional<std::size_t> first_job;  // the first job list-scheduled on it (index into jobs)
   // A new instance is made when the list first needs it: the made ones in the order made.
   std::optional<std::size_t> made;
+  std::optional<Partner> partner;
+  std::optional<std::size_t> joins_now;  // a job that starts now beside its partner
 };
 
 // The queue list-scheduled on one fully configured layout.
@@ -153,15 +168,32 @@ std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector
   core::Nanos reconfigured = std::max(in.now, in.reconfig_free_at) +
                              static_cast<core::Nanos>(o.destroy.size()) * cost.destroy_time;
   std::size_t made = 0;
+  const bool sharing = in.jobs_per_instance >= 2 && in.co_runs != nullptr;
   for (const Placement& p : want.instances) {
-    Slot slot{
-        .placement = p, .kind = Slot::Kind::kNew, .free_at = in.now, .first_job = {}, .made = {}};
+    Slot slot{.placement = p,
+              .profile = space.geometry().find(p.profile_id),
+              .kind = Slot::Kind::kNew,
+              .free_at = in.now,
+              .first_job = {},
+              .made = {},
+              .partner = {},
+              .joins_now = {}};
     if (std::ranges::find(now.instances, p) != now.instances.end()) {
       slot.kind = in.busy.contains(p) ? Slot::Kind::kBusy : Slot::Kind::kIdle;
       if (auto it = in.free_at.find(p); it != in.free_at.end()) {
         slot.free_at = std::max(in.now, it->second);
       }
       o.makespan = std::max(o.makespan, slot.free_at);
+      const auto running = in.running.find(p);
+      if (sharing && running != in.running.end() && running->second.size() == 1) {
+        const RunningJob& r = running->second.front();
+        slot.partner = Partner{.job = r.job,
+                               .need_bytes = r.need_bytes,
+                               .term = r.term,
+                               .end = r.term.begins + r.term.work,
+                               .join_begins = in.now + cost.start_time,
+                               .now = true};
+      }
     }
     o.slots.push_back(slot);
   }
@@ -180,14 +212,56 @@ std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector
         best_end = end;
       }
     }
+    // Joining an instance's last job instead: the job's end plus what it delays the other
+    // must beat its end alone.
+    Slot* join = nullptr;
+    core::Nanos join_score = 0;
+    std::pair<core::Nanos, core::Nanos> join_ends;  // the partner's, the job's
+    for (Slot& slot : o.slots) {
+      if (!slot.partner) continue;
+      const Partner& k = *slot.partner;
+      const auto t = time_of(jobs[j], slot.placement.profile_id);
+      if (!t || k.need_bytes + jobs[j].queued->need_bytes > slot.profile->memory_bytes) continue;
+      const auto s = slowdowns(*in.co_runs, k.job, jobs[j].queued->job, slot.placement.profile_id);
+      if (!s) continue;
+      const auto ends =
+          shared_ends(ShareTerm{.begins = k.term.begins, .work = k.term.work, .slowdown = s->first},
+                      ShareTerm{.begins = k.join_begins, .work = *t, .slowdown = s->second});
+      const core::Nanos score = ends.second + (ends.first - k.end);
+      if (join == nullptr || score < join_score) {
+        join = &slot;
+        join_score = score;
+        join_ends = ends;
+      }
+    }
+    if (join != nullptr && (best == nullptr || join_score < best_end)) {
+      const Partner& k = *join->partner;
+      if (k.now) join->joins_now = j;
+      o.finish_sum += join_ends.second + (join_ends.first - k.end);
+      join->free_at = std::max(join_ends.first, join_ends.second);
+      o.makespan = std::max(o.makespan, join->free_at);
+      join->partner.reset();
+      continue;
+    }
     if (best == nullptr) {
       ++o.unplaced;
       o.first_unplaced = o.first_unplaced || jobs[j].first;
       continue;
     }
-    if (best->kind == Slot::Kind::kNew && !best->made) {
+    const bool unmade = best->kind == Slot::Kind::kNew && !best->made;
+    const core::Nanos begins = best_end - *time_of(jobs[j], best->placement.profile_id);
+    if (unmade) {
       best->made = made++;
       reconfigured += cost.create_time;
+    }
+    if (sharing) {
+      // It starts now when it is the first job of an instance that runs nothing.
+      best->partner = Partner{.job = jobs[j].queued->job,
+                              .need_bytes = jobs[j].queued->need_bytes,
+                              .term = {.begins = begins, .work = best_end - begins, .slowdown = 1},
+                              .end = best_end,
+                              .join_begins = begins,
+                              .now = !best->first_job && best->kind != Slot::Kind::kBusy};
     }
     if (!best->first_job) best->first_job = j;
     best->free_at = best_end;
@@ -245,7 +319,9 @@ Decisions schedule_time_fit(const SchedulerInput& in) {
   // manager carries the decisions out, and so the order the driver makes them).
   std::vector<const Slot*> order;
   for (const Slot& slot : best->slots) {
-    if (slot.first_job && slot.kind != Slot::Kind::kBusy) order.push_back(&slot);
+    if ((slot.first_job && slot.kind != Slot::Kind::kBusy) || slot.joins_now) {
+      order.push_back(&slot);
+    }
   }
   const auto rank = [](const Slot* s) { return s->made ? *s->made + 1 : 0; };
   std::ranges::stable_sort(order, {}, rank);
@@ -253,6 +329,19 @@ Decisions schedule_time_fit(const SchedulerInput& in) {
   bool destroyed = false;
   for (const Slot* s : order) {
     const Slot& slot = *s;
+    const auto share = [&] {
+      if (!slot.joins_now) return;
+      ReconfigPlan plan;
+      plan.kind = PlanKind::kShare;
+      plan.instance = slot.placement;
+      plan.result = state;
+      plan.fcr = space.fcr(state);
+      out.starts.push_back({jobs[*slot.joins_now].queued->job, std::move(plan)});
+    };
+    if (slot.kind == Slot::Kind::kBusy) {
+      share();
+      continue;
+    }
     ReconfigPlan plan;
     plan.instance = slot.placement;
     if (slot.kind == Slot::Kind::kIdle) {
@@ -269,6 +358,7 @@ Decisions schedule_time_fit(const SchedulerInput& in) {
     plan.result = state;
     plan.fcr = space.fcr(state);
     out.starts.push_back({jobs[*slot.first_job].queued->job, std::move(plan)});
+    share();
   }
   return out;
 }

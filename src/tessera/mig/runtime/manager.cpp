@@ -42,10 +42,10 @@ enum class Phase { kWaiting, kQueued, kRunning, kResolved };
 
 struct InstanceInfo {
   device::MigInstance instance;
-  bool ours = false;               // created by this run: destroyed at its end
-  std::optional<std::size_t> job;  // the job running on it
-  // For time-fit: when it is predicted to take a job (ready once created, free once its job
-  // ends).
+  bool ours = false;              // created by this run: destroyed at its end
+  std::vector<std::size_t> jobs;  // the jobs running on it
+  // For time-fit: when it is predicted to take a job (ready once created, free once its jobs
+  // end).
   core::Nanos free_at = 0;
 };
 
@@ -55,6 +55,9 @@ struct JobState {
   std::int64_t need = 0;
   std::optional<int> min_profile;
   std::vector<ProfileTime> times;  // time-fit's predictions, made when the job is released
+  // Time-fit's prediction of the current attempt: when its work begins, how much it has left
+  // alone from then, and its slowdown beside the job sharing its instance.
+  ShareTerm term;
   bool restart = false;
   int plan_failures = 0;  // device failures carrying out its plan, in a row
   std::string last_device_error;
@@ -80,6 +83,8 @@ class Manager final : public device::MigJobObserver {
         options_(options),
         progress_(progress),
         caps_(device.capabilities()),
+        sharing_(options.scheme == Scheme::kTimeFit && options.co_run &&
+                 caps_.jobs_per_instance >= 2),
         restarts_(space, options.scheme, options.static_layout),
         order_(profile_order(space)) {
     for (const workload::BatchJobPtr& job : jobs) {
@@ -133,6 +138,7 @@ class Manager final : public device::MigJobObserver {
     result.energy_joules = device_.stats().energy_joules;
     result.oom_restarts = oom_restarts_;
     result.early_restarts = early_restarts_;
+    result.shared_starts = shared_starts_;
     result.stopped = stopping_.value_or("");
     return result;
   }
@@ -161,8 +167,17 @@ class Manager final : public device::MigJobObserver {
     runs_.erase(it);
     JobState& js = jobs_[j];
     if (auto inst = instances_.find(js.instance); inst != instances_.end()) {
-      inst->second.job.reset();
-      inst->second.free_at = e.at;  // whatever was predicted, it is free now
+      InstanceInfo& info = inst->second;
+      std::erase(info.jobs, j);
+      info.free_at = e.at;  // whatever was predicted, it is free now
+      if (!info.jobs.empty()) {
+        // The job left runs alone from now.
+        JobState& other = jobs_[info.jobs.front()];
+        other.term = ShareTerm{.begins = std::max(e.at, other.term.begins),
+                               .work = work_left_at(other.term, js.term, e.at),
+                               .slowdown = 1};
+        info.free_at = other.term.begins + other.term.work;
+      }
     }
     Attempt& a = js.outcome.attempts.back();
     a.ended = e.at;
@@ -286,7 +301,7 @@ class Manager final : public device::MigJobObserver {
         foreign.push_back(fmt::format(
             "{}@{}", p ? p->name : fmt::format("profile {}", inst.profile_id), inst.start));
       }
-      instances_[inst.id] = InstanceInfo{inst, false, std::nullopt, 0};
+      instances_[inst.id] = InstanceInfo{inst, false, {}, 0};
     }
     if (!foreign.empty()) {
       return core::failf(core::Domain::kMig, core::Code::kFailedPrecondition,
@@ -357,7 +372,7 @@ class Manager final : public device::MigJobObserver {
                              device_.create_instance(p.profile_id, p.start));
     reconfig_free_at_ =
         std::max(device_.executor().now(), reconfig_free_at_) + options_.time_fit.create_time;
-    instances_[inst.id] = InstanceInfo{inst, true, std::nullopt, reconfig_free_at_};
+    instances_[inst.id] = InstanceInfo{inst, true, {}, reconfig_free_at_};
     if (inst.profile_id != p.profile_id || inst.start != p.start) {
       return core::failf(core::Domain::kMig, core::Code::kInternal,
                          "asked for profile {} at slice {}, the device created profile {} at {}",
@@ -377,10 +392,10 @@ class Manager final : public device::MigJobObserver {
   core::Status resync() {
     std::map<device::MigInstanceId, InstanceInfo> next;
     for (const device::MigInstance& inst : device_.instances()) {
-      InstanceInfo info{inst, false, std::nullopt, 0};
+      InstanceInfo info{inst, false, {}, 0};
       if (auto it = instances_.find(inst.id); it != instances_.end()) {
         info.ours = it->second.ours;
-        info.job = it->second.job;
+        info.jobs = it->second.jobs;
         info.free_at = it->second.free_at;
       } else if (!in_space(inst.profile_id)) {
         return core::failf(core::Domain::kMig, core::Code::kInternal,
@@ -391,10 +406,10 @@ class Manager final : public device::MigJobObserver {
       next[inst.id] = info;
     }
     for (const auto& [id, info] : instances_) {
-      if (info.job && !next.contains(id)) {
+      if (!info.jobs.empty() && !next.contains(id)) {
         return core::failf(core::Domain::kMig, core::Code::kInternal,
                            "the instance running job '{}' vanished from the device",
-                           jobs_[*info.job].job->name);
+                           jobs_[info.jobs.front()].job->name);
       }
     }
     instances_ = std::move(next);
@@ -414,6 +429,7 @@ class Manager final : public device::MigJobObserver {
           jobs_[j].phase = Phase::kQueued;
           jobs_[j].need = jobs_[j].job->estimated_peak_bytes;
           predict_times(jobs_[j]);
+          predict_co_runs(j);
         }
         pump();
       });
@@ -426,6 +442,26 @@ class Manager final : public device::MigJobObserver {
     if (options_.scheme != Scheme::kTimeFit || !options_.job_time || !js.times.empty()) return;
     for (const hw::MigProfile* p : order_) {
       if (auto t = options_.job_time(*js.job, *p)) js.times.push_back({p->id, *t});
+    }
+  }
+
+  // Time-fit's slowdowns of a released job beside every other job released and unresolved, on
+  // each profile that holds both jobs' estimated peaks; a pair the model cannot time never
+  // shares.
+  void predict_co_runs(std::size_t j) {
+    if (!sharing_) return;
+    const JobState& js = jobs_[j];
+    for (std::size_t i = 0; i < jobs_.size(); ++i) {
+      const JobState& other = jobs_[i];
+      if (i == j || other.phase == Phase::kWaiting || other.phase == Phase::kResolved) continue;
+      for (const hw::MigProfile* p : order_) {
+        if (js.need + other.need > p->memory_bytes) continue;
+        const std::size_t a = std::min(i, j);
+        const std::size_t b = std::max(i, j);
+        auto s = options_.co_run(*jobs_[a].job, *jobs_[b].job, *p);
+        if (!s || !(s->first > 0) || !(s->second > 0)) continue;
+        co_runs_[{a, b, p->id}] = Slowdowns{.first = s->first, .second = s->second};
+      }
     }
   }
 
@@ -445,10 +481,17 @@ class Manager final : public device::MigJobObserver {
     in.now = device_.executor().now();
     in.time_fit = options_.time_fit;
     in.reconfig_free_at = reconfig_free_at_;
+    in.jobs_per_instance = sharing_ ? caps_.jobs_per_instance : 1;
+    in.co_runs = &co_runs_;
     for (const auto& [id, info] : instances_) {
       const Placement p{info.instance.profile_id, info.instance.start};
       in.free_at[p] = info.free_at;
-      if (info.job) in.busy.insert(p);
+      if (info.jobs.empty()) continue;
+      in.busy.insert(p);
+      for (const std::size_t j : info.jobs) {
+        in.running[p].push_back(
+            RunningJob{.job = j, .need_bytes = jobs_[j].need, .term = jobs_[j].term});
+      }
     }
     for (std::size_t j = 0; j < jobs_.size(); ++j) {
       const JobState& js = jobs_[j];
@@ -521,7 +564,7 @@ class Manager final : public device::MigJobObserver {
     std::vector<Placement> destroyed;
     for (const Placement& p : plan.destroy) {
       const auto id = instance_at(p);
-      if (!id || instances_.at(*id).job) {
+      if (!id || !instances_.at(*id).jobs.empty()) {
         return core::failf(core::Domain::kMig, core::Code::kInternal,
                            "the plan destroys an instance that is {} ({}@{})",
                            id ? "busy" : "absent", p.profile_id, p.start);
@@ -532,7 +575,13 @@ class Manager final : public device::MigJobObserver {
       reconfig_free_at_ =
           std::max(device_.executor().now(), reconfig_free_at_) + options_.time_fit.destroy_time;
     }
-    if (plan.kind != PlanKind::kReuse || !instance_at(plan.instance)) {
+    const bool share = plan.kind == PlanKind::kShare;
+    if (share && !instance_at(plan.instance)) {
+      return core::failf(core::Domain::kMig, core::Code::kInternal,
+                         "the plan shares an absent instance ({}@{}) with job '{}'",
+                         plan.instance.profile_id, plan.instance.start, js.job->name);
+    }
+    if (!share && (plan.kind != PlanKind::kReuse || !instance_at(plan.instance))) {
       if (auto st = create(plan.instance, plan.kind, destroyed, js.job->name); !st) {
         if (!destroyed.empty()) {
           reconfigurations_.push_back(ReconfigEvent{.at = device_.executor().now(),
@@ -547,14 +596,37 @@ class Manager final : public device::MigJobObserver {
     }
     const device::MigInstanceId id = *instance_at(plan.instance);
     InstanceInfo& info = instances_.at(id);
-    if (info.job) {
+    if (info.jobs.size() != (share ? 1U : 0U)) {
       return core::failf(core::Domain::kMig, core::Code::kInternal,
-                         "the plan starts job '{}' on a busy instance", js.job->name);
+                         "the plan starts job '{}' on an instance that runs {} job(s)",
+                         js.job->name, info.jobs.size());
     }
     TESSERA_ASSIGN_OR_RETURN(device::JobRunId run, device_.start_job(id, js.job, *this));
-    info.job = d.job;
-    info.free_at = std::max(device_.executor().now(), info.free_at) + options_.time_fit.start_time +
-                   predicted_time(js, plan.instance.profile_id);
+    const core::Nanos now = device_.executor().now();
+    const core::Nanos work = predicted_time(js, plan.instance.profile_id);
+    if (share) {
+      // The job it joins has run alone until now; from when this one begins they share.
+      const std::size_t k = info.jobs.front();
+      JobState& other = jobs_[k];
+      other.term.work = std::max<core::Nanos>(
+          0, other.term.work - std::max<core::Nanos>(0, now - other.term.begins));
+      other.term.begins = std::max(now, other.term.begins);
+      const auto s =
+          slowdowns(co_runs_, k, d.job, plan.instance.profile_id).value_or(std::pair{1.0, 1.0});
+      other.term.slowdown = s.first;
+      js.term = ShareTerm{.begins = std::max(now + options_.time_fit.start_time, other.term.begins),
+                          .work = work,
+                          .slowdown = s.second};
+      const auto ends = shared_ends(other.term, js.term);
+      info.free_at = std::max(ends.first, ends.second);
+      ++shared_starts_;
+    } else {
+      js.term = ShareTerm{.begins = std::max(now, info.free_at) + options_.time_fit.start_time,
+                          .work = work,
+                          .slowdown = 1};
+      info.free_at = js.term.begins + work;
+    }
+    info.jobs.push_back(d.job);
     runs_[run] = d.job;
     js.phase = Phase::kRunning;
     js.plan_failures = 0;
@@ -578,7 +650,7 @@ class Manager final : public device::MigJobObserver {
       core::Status st;
       std::vector<device::MigInstanceId> ours;
       for (const auto& [id, info] : instances_) {
-        if (info.ours && !info.job) ours.push_back(id);
+        if (info.ours && info.jobs.empty()) ours.push_back(id);
       }
       for (device::MigInstanceId id : ours) {
         st = device_.destroy_instance(id);
@@ -605,6 +677,7 @@ class Manager final : public device::MigJobObserver {
   const ManagerOptions& options_;
   const ProgressFn& progress_;
   device::MigCapabilities caps_;
+  bool sharing_ = false;  // time-fit may start a job on an instance that runs another
   RestartPolicy restarts_;
   std::vector<const hw::MigProfile*> order_;
   std::vector<JobState> jobs_;
@@ -618,6 +691,8 @@ class Manager final : public device::MigJobObserver {
   std::int64_t resolved_ = 0;
   std::int64_t oom_restarts_ = 0;
   std::int64_t early_restarts_ = 0;
+  std::int64_t shared_starts_ = 0;
+  CoRunTable co_runs_;  // time-fit's slowdowns of the pairs released so far
 };
 
 }  // namespace

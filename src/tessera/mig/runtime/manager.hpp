@@ -30,6 +30,11 @@ struct JobOutcome;
 using JobTimeFn =
     std::function<core::Result<core::Nanos>(const workload::BatchJob&, const hw::MigProfile&)>;
 
+// Two jobs' slowdowns side by side on an instance of `profile` (first: the first job's iteration
+// time beside the second over alone; second: the second's), for time-fit's sharing.
+using CoRunFn = std::function<core::Result<std::pair<double, double>>(
+    const workload::BatchJob&, const workload::BatchJob&, const hw::MigProfile&)>;
+
 // Why to stop the run now ("SIGTERM"), or nothing to go on. Asked after every event.
 using StopFn = std::function<std::optional<std::string>()>;
 
@@ -43,6 +48,9 @@ struct ManagerOptions {
   // costs it weighs.
   JobTimeFn job_time;
   TimeFitOptions time_fit;
+  // Scheme::kTimeFit on a device whose instances run two jobs (device::MigCapabilities): each
+  // pair's slowdowns; null: no instance is shared.
+  CoRunFn co_run;
   // Profiles the scheduler may hand out (empty: every profile without media extensions).
   std::vector<int> profile_ids;
   // Null: never. When it says stop, running jobs are stopped (device::MigDevice::stop_job), the
@@ -99,6 +107,7 @@ struct MigRunResult {
   double energy_joules = 0;
   std::int64_t oom_restarts = 0;
   std::int64_t early_restarts = 0;
+  std::int64_t shared_starts = 0;  // starts on an instance that ran another job
   // Why the run stopped before every job was resolved (ManagerOptions::stop); empty: it did not.
   std::string stopped;
   std::int64_t completed() const;

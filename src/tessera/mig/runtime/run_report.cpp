@@ -89,6 +89,7 @@ nlohmann::json run_report_json(const MigRunResult& result, const hw::MigGeometry
            {"oom_restarts", result.oom_restarts},
            {"early_restarts", result.early_restarts},
            {"longest_wait_s", core::to_seconds(result.longest_wait())},
+           {"shared_starts", result.shared_starts},
            {"jobs", std::move(jobs)},
            {"reconfigurations", std::move(reconfigurations)}};
   if (!result.stopped.empty()) out["stopped"] = result.stopped;
@@ -136,6 +137,10 @@ std::string run_report_table(const MigRunResult& result, const hw::MigGeometry& 
       core::to_seconds(result.makespan), result.jobs_per_hour(), result.energy_joules,
       result.oom_restarts, result.early_restarts, result.reconfigurations.size(),
       core::to_seconds(result.longest_wait()));
+  if (result.shared_starts > 0) {
+    out += fmt::format("{} of the starts shared an instance with a running job\n",
+                       result.shared_starts);
+  }
   return out;
 }
 

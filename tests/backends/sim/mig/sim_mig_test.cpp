@@ -14,36 +14,11 @@ using test::k3g;
 using test::k4g;
 using test::k7g;
 using test::kGiB;
+using test::make;
+using test::no_delays;
+using test::Recorder;
 using workload::BatchJob;
 using workload::BatchJobPtr;
-
-struct Recorder final : device::MigJobObserver {
-  std::vector<device::JobSample> samples;
-  std::vector<device::JobExit> exits;
-  std::function<void(const device::JobSample&)> on_each_sample;
-  void on_sample(const device::JobSample& s) override {
-    samples.push_back(s);
-    if (on_each_sample) on_each_sample(s);
-  }
-  void on_exit(const device::JobExit& e) override { exits.push_back(e); }
-};
-
-SimMigOptions no_delays() {
-  SimMigOptions o;
-  o.create_time = 0;
-  o.destroy_time = 0;
-  o.job_start_time = 0;
-  o.sample_noise = 0;
-  return o;
-}
-
-std::unique_ptr<SimMig> make(Engine& engine, SimMigOptions o = no_delays()) {
-  auto spec = hw::find_gpu("a100-40gb");
-  EXPECT_TRUE(spec.has_value());
-  auto mig = SimMig::create(engine, spec.value(), o);
-  EXPECT_TRUE(mig.has_value()) << (mig ? "" : mig.error().message());
-  return std::move(mig.value());
-}
 
 TEST(SimMigTest, OutOfMemoryAtExactlyTheFirstIterationAbove) {
   Engine engine;

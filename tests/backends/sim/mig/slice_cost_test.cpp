@@ -6,16 +6,17 @@
 #include <vector>
 
 #include "backends/sim/mig/sim_mig_test_support.hpp"
-#include "tessera/workload/kernels/gemm_shapes.hpp"
 
 namespace tessera::sim {
 namespace {
 
 using test::custom_job;
+using test::gemm_job;
 using test::k1g;
 using test::k3g;
 using test::k7g;
 using test::kGiB;
+using test::small_gemm_job;
 using workload::BatchJob;
 using workload::BatchJobPtr;
 
@@ -36,24 +37,6 @@ hw::MigProfile profile(int id) {
   const hw::MigProfile* p = g.find(id);
   EXPECT_NE(p, nullptr);
   return *p;
-}
-
-// One large GEMM per iteration: compute-bound at any slice size.
-BatchJobPtr gemm_job(std::int64_t iterations = 3) {
-  auto job = std::make_shared<BatchJob>();
-  job->name = "gemm";
-  job->kind = workload::JobKind::kCustom;
-  job->iterations = iterations;
-  job->memory.base_bytes = kGiB;
-  job->work.key = "gemm-8192";
-  job->work.build = [](std::int64_t) {
-    workload::KernelSequence seq;
-    seq.groups.push_back(
-        {.kernels = {workload::make_gemm(workload::dense_gemm("gemm", 8192, 8192, 8192, 2))},
-         .repeat = 1});
-    return seq;
-  };
-  return job;
 }
 
 // A job whose GEMM grows with the iteration (a growing context); `built` records the
@@ -149,6 +132,70 @@ TEST(SliceCostModelTest, JobTimeSumsEveryIterationTimingEachBucketOnce) {
 
   const auto custom = custom_job(4, core::millis(10));
   EXPECT_EQ(mig.job_time(*custom, profile(k7g)).value_or(0), core::millis(40));
+}
+
+TEST(SliceCostModelTest, TwoJobsThatFillTheSliceEachTakeAboutTwiceAsLong) {
+  auto mig = a100();
+  const auto job = gemm_job();
+  for (const int id : {k1g, k7g}) {
+    const auto c = mig.co_run(*job, 0, *job, 0, profile(id));
+    ASSERT_TRUE(c.has_value()) << c.error().message();
+    EXPECT_GT(c->slowdown_a, 1.7) << id;
+    EXPECT_LT(c->slowdown_a, 2.3) << id;
+    EXPECT_NEAR(c->slowdown_a, c->slowdown_b, 0.35) << id;
+    // Together they keep the slice about as busy as one job does, not twice.
+    const auto alone = mig.iteration(*job, 0, profile(id));
+    ASSERT_TRUE(alone.has_value());
+    EXPECT_GT(c->active_watts, 0.8 * alone->active_watts);
+    EXPECT_LT(c->active_watts, 1.3 * alone->active_watts);
+  }
+}
+
+TEST(SliceCostModelTest, TwoSmallJobsBarelySlowEachOtherOnALargeSlice) {
+  auto mig = a100();
+  const auto a = small_gemm_job("small-a");
+  const auto b = small_gemm_job("small-b");
+  const auto wide = mig.co_run(*a, *b, profile(k7g));
+  ASSERT_TRUE(wide.has_value()) << wide.error().message();
+  EXPECT_LT(wide->slowdown_a, 1.3);
+  EXPECT_LT(wide->slowdown_b, 1.3);
+  // On the smallest slice they compete for its few SMs.
+  const auto narrow = mig.co_run(*a, *b, profile(k1g));
+  ASSERT_TRUE(narrow.has_value());
+  EXPECT_GT(narrow->slowdown_a, wide->slowdown_a + 0.3);
+}
+
+TEST(SliceCostModelTest, APairIsTheSameEitherWayRound) {
+  auto mig = a100();
+  const auto big = gemm_job();
+  const auto small = small_gemm_job("small");
+  const auto ab = mig.co_run(*big, 0, *small, 0, profile(k3g));
+  const auto ba = mig.co_run(*small, 0, *big, 0, profile(k3g));
+  ASSERT_TRUE(ab.has_value() && ba.has_value());
+  EXPECT_EQ(ab->slowdown_a, ba->slowdown_b);
+  EXPECT_EQ(ab->slowdown_b, ba->slowdown_a);
+  // A fresh model, asked the other way round first, simulates the same pair.
+  auto fresh = a100();
+  const auto first = fresh.co_run(*small, 0, *big, 0, profile(k3g));
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->slowdown_a, ba->slowdown_a);
+  EXPECT_EQ(first->slowdown_b, ba->slowdown_b);
+}
+
+TEST(SliceCostModelTest, CoRunNeedsKernelsAndAKnownMode) {
+  auto mig = a100();
+  const auto custom = custom_job(3, core::millis(40));
+  const auto c = mig.co_run(*custom, *gemm_job(), profile(k7g));
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().code(), core::Code::kUnsupported);
+  EXPECT_NE(c.error().message().find("has no kernels"), std::string::npos);
+
+  auto spec = hw::find_gpu("a100-40gb");
+  ASSERT_TRUE(spec.has_value());
+  SliceCostModel unknown(spec.value(), a100_geometry(), "no-such-mode");
+  const auto u = unknown.co_run(*gemm_job(), *gemm_job(), profile(k7g));
+  ASSERT_FALSE(u.has_value());
+  EXPECT_NE(u.error().message().find("no-such-mode"), std::string::npos);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "tessera/backends/sim/mig/slice_cost.hpp"
 #include "tessera/core/random.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/gpu/registry.hpp"
 
 namespace tessera::sim {
 
@@ -23,7 +24,7 @@ struct SimMig::State {
     MigInstance info;
     hw::MigProfile profile;
     core::Nanos ready_at = 0;
-    JobRunId run = 0;  // 0: idle
+    std::vector<JobRunId> runs;  // at most options.jobs_per_instance
   };
 
   struct Run {
@@ -33,9 +34,16 @@ struct SimMig::State {
     int profile_id = 0;
     std::int64_t memory_bytes = 0;
     std::int64_t next = 0;  // the iteration running, or the next to run
+    bool begun = false;     // has begun its first iteration (its process has started)
     bool in_iteration = false;
-    core::Nanos iteration_start = 0;
-    IterationCost cost;
+    std::int64_t held_bytes = 0;  // reserved by its current (or last) iteration
+    IterationCost alone;          // the current iteration alone on the instance
+    // The current iteration at its current rate: the fraction done before `since`, its whole
+    // duration at this rate, and its power.
+    double done = 0;
+    core::Nanos since = 0;
+    core::Nanos duration = 0;
+    double watts = 0;
     device::TimerId timer = 0;  // the pending begin or end event
     std::int64_t peak_reserved = 0;
     core::RandomStream noise;
@@ -47,7 +55,7 @@ struct SimMig::State {
         options(o),
         geometry(std::move(g)),
         random(o.seed),
-        costs(std::move(s), geometry) {}
+        costs(std::move(s), geometry, o.share_mode) {}
 
   Engine& engine;
   hw::GpuSpec spec;
@@ -70,6 +78,10 @@ struct SimMig::State {
 
   void begin_iteration(JobRunId id);
   void end_iteration(JobRunId id);
+  // The run that shares `r`'s instance and has begun its iterations; 0 when none does.
+  JobRunId partner(JobRunId id, const Run& r) const;
+  // Counts the current iteration's energy up to now and runs its rest for `duration` at `watts`.
+  void retime(JobRunId id, Run& r, core::Nanos duration, double watts);
   // Frees the run's instance and forgets the run; the caller reports the exit.
   JobExit finish(JobRunId id, JobExitKind kind, std::string message);
   device::JobSample sample(JobRunId id, Run& r, std::int64_t iteration);
@@ -94,6 +106,16 @@ core::Result<std::unique_ptr<SimMig>> SimMig::create(Engine& engine, hw::GpuSpec
                        "{} ns)",
                        options.create_time, options.destroy_time, options.job_start_time);
   }
+  if (options.jobs_per_instance < 1 || options.jobs_per_instance > 2) {
+    return core::failf(Domain::kSim, Code::kInvalidArgument,
+                       "jobs_per_instance is {}; an instance runs 1 or 2 jobs at once",
+                       options.jobs_per_instance);
+  }
+  if (options.jobs_per_instance > 1 && !gpu::is_sharing_mode(options.share_mode)) {
+    return core::failf(Domain::kSim, Code::kInvalidArgument,
+                       "unknown sharing mode '{}' for jobs sharing an instance; known modes: {}",
+                       options.share_mode, gpu::sharing_mode_names());
+  }
   if (!(options.sample_noise >= 0) || !std::isfinite(options.sample_noise)) {
     return core::failf(Domain::kSim, Code::kInvalidArgument,
                        "sample_noise is {}; use a relative noise >= 0 (0.01 is 1%)",
@@ -111,7 +133,10 @@ const hw::MigGeometry& SimMig::geometry() const {
 }
 
 device::MigCapabilities SimMig::capabilities() const {
-  return device::MigCapabilities{.reconfigure = true, .memory_samples = true, .energy = true};
+  return device::MigCapabilities{.reconfigure = true,
+                                 .memory_samples = true,
+                                 .energy = true,
+                                 .jobs_per_instance = state_->options.jobs_per_instance};
 }
 
 device::Executor& SimMig::executor() {
@@ -155,14 +180,16 @@ core::Result<MigInstance> SimMig::create_instance(int profile_id, int start) {
         fmt::format("cannot create {} at memory slice {}", p->name, start)));
   }
   const MigInstanceId id = s.next_instance++;
-  State::Instance inst{.info = MigInstance{.id = id,
-                                           .profile_id = profile_id,
-                                           .start = start,
-                                           .uuid = fmt::format("MIG-sim-{}-{}", s.spec.name, id),
-                                           .memory_bytes = p->memory_bytes,
-                                           .sms = p->sms},
-                       .profile = *p};
-  inst.ready_at = std::max(s.engine.now(), s.reconfig_free_at) + s.options.create_time;
+  State::Instance inst{
+      .info = MigInstance{.id = id,
+                          .profile_id = profile_id,
+                          .start = start,
+                          .uuid = fmt::format("MIG-sim-{}-{}", s.spec.name, id),
+                          .memory_bytes = p->memory_bytes,
+                          .sms = p->sms},
+      .profile = *p,
+      .ready_at = std::max(s.engine.now(), s.reconfig_free_at) + s.options.create_time,
+      .runs = {}};
   s.reconfig_free_at = inst.ready_at;
   ++s.stats.instances_created;
   return s.instances.emplace(id, std::move(inst)).first->second.info;
@@ -175,10 +202,10 @@ core::Status SimMig::destroy_instance(MigInstanceId id) {
     return core::failf(Domain::kMig, Code::kNotFound, "no MIG instance {} on {}", id,
                        s.geometry.gpu);
   }
-  if (it->second.run != 0) {
+  if (!it->second.runs.empty()) {
     return core::failf(Domain::kMig, Code::kFailedPrecondition,
                        "MIG instance {} ({} at slice {}) runs job run {}; stop it first", id,
-                       it->second.profile.name, it->second.info.start, it->second.run);
+                       it->second.profile.name, it->second.info.start, it->second.runs.front());
   }
   s.instances.erase(it);
   s.reconfig_free_at = std::max(s.engine.now(), s.reconfig_free_at) + s.options.destroy_time;
@@ -194,12 +221,25 @@ core::Result<JobRunId> SimMig::start_job(MigInstanceId instance, workload::Batch
     return core::failf(Domain::kMig, Code::kNotFound, "no MIG instance {} on {}", instance,
                        s.geometry.gpu);
   }
-  if (it->second.run != 0) {
+  State::Instance& inst = it->second;
+  if (std::ssize(inst.runs) >= s.options.jobs_per_instance) {
     return core::failf(Domain::kMig, Code::kFailedPrecondition,
-                       "MIG instance {} already runs job run {}", instance, it->second.run);
+                       "MIG instance {} already runs {} (at most {} at once)", instance,
+                       inst.runs.size() == 1 ? fmt::format("job run {}", inst.runs.front())
+                                             : fmt::format("{} job runs", inst.runs.size()),
+                       s.options.jobs_per_instance);
   }
   if (!job) {
     return core::fail(Domain::kMig, Code::kInvalidArgument, "start_job needs a job");
+  }
+  for (const JobRunId other : inst.runs) {
+    const workload::BatchJob& o = *s.runs.at(other).job;
+    if (!job->work.build || !o.work.build) {
+      return core::failf(Domain::kMig, Code::kFailedPrecondition,
+                         "job '{}' cannot share MIG instance {} with job '{}': a job without "
+                         "kernels cannot be timed beside another",
+                         job->name, instance, o.name);
+    }
   }
   if (job->iterations < 1) {
     return core::failf(Domain::kMig, Code::kInvalidArgument,
@@ -212,21 +252,25 @@ core::Result<JobRunId> SimMig::start_job(MigInstanceId instance, workload::Batch
                        job->name);
   }
   const JobRunId id = s.next_run++;
-  it->second.run = id;
+  inst.runs.push_back(id);
   State::Run run{.job = std::move(job),
                  .instance = instance,
                  .observer = &observer,
-                 .profile_id = it->second.info.profile_id,
-                 .memory_bytes = it->second.info.memory_bytes,
+                 .profile_id = inst.info.profile_id,
+                 .memory_bytes = inst.info.memory_bytes,
                  .next = 0,
+                 .begun = false,
                  .in_iteration = false,
-                 .iteration_start = 0,
-                 .cost = {},
+                 .held_bytes = 0,
+                 .alone = {},
+                 .done = 0,
+                 .since = 0,
+                 .duration = 0,
+                 .watts = 0,
                  .timer = 0,
                  .peak_reserved = 0,
                  .noise = s.random.stream(fmt::format("sim-mig/samples/{}", id))};
-  const core::Nanos begin =
-      std::max(s.engine.now(), it->second.ready_at) + s.options.job_start_time;
+  const core::Nanos begin = std::max(s.engine.now(), inst.ready_at) + s.options.job_start_time;
   run.timer = s.engine.schedule_at(begin, [&s, id] { s.begin_iteration(id); });
   s.runs.emplace(id, std::move(run));
   return id;
@@ -243,7 +287,7 @@ core::Status SimMig::stop_job(JobRunId id) {
   if (r.timer != 0) s.engine.cancel(r.timer);
   if (r.in_iteration) {
     // The killed iteration's active energy, pro rata for the part it ran.
-    s.active_joules += r.cost.active_watts * core::to_seconds(s.engine.now() - r.iteration_start);
+    s.active_joules += r.watts * core::to_seconds(s.engine.now() - r.since);
   }
   device::MigJobObserver* observer = r.observer;
   JobExit exit = s.finish(id, JobExitKind::kKilled, "stopped");
@@ -290,9 +334,41 @@ JobExit SimMig::State::finish(JobRunId id, JobExitKind kind, std::string message
                .peak_reserved_bytes = r.peak_reserved,
                .at = engine.now(),
                .message = std::move(message)};
-  if (auto inst = instances.find(r.instance); inst != instances.end()) inst->second.run = 0;
+  const JobRunId other = partner(id, r);
+  if (auto inst = instances.find(r.instance); inst != instances.end()) {
+    std::erase(inst->second.runs, id);
+  }
   runs.erase(it);
+  // The one left runs the rest of its iteration alone.
+  if (other != 0) {
+    Run& o = runs.at(other);
+    retime(other, o, o.alone.time, o.alone.active_watts);
+  }
   return exit;
+}
+
+JobRunId SimMig::State::partner(JobRunId id, const Run& r) const {
+  auto inst = instances.find(r.instance);
+  if (inst == instances.end()) return 0;
+  for (const JobRunId other : inst->second.runs) {
+    if (other != id && runs.at(other).begun) return other;
+  }
+  return 0;
+}
+
+void SimMig::State::retime(JobRunId id, Run& r, core::Nanos duration, double watts) {
+  if (!r.in_iteration) return;
+  const core::Nanos now = engine.now();
+  if (r.duration > 0)
+    r.done += static_cast<double>(now - r.since) / static_cast<double>(r.duration);
+  r.done = std::min(r.done, 1.0);
+  active_joules += r.watts * core::to_seconds(now - r.since);
+  r.since = now;
+  r.duration = duration;
+  r.watts = watts;
+  engine.cancel(r.timer);
+  const core::Nanos left = core::round_to_nanos((1 - r.done) * static_cast<double>(duration));
+  r.timer = engine.schedule_at(now + left, [this, id] { end_iteration(id); });
 }
 
 void SimMig::State::begin_iteration(JobRunId id) {
@@ -304,25 +380,45 @@ void SimMig::State::begin_iteration(JobRunId id) {
   const std::int64_t i = r.next;
   const std::int64_t reserved = job.memory.reserved_at(i, job.iterations);
   device::MigJobObserver* observer = r.observer;
-  if (reserved > r.memory_bytes) {
-    const JobExit exit =
-        finish(id, JobExitKind::kOutOfMemory,
-               fmt::format("iteration {} needs {} reserved bytes; the instance has {}", i, reserved,
-                           r.memory_bytes));
+  const JobRunId other = partner(id, r);
+  const std::int64_t others = other != 0 ? runs.at(other).held_bytes : 0;
+  if (reserved + others > r.memory_bytes) {
+    const JobExit exit = finish(
+        id, JobExitKind::kOutOfMemory,
+        other != 0 ? fmt::format("iteration {} needs {} reserved bytes beside the {} of job '{}'; "
+                                 "the instance has {}",
+                                 i, reserved, others, runs.at(other).job->name, r.memory_bytes)
+                   : fmt::format("iteration {} needs {} reserved bytes; the instance has {}", i,
+                                 reserved, r.memory_bytes));
     observer->on_exit(exit);
     return;
   }
   const hw::MigProfile& profile = instances.at(r.instance).profile;
   auto c = costs.iteration(job, i, profile);
-  if (!c) {
-    const JobExit exit = finish(id, JobExitKind::kFailed, c.error().message());
+  core::Result<CoRunCost> co = CoRunCost{};
+  if (c && other != 0) co = costs.co_run(job, i, *runs.at(other).job, runs.at(other).next, profile);
+  if (!c || !co) {
+    const JobExit exit =
+        finish(id, JobExitKind::kFailed, c ? co.error().message() : c.error().message());
     observer->on_exit(exit);
     return;
   }
-  r.cost = *c;
+  r.begun = true;
+  r.held_bytes = reserved;
+  r.alone = *c;
   r.in_iteration = true;
-  r.iteration_start = engine.now();
-  r.timer = engine.schedule_at(engine.now() + c->time, [this, id] { end_iteration(id); });
+  r.done = 0;
+  r.since = engine.now();
+  r.duration = c->time;
+  r.watts = c->active_watts;
+  if (other != 0) {
+    r.duration = core::round_to_nanos(static_cast<double>(c->time) * co->slowdown_a);
+    r.watts = co->active_watts / 2;
+    Run& o = runs.at(other);
+    retime(other, o, core::round_to_nanos(static_cast<double>(o.alone.time) * co->slowdown_b),
+           co->active_watts / 2);
+  }
+  r.timer = engine.schedule_at(engine.now() + r.duration, [this, id] { end_iteration(id); });
 }
 
 void SimMig::State::end_iteration(JobRunId id) {
@@ -331,7 +427,7 @@ void SimMig::State::end_iteration(JobRunId id) {
   Run& r = it->second;
   r.timer = 0;
   r.in_iteration = false;
-  active_joules += r.cost.active_watts * core::to_seconds(r.cost.time);
+  active_joules += r.watts * core::to_seconds(engine.now() - r.since);
   const workload::BatchJob& job = *r.job;
   const std::int64_t i = r.next;
   r.peak_reserved = std::max(r.peak_reserved, job.memory.reserved_at(i, job.iterations));

@@ -10,10 +10,18 @@
 // bytes exceed its instance. Creating and destroying instances take SimMigOptions' times, during
 // which the instance cannot run a job. Power: the board's idle power always, plus each busy
 // instance's active power above idle as its SimGpu run measured it.
+//
+// Sharing (SimMigOptions::jobs_per_instance 2): a second job may start on a busy instance. While
+// both run iterations, each iteration takes its time alone times its slowdown beside the other
+// (SliceCostModel::co_run, under SimMigOptions::share_mode) and the pair's measured power is
+// split between them; when one starts or ends, the other's iteration in flight keeps the part
+// it has done and runs the rest at the new rate. A job runs out of memory when its iteration's
+// reserved bytes and the other's exceed the instance.
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 
 #include "tessera/backends/sim/engine.hpp"
 #include "tessera/device/mig_device.hpp"
@@ -37,6 +45,10 @@ struct SimMigOptions {
   // MIG disabled: one instance spanning the whole board (all its SMs and memory), the paper's
   // sequential baseline. Its geometry has a single profile, "full", ID -1.
   bool whole_gpu = false;
+  // Jobs an instance runs at once (1 or 2), and the intra-GPU sharing mode (gpu/registry.hpp)
+  // two of them share it under.
+  int jobs_per_instance = 1;
+  std::string share_mode = "mps";
 };
 
 class SimMig final : public device::MigDevice {

@@ -8,6 +8,7 @@
 #include "tessera/backends/sim/engine.hpp"
 #include "tessera/backends/sim/gpu/sim_gpu.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/gpu/registry.hpp"
 
 namespace tessera::sim {
 
@@ -26,6 +27,27 @@ constexpr std::int64_t kVaryingBucket = 256;
 // busy: its active power is (TDP - idle) x slice SMs / board SMs x 0.6. Chosen as a middling
 // utilisation between a memory-bound and a compute-bound job; no source.
 constexpr double kCustomActivity = 0.6;
+
+// A co-run is timed by each job's progress: after its k-th kernel beside the other, how far it
+// would be in its time alone. The rate is taken from each job's first kernel beside the other
+// (before which it may have waited for the other's kernels) to its last. Timed until each job has
+// finished this many iterations ...
+constexpr std::int64_t kCoRunIterations = 3;
+// ... or, where one job's iterations are far longer, until this many kernels have finished in
+// all and each job has finished two; ...
+constexpr std::int64_t kCoRunKernels = 2048;
+// ... and given up (kUnsupported) when one job has not finished two kernels after this many.
+constexpr std::int64_t kCoRunKernelLimit = 32768;
+
+std::int64_t bucket_of(const workload::BatchJob& job, std::int64_t iteration) {
+  return job.work.varies ? iteration / kVaryingBucket : 0;
+}
+
+// The iteration a bucket is timed as.
+std::int64_t timed_iteration(const workload::BatchJob& job, std::int64_t iteration) {
+  return job.work.varies ? bucket_of(job, iteration) * kVaryingBucket + kVaryingBucket / 2
+                         : iteration;
+}
 
 // The spec of one GPU instance timed as a GPU of its own (sim_mig.hpp).
 hw::GpuSpec slice_spec(const hw::GpuSpec& board, const hw::MigProfile& p) {
@@ -67,8 +89,9 @@ hw::MigGeometry whole_gpu_geometry(const hw::GpuSpec& spec) {
   return g;
 }
 
-SliceCostModel::SliceCostModel(hw::GpuSpec spec, const hw::MigGeometry& geometry)
-    : spec_(std::move(spec)) {
+SliceCostModel::SliceCostModel(hw::GpuSpec spec, const hw::MigGeometry& geometry,
+                               std::string share_mode)
+    : spec_(std::move(spec)), share_mode_(std::move(share_mode)) {
   for (const hw::MigProfile& p : geometry.profiles) {
     if (p.compute_slices == hw::kMigComputeSlices) full_sms_ = std::max(full_sms_, p.sms);
   }
@@ -92,15 +115,13 @@ core::Result<IterationCost> SliceCostModel::iteration(const workload::BatchJob& 
         .time = core::round_to_nanos(static_cast<double>(job.iteration_time_full) * scale),
         .active_watts = (spec_.tdp_watts - spec_.idle_watts) * share * kCustomActivity};
   }
-  const std::int64_t bucket = job.work.varies ? iteration / kVaryingBucket : 0;
-  const auto key = std::make_tuple(job.work.key, profile.id, bucket);
+  const auto key = std::make_tuple(job.work.key, profile.id, bucket_of(job, iteration));
   const bool cacheable = !job.work.key.empty();
   if (cacheable) {
     if (auto it = costs_.find(key); it != costs_.end()) return it->second;
   }
-  const std::int64_t at =
-      job.work.varies ? bucket * kVaryingBucket + kVaryingBucket / 2 : iteration;
-  auto sequence = std::make_shared<const workload::KernelSequence>(job.work.build(at));
+  auto sequence = std::make_shared<const workload::KernelSequence>(
+      job.work.build(timed_iteration(job, iteration)));
   Engine local;
   TESSERA_ASSIGN_OR_RETURN(
       auto gpu, SimGpu::create(local, slice_spec(spec_, profile), default_options(spec_)));
@@ -135,6 +156,173 @@ core::Result<core::Nanos> SliceCostModel::job_time(const workload::BatchJob& job
     total += c.time * (std::min(job.iterations, i + step) - i);
   }
   return total;
+}
+
+core::Result<CoRunCost> SliceCostModel::co_run(const workload::BatchJob& a, std::int64_t ia,
+                                               const workload::BatchJob& b, std::int64_t ib,
+                                               const hw::MigProfile& profile) {
+  for (const workload::BatchJob* job : {&a, &b}) {
+    if (!job->work.build) {
+      return core::failf(Domain::kMig, Code::kUnsupported,
+                         "job '{}' has no kernels: its time beside another job on one slice "
+                         "cannot be simulated",
+                         job->name);
+    }
+  }
+  const WorkKey ka{a.work.key, bucket_of(a, ia)};
+  const WorkKey kb{b.work.key, bucket_of(b, ib)};
+  const bool cacheable = !a.work.key.empty() && !b.work.key.empty();
+  // One entry per unordered pair: the key with the smaller work first.
+  const bool swapped = kb < ka;
+  const auto key =
+      swapped ? std::make_tuple(kb, ka, profile.id) : std::make_tuple(ka, kb, profile.id);
+  if (cacheable) {
+    if (auto it = co_runs_.find(key); it != co_runs_.end()) {
+      CoRunCost c = it->second;
+      if (swapped) std::swap(c.slowdown_a, c.slowdown_b);
+      return c;
+    }
+  }
+  TESSERA_ASSIGN_OR_RETURN(CoRunCost c, swapped ? simulate_co_run(b, ib, a, ia, profile)
+                                                : simulate_co_run(a, ia, b, ib, profile));
+  if (cacheable) co_runs_.emplace(key, c);
+  if (swapped) std::swap(c.slowdown_a, c.slowdown_b);
+  return c;
+}
+
+core::Result<CoRunCost> SliceCostModel::co_run(const workload::BatchJob& a,
+                                               const workload::BatchJob& b,
+                                               const hw::MigProfile& profile) {
+  return co_run(a, a.iterations / 2, b, b.iterations / 2, profile);
+}
+
+namespace {
+
+// The end of each kernel of `sequence` run alone on `slice`, from its start: a job's progress in
+// its time alone after its first k kernels of an iteration.
+core::Result<std::vector<core::Nanos>> kernel_ends_alone(
+    const hw::GpuSpec& slice, const hw::GpuSpec& board,
+    const workload::KernelSequencePtr& sequence) {
+  struct Ends final : device::DeviceObserver {
+    std::vector<core::Nanos> at;
+    void on_kernel_complete(const device::KernelEvent& e) override { at.push_back(e.end); }
+  } ends;
+  Engine local;
+  TESSERA_ASSIGN_OR_RETURN(auto gpu, SimGpu::create(local, slice, default_options(board)));
+  TESSERA_ASSIGN_OR_RETURN(auto stream, gpu->create_stream(device::StreamConfig{}));
+  gpu->add_observer(&ends);
+  TESSERA_TRY(gpu->submit(stream, sequence, 0, [](const device::SubmissionDone&) {}));
+  local.run_until(core::kNever);
+  if (ends.at.empty()) {
+    return core::fail(Domain::kSim, Code::kInternal, "an iteration ran no kernel");
+  }
+  return std::move(ends.at);
+}
+
+// One job of a co-run: its kernels' ends alone, and its progress beside the other.
+struct CoRunProgress {
+  workload::KernelSequencePtr sequence;
+  std::vector<core::Nanos> alone;  // kernel_ends_alone
+  std::int64_t kernels = 0;        // finished beside the other
+  core::Nanos first_at = 0;        // when its first finished, and its progress alone then
+  core::Nanos first_alone = 0;
+  core::Nanos last_at = 0;  // the same at its last
+  core::Nanos last_alone = 0;
+
+  std::int64_t per_iteration() const { return std::ssize(alone); }
+  void finished(core::Nanos at) {
+    ++kernels;
+    const std::int64_t n = per_iteration();
+    const std::int64_t rem = kernels % n;
+    const core::Nanos progress = kernels / n * alone.back() + (rem > 0 ? alone[rem - 1] : 0);
+    if (kernels == 1) {
+      first_at = at;
+      first_alone = progress;
+    }
+    last_at = at;
+    last_alone = progress;
+  }
+  double slowdown() const {
+    return static_cast<double>(last_at - first_at) /
+           static_cast<double>(std::max<core::Nanos>(1, last_alone - first_alone));
+  }
+};
+
+}  // namespace
+
+core::Result<CoRunCost> SliceCostModel::simulate_co_run(const workload::BatchJob& a,
+                                                        std::int64_t ia,
+                                                        const workload::BatchJob& b,
+                                                        std::int64_t ib,
+                                                        const hw::MigProfile& profile) {
+  const auto context = [&] {
+    return fmt::format("jobs '{}' and '{}' together on {} under {}", a.name, b.name, profile.name,
+                       share_mode_);
+  };
+  const hw::GpuSpec slice = slice_spec(spec_, profile);
+  std::array<CoRunProgress, 2> jobs;
+  for (const auto& [job, i, p] : {std::tuple{&a, ia, &jobs[0]}, std::tuple{&b, ib, &jobs[1]}}) {
+    p->sequence =
+        std::make_shared<const workload::KernelSequence>(job->work.build(timed_iteration(*job, i)));
+    auto alone = kernel_ends_alone(slice, spec_, p->sequence);
+    if (!alone) return std::unexpected(alone.error().with_context(context()));
+    p->alone = std::move(*alone);
+  }
+
+  Engine local;
+  TESSERA_ASSIGN_OR_RETURN(auto gpu, SimGpu::create(local, slice, default_options(spec_)));
+  auto mode = gpu::make_sharing_mode(share_mode_);
+  if (!mode) return std::unexpected(mode.error().with_context(context()));
+  std::vector<gpu::TenantInfo> tenants(2);
+  for (gpu::TenantId t = 0; t < 2; ++t) {
+    tenants[t].id = t;
+    tenants[t].name = t == 0 ? a.name : b.name;
+  }
+  if (auto st = (*mode)->attach(*gpu, tenants); !st) {
+    return std::unexpected(st.error().with_context(context()));
+  }
+  // Modes number their tenants' device contexts from 1 in attach order (gpu::context_for).
+  struct Counter final : device::DeviceObserver {
+    std::array<CoRunProgress, 2>* jobs = nullptr;
+    void on_kernel_complete(const device::KernelEvent& e) override {
+      if (e.context >= 1 && e.context <= 2) (*jobs)[e.context - 1].finished(e.end);
+    }
+  } counter;
+  counter.jobs = &jobs;
+  gpu->add_observer(&counter);
+
+  // Each job loops its iteration until the measure is taken.
+  std::optional<core::Error> failed;
+  std::function<void(gpu::TenantId)> submit = [&](gpu::TenantId t) {
+    auto st = (*mode)->submit(t, jobs[t].sequence, 0,
+                              [&submit, t](const device::SubmissionDone&) { submit(t); });
+    if (!st && !failed) failed = st.error();
+  };
+  submit(0);
+  submit(1);
+  const auto measured = [&] {
+    const std::int64_t fewer = std::min(jobs[0].kernels / jobs[0].per_iteration(),
+                                        jobs[1].kernels / jobs[1].per_iteration());
+    const std::int64_t least = std::min(jobs[0].kernels, jobs[1].kernels);
+    return fewer >= kCoRunIterations ||
+           (least >= 2 && jobs[0].kernels + jobs[1].kernels >= kCoRunKernels);
+  };
+  while (!failed && !measured() && jobs[0].kernels + jobs[1].kernels < kCoRunKernelLimit &&
+         local.step()) {
+  }
+  if (failed) return std::unexpected(failed->with_context(context()));
+  if (!measured()) {
+    const bool a_slower = jobs[0].kernels < jobs[1].kernels;
+    return core::failf(Domain::kSim, Code::kUnsupported,
+                       "{}: one kernel of '{}' outlasts {} of '{}', too long a pair to time",
+                       context(), a_slower ? a.name : b.name,
+                       std::max(jobs[0].kernels, jobs[1].kernels), a_slower ? b.name : a.name);
+  }
+  const core::Nanos horizon = local.now();
+  return CoRunCost{
+      .slowdown_a = jobs[0].slowdown(),
+      .slowdown_b = jobs[1].slowdown(),
+      .active_watts = horizon > 0 ? gpu->stats().energy_joules / core::to_seconds(horizon) : 0};
 }
 
 }  // namespace tessera::sim

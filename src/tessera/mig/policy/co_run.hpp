@@ -1,0 +1,46 @@
+#pragma once
+// Two jobs sharing one MIG instance, as time-fit predicts them: each job's work is its run time
+// alone on the instance; it runs alone until the other begins, both run slowed by their pair's
+// slowdowns while both run, and the one left runs alone again. Pure arithmetic, shared by the
+// policy and the manager's predictions.
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "tessera/core/time.hpp"
+
+namespace tessera::mig {
+
+// Two jobs' iteration times side by side on one profile over their times alone (>= 1 when they
+// compete; sim::SliceCostModel::co_run measures them).
+struct Slowdowns {
+  double first = 1;   // of the job with the lower index
+  double second = 1;  // of the other
+};
+
+// Keyed by (lower job index, higher job index, profile ID); the caller's job indices.
+using CoRunTable = std::map<std::tuple<std::size_t, std::size_t, int>, Slowdowns>;
+
+// The slowdowns of `a` beside `b` and of `b` beside `a` on `profile_id`; nullopt when the table
+// has no entry (the pair may not share that profile).
+std::optional<std::pair<double, double>> slowdowns(const CoRunTable& table, std::size_t a,
+                                                   std::size_t b, int profile_id);
+
+// One job's part in a share: when its work begins (after its process start), how much work
+// alone it has left from then, and its slowdown beside the other.
+struct ShareTerm {
+  core::Nanos begins = 0;
+  core::Nanos work = 0;
+  double slowdown = 1;
+};
+
+// When each of the two ends.
+std::pair<core::Nanos, core::Nanos> shared_ends(const ShareTerm& a, const ShareTerm& b);
+
+// The work `a` has left at `at` (>= a.begins), having shared the instance with `b` until then.
+core::Nanos work_left_at(const ShareTerm& a, const ShareTerm& b, core::Nanos at);
+
+}  // namespace tessera::mig
