@@ -11,6 +11,8 @@
 // BM_TimeFitDecision/n: one time-fit decision (mig::schedule, Scheme::kTimeFit) with n queued
 //   jobs, each timed on every profile, beside a busy 2g and two idle 1g: every fully
 //   configured layout that keeps the 2g, list-scheduled in four orders.
+// BM_TimeFitShareDecision/n: the same with two jobs to an instance and every pair's slowdowns:
+//   each job may also join an instance's last job.
 
 #include <benchmark/benchmark.h>
 
@@ -80,7 +82,8 @@ void BM_PlanInstance(benchmark::State& state) {
 }
 BENCHMARK(BM_PlanInstance);
 
-void BM_TimeFitDecision(benchmark::State& state) {
+// n queued jobs, each timed on every profile, beside a busy 2g (running job n) and two idle 1g.
+mig::SchedulerInput time_fit_input(std::size_t n) {
   const auto& space = a100_space();
   mig::SchedulerInput in;
   in.space = &space;
@@ -89,7 +92,6 @@ void BM_TimeFitDecision(benchmark::State& state) {
   in.busy = {{14, 2}};
   in.free_at[{14, 2}] = core::seconds(30);
   const std::vector<int> profiles{19, 15, 14, 9, 5, 0};
-  const auto n = static_cast<std::size_t>(state.range(0));
   for (std::size_t j = 0; j < n; ++j) {
     mig::QueuedJob q;
     q.job = j;
@@ -103,9 +105,37 @@ void BM_TimeFitDecision(benchmark::State& state) {
     }
     in.queue.push_back(q);
   }
+  return in;
+}
+
+void BM_TimeFitDecision(benchmark::State& state) {
+  const mig::SchedulerInput in = time_fit_input(static_cast<std::size_t>(state.range(0)));
   for (auto _ : state) benchmark::DoNotOptimize(mig::schedule(in));
 }
 BENCHMARK(BM_TimeFitDecision)->Arg(1)->Arg(10)->Arg(100)->Unit(benchmark::kMicrosecond);
+
+void BM_TimeFitShareDecision(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  mig::SchedulerInput in = time_fit_input(n);
+  // Two jobs to an instance, every pair (the running job n included) timed on every profile,
+  // slowed 1.1x to 1.9x.
+  mig::CoRunTable table;
+  for (std::size_t a = 0; a <= n; ++a) {
+    for (std::size_t b = a + 1; b <= n; ++b) {
+      for (const int id : {19, 15, 14, 9, 5, 0}) {
+        const double s = 1.1 + 0.2 * static_cast<double>((a + b) % 5);
+        table[{a, b, id}] = mig::Slowdowns{.first = s, .second = s};
+      }
+    }
+  }
+  in.jobs_per_instance = 2;
+  in.co_runs = &table;
+  in.running[{14, 2}] = {mig::RunningJob{.job = n,
+                                         .need_bytes = std::int64_t{1} << 30,
+                                         .term = {.begins = 0, .work = core::seconds(30)}}};
+  for (auto _ : state) benchmark::DoNotOptimize(mig::schedule(in));
+}
+BENCHMARK(BM_TimeFitShareDecision)->Arg(1)->Arg(10)->Arg(100)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

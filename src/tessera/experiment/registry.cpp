@@ -382,8 +382,10 @@ constexpr std::string_view kMigPolicies =
     "own policy, each job on "
     "the slice where the simulated GPU's kernel model predicts it finishes first and the layout "
     "that finishes the whole queue first ('bound' is what no MIG layout can beat); "
-    "time-fit-err20 = the same with every predicted time off by a lognormal factor (sigma 0.2). "
-    "All on a simulated A100-SXM4-40GB (the paper's GPU), where a slice is timed as a GPU of its "
+    "time-fit-err20 = the same with every predicted time off by a lognormal factor (sigma 0.2); "
+    "time-fit-share = time-fit where an instance may run two jobs under MPS ('bound with two "
+    "jobs to an instance' is its bound). All on a simulated A100-SXM4-40GB (the paper's GPU), "
+    "where a slice is timed as a GPU of its "
     "own and every job start costs the simulator's process-start time.";
 
 // The paper's claims against its baseline (sequential on the whole GPU), for both schemes: the
@@ -481,9 +483,10 @@ MigExperiment mig_trace() {
           "twelve consecutive single-GPU pods of the Alibaba 2023 GPU trace, each job ResNet-50 or "
           "BERT-base at a drawn batch with as many iterations as make its duration on the whole "
           "GPU (--seed draws another mix; the data directory must hold cluster_traces). "
-          "Policies as in mig-general, plus time-fit, tessera's own: each job on the slice where "
-          "it is predicted to finish first, the layout that finishes the queue first, and "
-          "time-fit-err20, its predictions off by a lognormal factor (sigma 0.2).",
+          "Policies as in mig-general: sequential, best-static, MIGM's schemes, and tessera's "
+          "own, time-fit (each job on the slice where it is predicted to finish first, the "
+          "layout that finishes the queue first), time-fit-err20 (its predictions off by a "
+          "lognormal factor, sigma 0.2) and time-fit-share (two jobs to an instance under MPS).",
       .files = {},
       .claims = {},
       .predictor = false,

@@ -9,34 +9,26 @@
 #include <string>
 #include <vector>
 
+#include "backends/sim/mig/sim_mig_test_support.hpp"
 #include "tessera/backends/sim/engine.hpp"
 #include "tessera/backends/sim/mig/sim_mig.hpp"
 #include "tessera/backends/sim/mig/slice_cost.hpp"
 #include "tessera/mig/runtime/manager.hpp"
 #include "tessera/mig/runtime/run_report.hpp"
-#include "tessera/workload/kernels/gemm_shapes.hpp"
 
 namespace tessera::mig {
 namespace {
 
-constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+using sim::test::kGiB;
 
-// A job of small GEMMs (512 x 512 x 1024, sixteen tiles each): it leaves most of any slice
-// above 1g idle, so two of them share one with little loss.
+// A job of small GEMMs (sixteen tiles each): it leaves most of any slice above 1g idle, so two
+// of them share one with little loss.
 workload::BatchJobPtr small_job(int i, std::int64_t iterations) {
-  auto j = std::make_shared<workload::BatchJob>();
+  auto j = std::make_shared<workload::BatchJob>(
+      *sim::test::small_gemm_job("small-gemm", iterations, /*repeat=*/8));
   j->name = "small" + std::to_string(i);
-  j->iterations = iterations;
   j->memory.base_bytes = 2 * kGiB;
   j->estimated_peak_bytes = 2 * kGiB;
-  j->work.key = "small-gemm";
-  j->work.build = [](std::int64_t) {
-    workload::KernelSequence seq;
-    seq.groups.push_back(
-        {.kernels = {workload::make_gemm(workload::dense_gemm("small", 512, 512, 1024, 2))},
-         .repeat = 8});
-    return seq;
-  };
   return j;
 }
 

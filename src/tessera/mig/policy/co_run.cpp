@@ -7,8 +7,7 @@ namespace tessera::mig {
 std::optional<std::pair<double, double>> slowdowns(const CoRunTable& table, std::size_t a,
                                                    std::size_t b, int profile_id) {
   const bool swapped = b < a;
-  auto it =
-      table.find(swapped ? std::make_tuple(b, a, profile_id) : std::make_tuple(a, b, profile_id));
+  auto it = table.find(swapped ? CoRunKey{b, a, profile_id} : CoRunKey{a, b, profile_id});
   if (it == table.end()) return std::nullopt;
   const Slowdowns& s = it->second;
   return swapped ? std::pair{s.second, s.first} : std::pair{s.first, s.second};

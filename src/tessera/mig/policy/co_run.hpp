@@ -5,9 +5,9 @@
 // policy and the manager's predictions.
 
 #include <cstddef>
-#include <map>
+#include <functional>
 #include <optional>
-#include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "tessera/core/time.hpp"
@@ -21,8 +21,22 @@ struct Slowdowns {
   double second = 1;  // of the other
 };
 
-// Keyed by (lower job index, higher job index, profile ID); the caller's job indices.
-using CoRunTable = std::map<std::tuple<std::size_t, std::size_t, int>, Slowdowns>;
+// A pair on a profile: the lower job index, the higher, the profile ID (the caller's indices).
+struct CoRunKey {
+  std::size_t first = 0;
+  std::size_t second = 0;
+  int profile_id = 0;
+  bool operator==(const CoRunKey&) const = default;
+};
+struct CoRunKeyHash {
+  std::size_t operator()(const CoRunKey& k) const {
+    // The time-fit list schedule looks pairs up hundreds of thousands of times a decision with a
+    // hundred jobs queued; a hash keeps that flat.
+    return std::hash<std::size_t>{}((k.first * 1'000'003 + k.second) * 131 +
+                                    static_cast<std::size_t>(k.profile_id + 1));
+  }
+};
+using CoRunTable = std::unordered_map<CoRunKey, Slowdowns, CoRunKeyHash>;
 
 // The slowdowns of `a` beside `b` and of `b` beside `a` on `profile_id`; nullopt when the table
 // has no entry (the pair may not share that profile).

@@ -64,6 +64,18 @@ inline workload::BatchJobPtr custom_job(std::int64_t iterations, core::Nanos tim
   return job;
 }
 
+// An iteration of `repeat` GEMMs of m x n x k (16-bit operands).
+inline std::function<workload::KernelSequence(std::int64_t)> gemms(std::int64_t m, std::int64_t n,
+                                                                   std::int64_t k, int repeat) {
+  return [=](std::int64_t) {
+    workload::KernelSequence seq;
+    seq.groups.push_back(
+        {.kernels = {workload::make_gemm(workload::dense_gemm("gemm", m, n, k, 2))},
+         .repeat = repeat});
+    return seq;
+  };
+}
+
 // One large GEMM per iteration: compute-bound at any slice size.
 inline workload::BatchJobPtr gemm_job(std::int64_t iterations = 3) {
   auto job = std::make_shared<workload::BatchJob>();
@@ -72,28 +84,18 @@ inline workload::BatchJobPtr gemm_job(std::int64_t iterations = 3) {
   job->iterations = iterations;
   job->memory.base_bytes = kGiB;
   job->work.key = "gemm-8192";
-  job->work.build = [](std::int64_t) {
-    workload::KernelSequence seq;
-    seq.groups.push_back(
-        {.kernels = {workload::make_gemm(workload::dense_gemm("gemm", 8192, 8192, 8192, 2))},
-         .repeat = 1});
-    return seq;
-  };
+  job->work.build = gemms(8192, 8192, 8192, 1);
   return job;
 }
 
-// Four GEMMs of a few dozen tiles per iteration: they leave most of a 7-slice instance idle.
-inline workload::BatchJobPtr small_gemm_job(std::string key, std::int64_t iterations = 3) {
+// GEMMs of a few dozen tiles (512 x 512 x 1024), `repeat` per iteration: they leave most of a
+// 7-slice instance idle.
+inline workload::BatchJobPtr small_gemm_job(std::string key, std::int64_t iterations = 3,
+                                            int repeat = 4) {
   auto job = std::make_shared<workload::BatchJob>(*gemm_job(iterations));
   job->name = key;
   job->work.key = std::move(key);
-  job->work.build = [](std::int64_t) {
-    workload::KernelSequence seq;
-    seq.groups.push_back(
-        {.kernels = {workload::make_gemm(workload::dense_gemm("small", 512, 512, 1024, 2))},
-         .repeat = 4});
-    return seq;
-  };
+  job->work.build = gemms(512, 512, 1024, repeat);
   return job;
 }
 

@@ -6,9 +6,9 @@
 // predicts a job's time on each profile with it (the same kernel model as everything else).
 //
 // Two jobs on one slice (co_run) are timed the same way: both jobs' iterations loop on the
-// slice's simulated GPU under an intra-GPU sharing mode (gpu::SharingMode, "mps" by default, as
-// NVIDIA runs MPS inside a MIG instance) until each has finished two, and each job's iteration
-// time there over its time alone is its slowdown.
+// slice's simulated GPU under an intra-GPU sharing mode (gpu::SharingMode, "mps" by default), and
+// each job's rate of progress there, read from its kernels' ends against their ends alone, gives
+// its slowdown.
 
 #include <cstdint>
 #include <map>
