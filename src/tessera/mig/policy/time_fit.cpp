@@ -39,12 +39,16 @@ struct Partner {
 struct Slot {
   enum class Kind { kBusy, kIdle, kNew };
   Placement placement;
-  const hw::MigProfile* profile = nullptr;
   Kind kind = Kind::kNew;
   core::Nanos free_at = 0;
   std::optional<std::size_t> first_job;  // the first job list-scheduled on it (index into jobs)
   // A new instance is made when the list first needs it: the made ones in the order made.
   std::optional<std::size_t> made;
+};
+
+// What sharing adds to a slot (kept apart, so that a schedule without sharing copies none of it).
+struct SlotShare {
+  const hw::MigProfile* profile = nullptr;
   std::optional<Partner> partner;
   std::optional<std::size_t> joins_now;  // a job that starts now beside its partner
 };
@@ -53,6 +57,7 @@ struct Slot {
 struct Outcome {
   StateId target = 0;
   std::vector<Slot> slots;         // the layout's instances, ascending by start
+  std::vector<SlotShare> shares;   // per slot, with two jobs to an instance; empty without
   std::vector<Placement> destroy;  // idle instances outside the layout
   bool first_unplaced = false;     // a job scheduled first fits none of the layout's instances
   std::size_t unplaced = 0;        // jobs that fit none
@@ -169,30 +174,31 @@ std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector
                              static_cast<core::Nanos>(o.destroy.size()) * cost.destroy_time;
   std::size_t made = 0;
   const bool sharing = in.jobs_per_instance >= 2 && in.co_runs != nullptr;
+  o.slots.reserve(want.instances.size());
+  if (sharing) o.shares.resize(want.instances.size());
   for (const Placement& p : want.instances) {
-    Slot slot{.placement = p,
-              .profile = space.geometry().find(p.profile_id),
-              .kind = Slot::Kind::kNew,
-              .free_at = in.now,
-              .first_job = {},
-              .made = {},
-              .partner = {},
-              .joins_now = {}};
+    Slot slot{
+        .placement = p, .kind = Slot::Kind::kNew, .free_at = in.now, .first_job = {}, .made = {}};
     if (std::ranges::find(now.instances, p) != now.instances.end()) {
       slot.kind = in.busy.contains(p) ? Slot::Kind::kBusy : Slot::Kind::kIdle;
       if (auto it = in.free_at.find(p); it != in.free_at.end()) {
         slot.free_at = std::max(in.now, it->second);
       }
       o.makespan = std::max(o.makespan, slot.free_at);
+    }
+    if (sharing) {
+      SlotShare& share = o.shares[o.slots.size()];
+      share.profile = space.geometry().find(p.profile_id);
       const auto running = in.running.find(p);
-      if (sharing && running != in.running.end() && running->second.size() == 1) {
+      if (slot.kind == Slot::Kind::kBusy && running != in.running.end() &&
+          running->second.size() == 1) {
         const RunningJob& r = running->second.front();
-        slot.partner = Partner{.job = r.job,
-                               .need_bytes = r.need_bytes,
-                               .term = r.term,
-                               .end = r.term.begins + r.term.work,
-                               .join_begins = in.now + cost.start_time,
-                               .now = true};
+        share.partner = Partner{.job = r.job,
+                                .need_bytes = r.need_bytes,
+                                .term = r.term,
+                                .end = r.term.begins + r.term.work,
+                                .join_begins = in.now + cost.start_time,
+                                .now = true};
       }
     }
     o.slots.push_back(slot);
@@ -214,33 +220,37 @@ std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector
     }
     // Joining an instance's last job instead: the job's end plus what it delays the other
     // must beat its end alone.
-    Slot* join = nullptr;
+    std::optional<std::size_t> join;  // index into the slots
     core::Nanos join_score = 0;
     std::pair<core::Nanos, core::Nanos> join_ends;  // the partner's, the job's
-    for (Slot& slot : o.slots) {
-      if (!slot.partner) continue;
-      const Partner& k = *slot.partner;
-      const auto t = time_of(jobs[j], slot.placement.profile_id);
-      if (!t || k.need_bytes + jobs[j].queued->need_bytes > slot.profile->memory_bytes) continue;
-      const auto s = slowdowns(*in.co_runs, k.job, jobs[j].queued->job, slot.placement.profile_id);
+    for (std::size_t i = 0; i < o.shares.size(); ++i) {
+      const SlotShare& share = o.shares[i];
+      if (!share.partner) continue;
+      const Partner& k = *share.partner;
+      const int profile_id = o.slots[i].placement.profile_id;
+      const auto t = time_of(jobs[j], profile_id);
+      if (!t || k.need_bytes + jobs[j].queued->need_bytes > share.profile->memory_bytes) continue;
+      const auto s = slowdowns(*in.co_runs, k.job, jobs[j].queued->job, profile_id);
       if (!s) continue;
       const auto ends =
           shared_ends(ShareTerm{.begins = k.term.begins, .work = k.term.work, .slowdown = s->first},
                       ShareTerm{.begins = k.join_begins, .work = *t, .slowdown = s->second});
       const core::Nanos score = ends.second + (ends.first - k.end);
-      if (join == nullptr || score < join_score) {
-        join = &slot;
+      if (!join || score < join_score) {
+        join = i;
         join_score = score;
         join_ends = ends;
       }
     }
-    if (join != nullptr && (best == nullptr || join_score < best_end)) {
-      const Partner& k = *join->partner;
-      if (k.now) join->joins_now = j;
+    if (join && (best == nullptr || join_score < best_end)) {
+      SlotShare& share = o.shares[*join];
+      Slot& slot = o.slots[*join];
+      const Partner& k = *share.partner;
+      if (k.now) share.joins_now = j;
       o.finish_sum += join_ends.second + (join_ends.first - k.end);
-      join->free_at = std::max(join_ends.first, join_ends.second);
-      o.makespan = std::max(o.makespan, join->free_at);
-      join->partner.reset();
+      slot.free_at = std::max(join_ends.first, join_ends.second);
+      o.makespan = std::max(o.makespan, slot.free_at);
+      share.partner.reset();
       continue;
     }
     if (best == nullptr) {
@@ -248,20 +258,21 @@ std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector
       o.first_unplaced = o.first_unplaced || jobs[j].first;
       continue;
     }
-    const bool unmade = best->kind == Slot::Kind::kNew && !best->made;
-    const core::Nanos begins = best_end - *time_of(jobs[j], best->placement.profile_id);
-    if (unmade) {
+    if (best->kind == Slot::Kind::kNew && !best->made) {
       best->made = made++;
       reconfigured += cost.create_time;
     }
     if (sharing) {
       // It starts now when it is the first job of an instance that runs nothing.
-      best->partner = Partner{.job = jobs[j].queued->job,
-                              .need_bytes = jobs[j].queued->need_bytes,
-                              .term = {.begins = begins, .work = best_end - begins, .slowdown = 1},
-                              .end = best_end,
-                              .join_begins = begins,
-                              .now = !best->first_job && best->kind != Slot::Kind::kBusy};
+      const core::Nanos work = *time_of(jobs[j], best->placement.profile_id);
+      const core::Nanos begins = best_end - work;
+      o.shares[static_cast<std::size_t>(best - o.slots.data())].partner =
+          Partner{.job = jobs[j].queued->job,
+                  .need_bytes = jobs[j].queued->need_bytes,
+                  .term = {.begins = begins, .work = work, .slowdown = 1},
+                  .end = best_end,
+                  .join_begins = begins,
+                  .now = !best->first_job && best->kind != Slot::Kind::kBusy};
     }
     if (!best->first_job) best->first_job = j;
     best->free_at = best_end;
@@ -317,9 +328,13 @@ Decisions schedule_time_fit(const SchedulerInput& in) {
 
   // Reuses first, then the new instances in the order the list made them (the order the
   // manager carries the decisions out, and so the order the driver makes them).
+  const auto joins_now = [&](const Slot& slot) -> std::optional<std::size_t> {
+    if (best->shares.empty()) return std::nullopt;
+    return best->shares[static_cast<std::size_t>(&slot - best->slots.data())].joins_now;
+  };
   std::vector<const Slot*> order;
   for (const Slot& slot : best->slots) {
-    if ((slot.first_job && slot.kind != Slot::Kind::kBusy) || slot.joins_now) {
+    if ((slot.first_job && slot.kind != Slot::Kind::kBusy) || joins_now(slot)) {
       order.push_back(&slot);
     }
   }
@@ -330,13 +345,14 @@ Decisions schedule_time_fit(const SchedulerInput& in) {
   for (const Slot* s : order) {
     const Slot& slot = *s;
     const auto share = [&] {
-      if (!slot.joins_now) return;
+      const auto joiner = joins_now(slot);
+      if (!joiner) return;
       ReconfigPlan plan;
       plan.kind = PlanKind::kShare;
       plan.instance = slot.placement;
       plan.result = state;
       plan.fcr = space.fcr(state);
-      out.starts.push_back({jobs[*slot.joins_now].queued->job, std::move(plan)});
+      out.starts.push_back({jobs[*joiner].queued->job, std::move(plan)});
     };
     if (slot.kind == Slot::Kind::kBusy) {
       share();
