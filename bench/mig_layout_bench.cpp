@@ -95,6 +95,7 @@ mig::SchedulerInput time_fit_input(std::size_t n) {
   for (std::size_t j = 0; j < n; ++j) {
     mig::QueuedJob q;
     q.job = j;
+    q.work_class = j;
     q.name = "j";
     q.need_bytes = std::int64_t{1} << 30;
     // Times that differ by job and scale sublinearly with the slice.
@@ -117,8 +118,8 @@ BENCHMARK(BM_TimeFitDecision)->Arg(1)->Arg(10)->Arg(100)->Unit(benchmark::kMicro
 void BM_TimeFitShareDecision(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   mig::SchedulerInput in = time_fit_input(n);
-  // Two jobs to an instance, every pair (the running job n included) timed on every profile,
-  // slowed 1.1x to 1.9x.
+  // Two jobs to an instance, each job a work class of its own and every pair (the running job n
+  // included) timed on every profile, slowed 1.1x to 1.9x.
   mig::CoRunTable table;
   for (std::size_t a = 0; a <= n; ++a) {
     for (std::size_t b = a + 1; b <= n; ++b) {
@@ -131,6 +132,7 @@ void BM_TimeFitShareDecision(benchmark::State& state) {
   in.jobs_per_instance = 2;
   in.co_runs = &table;
   in.running[{14, 2}] = {mig::RunningJob{.job = n,
+                                         .work_class = n,
                                          .need_bytes = std::int64_t{1} << 30,
                                          .term = {.begins = 0, .work = core::seconds(30)}}};
   for (auto _ : state) benchmark::DoNotOptimize(mig::schedule(in));

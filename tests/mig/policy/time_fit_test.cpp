@@ -23,9 +23,11 @@ class TimeFitTest : public test::A100LayoutSpaceTest {
  protected:
   // A job that fits every profile, with its predicted seconds on one, three and seven compute
   // slices (two and four halfway between).
+  // Each of its own work class (its index).
   static QueuedJob job(std::size_t index, double s1g, double s3g, double s7g) {
     QueuedJob q;
     q.job = index;
+    q.work_class = index;
     q.name = fmt::format("j{}", index);
     q.need_bytes = kGiB;
     q.times = {{k1g5, core::seconds(s1g)},
@@ -68,7 +70,7 @@ class TimeFitTest : public test::A100LayoutSpaceTest {
     return in;
   }
 
-  // Every pair of jobs below `jobs` slowed by `slowdown` on every profile.
+  // Every pair of the work classes below `jobs` slowed by `slowdown` on every profile.
   void slow_every_pair(std::size_t jobs, double slowdown) {
     for (std::size_t a = 0; a < jobs; ++a) {
       for (std::size_t b = a + 1; b < jobs; ++b) {
@@ -83,8 +85,10 @@ class TimeFitTest : public test::A100LayoutSpaceTest {
   static void running_alone_on_7g(SchedulerInput& in, double left) {
     in.busy = {kWhole};
     in.free_at[kWhole] = core::seconds(left);
-    in.running[kWhole] = {RunningJob{
-        .job = 0, .need_bytes = kGiB, .term = {.begins = 0, .work = core::seconds(left)}}};
+    in.running[kWhole] = {RunningJob{.job = 0,
+                                     .work_class = 0,
+                                     .need_bytes = kGiB,
+                                     .term = {.begins = 0, .work = core::seconds(left)}}};
   }
 
   static constexpr Placement kWhole{k7g40, 0};
@@ -256,8 +260,10 @@ TEST_F(TimeFitShareTest, AnInstanceRunningTwoJobsTakesNoThird) {
   SchedulerInput in = sharing(input({job(2, 10, 10, 10)}));
   in.current = state_of({kWhole});
   running_alone_on_7g(in, 100);
-  in.running[kWhole].push_back(
-      RunningJob{.job = 1, .need_bytes = kGiB, .term = {.begins = 0, .work = core::seconds(50)}});
+  in.running[kWhole].push_back(RunningJob{.job = 1,
+                                          .work_class = 1,
+                                          .need_bytes = kGiB,
+                                          .term = {.begins = 0, .work = core::seconds(50)}});
   EXPECT_TRUE(schedule(in).starts.empty());
 }
 

@@ -41,6 +41,7 @@ std::vector<workload::BatchJobPtr> small_jobs() {
 struct Outcome {
   MigRunResult result;
   bool left_instances = false;
+  int co_runs_asked = 0;  // pairs and profiles the manager asked the model for
 };
 
 Outcome run_mix(int jobs_per_instance, bool co_run) {
@@ -53,9 +54,11 @@ Outcome run_mix(int jobs_per_instance, bool co_run) {
   o.job_time = [model](const workload::BatchJob& j, const hw::MigProfile& p) {
     return model->job_time(j, p);
   };
+  auto asked = std::make_shared<int>(0);
   if (co_run) {
-    o.co_run = [model](const workload::BatchJob& a, const workload::BatchJob& b,
-                       const hw::MigProfile& p) -> core::Result<std::pair<double, double>> {
+    o.co_run = [model, asked](const workload::BatchJob& a, const workload::BatchJob& b,
+                              const hw::MigProfile& p) -> core::Result<std::pair<double, double>> {
+      ++*asked;
       auto c = model->co_run(a, b, p);
       if (!c) return std::unexpected(c.error());
       return std::pair{c->slowdown_a, c->slowdown_b};
@@ -68,7 +71,9 @@ Outcome run_mix(int jobs_per_instance, bool co_run) {
   EXPECT_TRUE(device.has_value());
   auto r = run_jobs(**device, small_jobs(), o);
   EXPECT_TRUE(r.has_value()) << r.error().message();
-  return Outcome{.result = std::move(*r), .left_instances = !(*device)->instances().empty()};
+  return Outcome{.result = std::move(*r),
+                 .left_instances = !(*device)->instances().empty(),
+                 .co_runs_asked = *asked};
 }
 
 TEST(ManagerShareTest, SmallJobsShareInstancesAndFinishSooner) {
@@ -81,6 +86,10 @@ TEST(ManagerShareTest, SmallJobsShareInstancesAndFinishSooner) {
   EXPECT_EQ(apart.result.shared_starts, 0);
   EXPECT_GT(shared.result.shared_starts, 0);
   EXPECT_LT(shared.result.makespan, apart.result.makespan);
+  // Every job runs the same work: one pair of classes, asked once per profile (six on an
+  // A100-40GB without media extensions), not once per pair of jobs.
+  EXPECT_GT(shared.co_runs_asked, 0);
+  EXPECT_LE(shared.co_runs_asked, 6);
   EXPECT_EQ(run_report_json(shared.result, *hw::find_mig_geometry("a100-40gb"))["shared_starts"],
             shared.result.shared_starts);
 

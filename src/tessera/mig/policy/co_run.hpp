@@ -17,11 +17,13 @@ namespace tessera::mig {
 // Two jobs' iteration times side by side on one profile over their times alone (>= 1 when they
 // compete; sim::SliceCostModel::co_run measures them).
 struct Slowdowns {
-  double first = 1;   // of the job with the lower index
+  double first = 1;   // of the job of the lower class
   double second = 1;  // of the other
 };
 
-// A pair on a profile: the lower job index, the higher, the profile ID (the caller's indices).
+// A pair of work classes on a profile: the lower class, the higher (equal for two jobs of one
+// class), the profile ID. Jobs of one class run the same work (QueuedJob::work_class), so the
+// table grows with the kinds of work, not with the jobs.
 struct CoRunKey {
   std::size_t first = 0;
   std::size_t second = 0;
@@ -38,8 +40,8 @@ struct CoRunKeyHash {
 };
 using CoRunTable = std::unordered_map<CoRunKey, Slowdowns, CoRunKeyHash>;
 
-// The slowdowns of `a` beside `b` and of `b` beside `a` on `profile_id`; nullopt when the table
-// has no entry (the pair may not share that profile).
+// The slowdowns of a job of class `a` beside one of class `b` and the other way round, on
+// `profile_id`; nullopt when the table has no entry (the pair may not share that profile).
 std::optional<std::pair<double, double>> slowdowns(const CoRunTable& table, std::size_t a,
                                                    std::size_t b, int profile_id);
 

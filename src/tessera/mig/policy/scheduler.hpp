@@ -42,6 +42,9 @@ struct QueuedJob {
   // Time-fit: its predicted run time on each profile it may get (a profile missing here is
   // predicted from the others, as if the job scaled with compute slices).
   std::vector<ProfileTime> times;
+  // Time-fit sharing: jobs of one class run the same work, and SchedulerInput::co_runs is keyed
+  // by class.
+  std::size_t work_class = 0;
 };
 
 // What time-fit weighs against a reconfiguration's gain, and when a job has waited too long.
@@ -58,7 +61,8 @@ struct TimeFitOptions {
 
 // A job running on a busy instance, for time-fit's sharing.
 struct RunningJob {
-  std::size_t job = 0;          // the caller's index (as QueuedJob::job, and in CoRunTable)
+  std::size_t job = 0;          // the caller's index (as QueuedJob::job)
+  std::size_t work_class = 0;   // as QueuedJob::work_class
   std::int64_t need_bytes = 0;  // the memory it may reach
   ShareTerm term;               // when its work begins and how much it has left, alone
 };

@@ -25,7 +25,7 @@ constexpr std::size_t kOrders = 4;
 
 // The job a queued job may join on an instance: the instance's last job, while it runs alone.
 struct Partner {
-  std::size_t job = 0;  // the caller's index
+  std::size_t work_class = 0;
   std::int64_t need_bytes = 0;
   ShareTerm term;  // its work alone and when it begins
   core::Nanos end = 0;
@@ -193,7 +193,7 @@ std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector
       if (slot.kind == Slot::Kind::kBusy && running != in.running.end() &&
           running->second.size() == 1) {
         const RunningJob& r = running->second.front();
-        share.partner = Partner{.job = r.job,
+        share.partner = Partner{.work_class = r.work_class,
                                 .need_bytes = r.need_bytes,
                                 .term = r.term,
                                 .end = r.term.begins + r.term.work,
@@ -230,7 +230,7 @@ std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector
       const int profile_id = o.slots[i].placement.profile_id;
       const auto t = time_of(jobs[j], profile_id);
       if (!t || k.need_bytes + jobs[j].queued->need_bytes > share.profile->memory_bytes) continue;
-      const auto s = slowdowns(*in.co_runs, k.job, jobs[j].queued->job, profile_id);
+      const auto s = slowdowns(*in.co_runs, k.work_class, jobs[j].queued->work_class, profile_id);
       if (!s) continue;
       const auto ends =
           shared_ends(ShareTerm{.begins = k.term.begins, .work = k.term.work, .slowdown = s->first},
@@ -267,7 +267,7 @@ std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector
       const core::Nanos work = *time_of(jobs[j], best->placement.profile_id);
       const core::Nanos begins = best_end - work;
       o.shares[static_cast<std::size_t>(best - o.slots.data())].partner =
-          Partner{.job = jobs[j].queued->job,
+          Partner{.work_class = jobs[j].queued->work_class,
                   .need_bytes = jobs[j].queued->need_bytes,
                   .term = {.begins = begins, .work = work, .slowdown = 1},
                   .end = best_end,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <unordered_set>
 #include <utility>
 
 #include "tessera/core/try.hpp"
@@ -55,6 +56,7 @@ struct JobState {
   std::int64_t need = 0;
   std::optional<int> min_profile;
   std::vector<ProfileTime> times;  // time-fit's predictions, made when the job is released
+  std::size_t work_class = 0;      // jobs of one class run the same work (QueuedJob::work_class)
   // Time-fit's prediction of the current attempt: when its work begins, how much it has left
   // alone from then, and its slowdown beside the job sharing its instance.
   ShareTerm term;
@@ -87,9 +89,21 @@ class Manager final : public device::MigJobObserver {
                  caps_.jobs_per_instance >= 2),
         restarts_(space, options.scheme, options.static_layout),
         order_(profile_order(space)) {
+    // Jobs with the same work (key, and length where the work varies) share a class: their pair
+    // slowdowns are the same. A job without a work key is a class of its own.
+    std::map<std::pair<std::string, std::int64_t>, std::size_t> classes;
+    std::size_t next_class = 0;
     for (const workload::BatchJobPtr& job : jobs) {
       JobState js;
       js.job = job;
+      if (job->work.key.empty()) {
+        js.work_class = next_class++;
+      } else {
+        const auto [it, added] = classes.try_emplace(
+            {job->work.key, job->work.varies ? job->iterations : 0}, next_class);
+        if (added) ++next_class;
+        js.work_class = it->second;
+      }
       js.outcome.name = job->name;
       js.outcome.submitted = job->submit_time;
       js.outcome.estimated_peak_bytes = job->estimated_peak_bytes;
@@ -445,22 +459,29 @@ class Manager final : public device::MigJobObserver {
     }
   }
 
-  // Time-fit's slowdowns of a released job beside every other job released and unresolved, on
-  // each profile that holds both jobs' estimated peaks; a pair the model cannot time never
-  // shares.
+  // Time-fit's slowdowns of a released job beside every other job released and unresolved, per
+  // pair of work classes, on each profile that holds both jobs' estimated peaks; each pair of
+  // classes is asked once per profile, and one the model cannot time never shares. Jobs without
+  // kernels cannot be timed beside another.
   void predict_co_runs(std::size_t j) {
-    if (!sharing_) return;
     const JobState& js = jobs_[j];
+    if (!sharing_ || !js.job->work.build) return;
     for (std::size_t i = 0; i < jobs_.size(); ++i) {
       const JobState& other = jobs_[i];
-      if (i == j || other.phase == Phase::kWaiting || other.phase == Phase::kResolved) continue;
+      if (i == j || other.phase == Phase::kWaiting || other.phase == Phase::kResolved ||
+          !other.job->work.build) {
+        continue;
+      }
+      const JobState& low = js.work_class <= other.work_class ? js : other;
+      const JobState& high = &low == &js ? other : js;
       for (const hw::MigProfile* p : order_) {
-        if (js.need + other.need > p->memory_bytes) continue;
-        const std::size_t a = std::min(i, j);
-        const std::size_t b = std::max(i, j);
-        auto s = options_.co_run(*jobs_[a].job, *jobs_[b].job, *p);
+        const CoRunKey key{low.work_class, high.work_class, p->id};
+        if (js.need + other.need > p->memory_bytes || !co_runs_asked_.insert(key).second) {
+          continue;
+        }
+        auto s = options_.co_run(*low.job, *high.job, *p);
         if (!s || !(s->first > 0) || !(s->second > 0)) continue;
-        co_runs_[{a, b, p->id}] = Slowdowns{.first = s->first, .second = s->second};
+        co_runs_[key] = Slowdowns{.first = s->first, .second = s->second};
       }
     }
   }
@@ -489,8 +510,10 @@ class Manager final : public device::MigJobObserver {
       if (info.jobs.empty()) continue;
       in.busy.insert(p);
       for (const std::size_t j : info.jobs) {
-        in.running[p].push_back(
-            RunningJob{.job = j, .need_bytes = jobs_[j].need, .term = jobs_[j].term});
+        in.running[p].push_back(RunningJob{.job = j,
+                                           .work_class = jobs_[j].work_class,
+                                           .need_bytes = jobs_[j].need,
+                                           .term = jobs_[j].term});
       }
     }
     for (std::size_t j = 0; j < jobs_.size(); ++j) {
@@ -502,7 +525,8 @@ class Manager final : public device::MigJobObserver {
                                    .min_profile_id = js.min_profile,
                                    .submitted = js.job->submit_time,
                                    .restart = js.restart,
-                                   .times = js.times});
+                                   .times = js.times,
+                                   .work_class = js.work_class});
     }
     return in;
   }
@@ -611,8 +635,8 @@ class Manager final : public device::MigJobObserver {
       other.term.work = std::max<core::Nanos>(
           0, other.term.work - std::max<core::Nanos>(0, now - other.term.begins));
       other.term.begins = std::max(now, other.term.begins);
-      const auto s =
-          slowdowns(co_runs_, k, d.job, plan.instance.profile_id).value_or(std::pair{1.0, 1.0});
+      const auto s = slowdowns(co_runs_, other.work_class, js.work_class, plan.instance.profile_id)
+                         .value_or(std::pair{1.0, 1.0});
       other.term.slowdown = s.first;
       js.term = ShareTerm{.begins = std::max(now + options_.time_fit.start_time, other.term.begins),
                           .work = work,
@@ -692,7 +716,8 @@ class Manager final : public device::MigJobObserver {
   std::int64_t oom_restarts_ = 0;
   std::int64_t early_restarts_ = 0;
   std::int64_t shared_starts_ = 0;
-  CoRunTable co_runs_;  // time-fit's slowdowns of the pairs released so far
+  CoRunTable co_runs_;  // time-fit's slowdowns of the pairs of classes released so far
+  std::unordered_set<CoRunKey, CoRunKeyHash> co_runs_asked_;
 };
 
 }  // namespace
