@@ -267,14 +267,20 @@ TEST_F(TimeFitShareTest, AnInstanceRunningTwoJobsTakesNoThird) {
   EXPECT_TRUE(schedule(in).starts.empty());
 }
 
-TEST_F(TimeFitShareTest, AJoinIsNotTakenWhenItsDelayToTheOtherOutweighsItsGain) {
-  // Job 0 has 5 s left. Waiting, job 1 ends at 17 s; beside it, each 2x slower, job 1 ends at
-  // 15 s but job 0 at 8 s instead of 5 s: 18 s in all against 17 s.
-  slow_every_pair(2, 2);
+TEST_F(TimeFitShareTest, AJobJoinsOnlyWhereTheQueueFinishesSooner) {
+  // Job 0 has 5 s left; waiting for it, job 1 ends at 17 s. Beside it, each 3x slower, job 0 ends
+  // at 11 s and job 1 at 18 s: it waits.
+  slow_every_pair(2, 3);
   SchedulerInput in = sharing(input({job(1, 10, 10, 10)}));
   in.current = state_of({kWhole});
   running_alone_on_7g(in, 5);
   EXPECT_TRUE(schedule(in).starts.empty());
+  // Each 2x slower, job 0 ends at 8 s (3 s late) and job 1 at 15 s: the queue ends 2 s sooner,
+  // and it joins.
+  slow_every_pair(2, 2);
+  const Decisions d = schedule(in);
+  ASSERT_EQ(d.starts.size(), 1U);
+  EXPECT_EQ(d.starts[0].plan.kind, PlanKind::kShare);
 }
 
 }  // namespace

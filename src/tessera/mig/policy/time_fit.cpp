@@ -152,8 +152,15 @@ std::optional<StateId> state_after(const LayoutSpace& space, StateId current, co
 }
 
 // The queue list-scheduled on `target`; nullopt when the layout lacks a busy instance.
+// When a job joins an instance's last job rather than run alone where it ends first: when its
+// end plus the delay it causes the other beats its end alone (a join that costs the queue nothing
+// overall), or when its own end does (greedy, as each job takes the slot where it ends first).
+// Each list order on each layout is scheduled under both rules and the better outcome kept.
+enum class JoinRule { kCountTheDelay, kOwnEnd };
+constexpr std::array<JoinRule, 2> kJoinRules{JoinRule::kCountTheDelay, JoinRule::kOwnEnd};
+
 std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector<Job>& jobs,
-                                     StateId target) {
+                                     StateId target, JoinRule rule) {
   const LayoutSpace& space = *in.space;
   const Layout& want = space.layout(target);
   const Layout& now = space.layout(in.current);
@@ -235,7 +242,8 @@ std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector
       const auto ends =
           shared_ends(ShareTerm{.begins = k.term.begins, .work = k.term.work, .slowdown = s->first},
                       ShareTerm{.begins = k.join_begins, .work = *t, .slowdown = s->second});
-      const core::Nanos score = ends.second + (ends.first - k.end);
+      const core::Nanos score =
+          ends.second + (rule == JoinRule::kCountTheDelay ? ends.first - k.end : 0);
       if (!join || score < join_score) {
         join = i;
         join_score = score;
@@ -314,10 +322,14 @@ Decisions schedule_time_fit(const SchedulerInput& in) {
     std::vector<Job> list = list_order(queued, k);
     bool improved = false;
     for (const StateId target : space.full_states()) {
-      auto o = list_schedule(in, list, target);
-      if (o && (!best || better(*o, *best, in.now))) {
-        best = std::move(o);
-        improved = true;
+      for (const JoinRule rule : kJoinRules) {
+        auto o = list_schedule(in, list, target, rule);
+        if (o && (!best || better(*o, *best, in.now))) {
+          best = std::move(o);
+          improved = true;
+        }
+        // Without sharing both rules give the same schedule.
+        if (in.jobs_per_instance < 2) break;
       }
     }
     if (improved) jobs = std::move(list);
