@@ -179,7 +179,10 @@ std::vector<Event> timeline(const mig::MigRunResult& r, const hw::MigGeometry& g
   for (const auto& j : r.jobs) {
     for (const auto& a : j.attempts) {
       const std::string where = placement_name(g, a.profile_id, a.start);
-      out.push_back({a.started, 3, fmt::format("{:<13} {} on {}", "start", j.name, where)});
+      // A start beside another job follows that job's start at the same time.
+      out.push_back({a.started, a.beside.empty() ? 3 : 4,
+                     fmt::format("{:<13} {} on {}{}", "start", j.name, where,
+                                 a.beside.empty() ? "" : " beside " + a.beside)});
       std::string end;
       if (a.early_restart) {
         end = fmt::format(

@@ -93,6 +93,24 @@ TEST(ManagerShareTest, SmallJobsShareInstancesAndFinishSooner) {
   EXPECT_EQ(run_report_json(shared.result, *hw::find_mig_geometry("a100-40gb"))["shared_starts"],
             shared.result.shared_starts);
 
+  // Each start beside a job names it, and that job was running there then.
+  std::int64_t beside = 0;
+  for (const JobOutcome& j : shared.result.jobs) {
+    for (const Attempt& a : j.attempts) {
+      if (a.beside.empty()) continue;
+      ++beside;
+      const auto partner = std::ranges::find(shared.result.jobs, a.beside, &JobOutcome::name);
+      ASSERT_NE(partner, shared.result.jobs.end()) << a.beside;
+      EXPECT_TRUE(std::ranges::any_of(partner->attempts,
+                                      [&](const Attempt& p) {
+                                        return p.profile_id == a.profile_id && p.start == a.start &&
+                                               p.started <= a.started && a.started < p.ended;
+                                      }))
+          << j.name << " beside " << a.beside;
+    }
+  }
+  EXPECT_EQ(beside, shared.result.shared_starts);
+
   // No instance ever runs more than two jobs: at each attempt's start, at most one other attempt
   // on its instance is under way.
   std::vector<const Attempt*> attempts;

@@ -650,6 +650,7 @@ class Manager final : public device::MigJobObserver {
                           .slowdown = 1};
       info.free_at = js.term.begins + work;
     }
+    const std::string beside = share ? jobs_[info.jobs.front()].job->name : std::string();
     info.jobs.push_back(d.job);
     runs_[run] = d.job;
     js.phase = Phase::kRunning;
@@ -663,7 +664,8 @@ class Manager final : public device::MigJobObserver {
     js.stop = {};
     js.outcome.attempts.push_back(Attempt{.profile_id = plan.instance.profile_id,
                                           .start = plan.instance.start,
-                                          .started = device_.executor().now()});
+                                          .started = device_.executor().now(),
+                                          .beside = beside});
     return {};
   }
 

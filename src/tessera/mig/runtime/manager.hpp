@@ -71,6 +71,7 @@ struct Attempt {
   bool early_restart = false;  // ended by the predictor, not by a failure
   std::int64_t iterations_done = 0;
   std::int64_t predicted_peak_bytes = 0;  // the prediction that ended it (early restart), or 0
+  std::string beside;  // the job it started beside on a shared instance; empty: it started alone
 };
 
 struct JobOutcome {

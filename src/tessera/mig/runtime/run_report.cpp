@@ -55,7 +55,8 @@ nlohmann::json run_report_json(const MigRunResult& result, const hw::MigGeometry
                           {"exit", device::to_string(a.exit)},
                           {"early_restart", a.early_restart},
                           {"iterations", a.iterations_done},
-                          {"predicted_peak_gib", gib(a.predicted_peak_bytes)}});
+                          {"predicted_peak_gib", gib(a.predicted_peak_bytes)},
+                          {"beside", a.beside}});
     }
     jobs.push_back({{"name", job.name},
                     {"completed", job.completed},
