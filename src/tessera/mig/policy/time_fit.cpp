@@ -65,6 +65,7 @@ struct Outcome {
   core::Nanos finish_sum = 0;      // of the jobs' predicted ends
   std::size_t changes = 0;         // instances destroyed and created for the starts due now
   std::int64_t fcr = 0;            // of the state the starts due now leave
+  bool rules_differ = false;       // the other JoinRule would have placed some job elsewhere
 };
 
 // The job's time on `p`: predicted, or scaled from a predicted one by compute slices (a job with
@@ -225,10 +226,10 @@ std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector
         best_end = end;
       }
     }
-    // Joining an instance's last job instead: the job's end plus what it delays the other
-    // must beat its end alone.
-    std::optional<std::size_t> join;  // index into the slots
-    core::Nanos join_score = 0;
+    // Joining an instance's last job instead, by `rule` (JoinRule). The other rule's choice is
+    // found too: until the two differ, the other rule's schedule is this one.
+    std::optional<std::size_t> join, other_join;  // indices into the slots
+    core::Nanos join_score = 0, other_score = 0;
     std::pair<core::Nanos, core::Nanos> join_ends;  // the partner's, the job's
     for (std::size_t i = 0; i < o.shares.size(); ++i) {
       const SlotShare& share = o.shares[i];
@@ -242,14 +243,23 @@ std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector
       const auto ends =
           shared_ends(ShareTerm{.begins = k.term.begins, .work = k.term.work, .slowdown = s->first},
                       ShareTerm{.begins = k.join_begins, .work = *t, .slowdown = s->second});
-      const core::Nanos score =
-          ends.second + (rule == JoinRule::kCountTheDelay ? ends.first - k.end : 0);
+      const core::Nanos with_delay = ends.second + (ends.first - k.end);
+      const core::Nanos score = rule == JoinRule::kCountTheDelay ? with_delay : ends.second;
+      const core::Nanos other = rule == JoinRule::kCountTheDelay ? ends.second : with_delay;
       if (!join || score < join_score) {
         join = i;
         join_score = score;
         join_ends = ends;
       }
+      if (!other_join || other < other_score) {
+        other_join = i;
+        other_score = other;
+      }
     }
+    const auto joins = [&](const std::optional<std::size_t>& slot, core::Nanos score) {
+      return slot && (best == nullptr || score < best_end) ? slot : std::nullopt;
+    };
+    o.rules_differ = o.rules_differ || joins(join, join_score) != joins(other_join, other_score);
     if (join && (best == nullptr || join_score < best_end)) {
       SlotShare& share = o.shares[*join];
       Slot& slot = o.slots[*join];
@@ -324,12 +334,14 @@ Decisions schedule_time_fit(const SchedulerInput& in) {
     for (const StateId target : space.full_states()) {
       for (const JoinRule rule : kJoinRules) {
         auto o = list_schedule(in, list, target, rule);
+        // Where the rules never differ (no join was open, or both chose alike), the second
+        // schedule would be the first.
+        const bool differ = o && o->rules_differ;
         if (o && (!best || better(*o, *best, in.now))) {
           best = std::move(o);
           improved = true;
         }
-        // Without sharing both rules give the same schedule.
-        if (in.jobs_per_instance < 2) break;
+        if (!differ) break;
       }
     }
     if (improved) jobs = std::move(list);
