@@ -86,7 +86,7 @@ TEST(MigStudies, MixRunsUnderEveryPolicyAndLosesNoJob) {
                                            .paper = 6.2}};
   auto mix = run_mix(kSmallMix, "small.yaml", claims, {});
   ASSERT_TRUE(mix.has_value()) << mix.error().message();
-  ASSERT_EQ(mix->runs.size(), 8u);
+  ASSERT_EQ(mix->runs.size(), 9u);
   EXPECT_EQ(mix->seed, 3u);
   EXPECT_EQ(mix->jobs, 3u);
   for (const auto& r : mix->runs) {
@@ -105,7 +105,8 @@ TEST(MigStudies, MixRunsUnderEveryPolicyAndLosesNoJob) {
   EXPECT_LE(mix->shared_bound.makespan, mix->bound.makespan);
   for (const auto& r : mix->runs) {
     if (r.row == kSequentialRow) continue;
-    const MigBound& bound = r.row == kTimeFitShareRow ? mix->shared_bound : mix->bound;
+    const bool shares = r.row == kTimeFitShareRow || r.row == kTimeFitShareErrorRow;
+    const MigBound& bound = shares ? mix->shared_bound : mix->bound;
     EXPECT_GE(r.result.makespan, bound.makespan) << r.row;
   }
   ASSERT_EQ(mix->claims.size(), 1u);
@@ -224,7 +225,7 @@ TEST(MigStudies, JsonCarriesPerJobTurnaround) {
   const auto json = to_json(result);
   EXPECT_GT(json["mixes"][0]["shared_bound"]["makespan_s"].get<double>(), 0.0);
   const auto policies = json["mixes"][0]["policies"];
-  ASSERT_EQ(policies.size(), 8u);
+  ASSERT_EQ(policies.size(), 9u);
   for (const auto& p : policies) {
     ASSERT_EQ(p["run"]["jobs"].size(), 3u) << p["policy"];
     EXPECT_GT(p["run"]["jobs"][0]["turnaround_s"].get<double>(), 0.0) << p["policy"];

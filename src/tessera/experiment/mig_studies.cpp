@@ -292,10 +292,16 @@ mig::ManagerOptions time_fit_with(std::shared_ptr<sim::SliceCostModel> model,
   o.time_fit.destroy_time = device.destroy_time;
   o.time_fit.start_time = device.job_start_time;
   if (share) {
-    o.co_run = [model](const workload::BatchJob& a, const workload::BatchJob& b,
-                       const hw::MigProfile& p) -> core::Result<std::pair<double, double>> {
+    o.co_run = [model, prediction_error, streams = core::RandomStreams(seed)](
+                   const workload::BatchJob& a, const workload::BatchJob& b,
+                   const hw::MigProfile& p) -> core::Result<std::pair<double, double>> {
       TESSERA_ASSIGN_OR_RETURN(const sim::CoRunCost c, model->co_run(a, b, p));
-      return std::pair{c.slowdown_a, c.slowdown_b};
+      if (prediction_error <= 0) return std::pair{c.slowdown_a, c.slowdown_b};
+      core::RandomStream error =
+          streams.stream(fmt::format("time-fit co-run error/{}/{}/{}", a.name, b.name, p.id));
+      const double ea = std::exp(error.normal(0, prediction_error));
+      const double eb = std::exp(error.normal(0, prediction_error));
+      return std::pair{c.slowdown_a * ea, c.slowdown_b * eb};
     };
   }
   return o;
@@ -460,7 +466,7 @@ Result<MixResult> run_mix(std::string_view text, const std::string& file,
   out.gpu = mix.spec.name;
   out.seed = mix.jobs.seed;
   out.jobs = mix.jobs.jobs.size();
-  constexpr std::int64_t kRuns = 8;
+  constexpr std::int64_t kRuns = 9;
   std::int64_t done = 0;
   auto step = [&](std::string_view what) {
     if (options.progress) options.progress(++done, kRuns, what);
@@ -509,8 +515,10 @@ Result<MixResult> run_mix(std::string_view text, const std::string& file,
     double error;
     int jobs_per_instance;
   };
-  for (const TimeFit& t : std::array<TimeFit, 3>{
-           {{kTimeFitRow, 0.0, 1}, {kTimeFitErrorRow, 0.2, 1}, {kTimeFitShareRow, 0.0, 2}}}) {
+  for (const TimeFit& t : std::array<TimeFit, 4>{{{kTimeFitRow, 0.0, 1},
+                                                  {kTimeFitErrorRow, 0.2, 1},
+                                                  {kTimeFitShareRow, 0.0, 2},
+                                                  {kTimeFitShareErrorRow, 0.2, 2}}}) {
     const std::string_view row = t.row;
     TESSERA_ASSIGN_OR_RETURN(
         Simulated fit,

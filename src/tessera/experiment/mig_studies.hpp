@@ -41,6 +41,9 @@ inline constexpr std::string_view kTimeFitErrorRow = "time-fit-err20";
 // time-fit where an instance may run two jobs under MPS (sim::SimMigOptions::jobs_per_instance):
 // MIG and SM sharing on one GPU.
 inline constexpr std::string_view kTimeFitShareRow = "time-fit-share";
+// time-fit-share with every predicted time and pair slowdown off by a seeded lognormal factor,
+// sigma 0.2: what its gain owes to a co-run model no measurement has checked.
+inline constexpr std::string_view kTimeFitShareErrorRow = "time-fit-share-err20";
 
 // The figures of each row (counter names of the RunReport rows, unit included).
 inline constexpr std::string_view kJobsPerHour = "jobs/h";
@@ -73,7 +76,8 @@ sim::SimMigOptions study_device_options(std::uint64_t seed);
 // and start times (study_device_options) as the costs it weighs. `prediction_error` > 0 multiplies
 // each prediction by exp(N(0, prediction_error)), drawn per job and profile from `seed`.
 // `share`: pairs' slowdowns side by side on one instance too (ManagerOptions::co_run), for a
-// device whose instances run two jobs.
+// device whose instances run two jobs; `prediction_error` multiplies each slowdown by its own
+// draw as well.
 mig::ManagerOptions time_fit_options(const hw::GpuSpec& spec, const hw::MigGeometry& geometry,
                                      double prediction_error = 0, std::uint64_t seed = 1,
                                      bool share = false);

@@ -384,7 +384,8 @@ constexpr std::string_view kMigPolicies =
     "that finishes the whole queue first ('bound' is what no MIG layout can beat); "
     "time-fit-err20 = the same with every predicted time off by a lognormal factor (sigma 0.2); "
     "time-fit-share = time-fit where an instance may run two jobs under MPS ('bound with two "
-    "jobs to an instance' is its bound). All on a simulated A100-SXM4-40GB (the paper's GPU), "
+    "jobs to an instance' is its bound); time-fit-share-err20 = the same with every predicted "
+    "time and pair slowdown off by a lognormal factor (sigma 0.2). All on a simulated A100-SXM4-40GB (the paper's GPU), "
     "where a slice is timed as a GPU of its "
     "own and every job start costs the simulator's process-start time.";
 
@@ -486,7 +487,8 @@ MigExperiment mig_trace() {
           "Policies as in mig-general: sequential, best-static, MIGM's schemes, and tessera's "
           "own, time-fit (each job on the slice where it is predicted to finish first, the "
           "layout that finishes the queue first), time-fit-err20 (its predictions off by a "
-          "lognormal factor, sigma 0.2) and time-fit-share (two jobs to an instance under MPS).",
+          "lognormal factor, sigma 0.2), time-fit-share (two jobs to an instance under MPS) and "
+          "time-fit-share-err20 (its times and slowdowns off by the same factor).",
       .files = {},
       .claims = {},
       .predictor = false,
