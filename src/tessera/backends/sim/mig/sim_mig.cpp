@@ -334,7 +334,8 @@ JobExit SimMig::State::finish(JobRunId id, JobExitKind kind, std::string message
                .peak_reserved_bytes = r.peak_reserved,
                .at = engine.now(),
                .message = std::move(message)};
-  const JobRunId other = partner(id, r);
+  // A run that never began its iterations slowed nobody.
+  const JobRunId other = r.begun ? partner(id, r) : 0;
   if (auto inst = instances.find(r.instance); inst != instances.end()) {
     std::erase(inst->second.runs, id);
   }
