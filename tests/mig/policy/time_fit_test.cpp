@@ -267,6 +267,30 @@ TEST_F(TimeFitShareTest, AnInstanceRunningTwoJobsTakesNoThird) {
   EXPECT_TRUE(schedule(in).starts.empty());
 }
 
+TEST_F(TimeFitShareTest, AJobWaitsToJoinTheJobAPairLeavesWhenThatIsSooner) {
+  // 4g.20gb runs jobs 0 (5 s of work) and 1 (100 s), each 10% slower beside the other: job 0
+  // ends at 5.5 s and job 1 runs alone after. Job 2 (10 s on 4g.20gb, 100 s on the idle 3g.20gb)
+  // joins job 1 then and ends near 19 s, rather than start now on 3g.20gb and end at 102 s.
+  slow_every_pair(3, 1.1);
+  QueuedJob q = job(2, 300, 100, 80);
+  set_time(q, k4g20, 10);
+  SchedulerInput in = sharing(input({q}));
+  const Placement four{k4g20, 0};
+  in.current = state_of({four, {k3g20, 4}});
+  in.busy = {four};
+  in.running[four] = {RunningJob{.job = 0,
+                                 .work_class = 0,
+                                 .need_bytes = kGiB,
+                                 .term = {.work = core::seconds(5), .slowdown = 1.1}},
+                      RunningJob{.job = 1,
+                                 .work_class = 1,
+                                 .need_bytes = kGiB,
+                                 .term = {.work = core::seconds(100), .slowdown = 1.1}}};
+  const auto ends = shared_ends(in.running[four][0].term, in.running[four][1].term);
+  in.free_at[four] = std::max(ends.first, ends.second);
+  EXPECT_TRUE(schedule(in).starts.empty());
+}
+
 TEST_F(TimeFitShareTest, AJobJoinsOnlyWhereTheQueueFinishesSooner) {
   // Job 0 has 5 s left; waiting for it, job 1 ends at 17 s. Beside it, each 3x slower, job 0 ends
   // at 11 s and job 1 at 18 s: it waits.

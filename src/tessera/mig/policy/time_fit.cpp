@@ -23,7 +23,8 @@ struct Job {
 };
 constexpr std::size_t kOrders = 4;
 
-// The job a queued job may join on an instance: the instance's last job, while it runs alone.
+// The job a queued job may join on an instance: the instance's last job while it runs alone, or
+// of a pair, the one that ends last, from when the other ends.
 struct Partner {
   std::size_t work_class = 0;
   std::int64_t need_bytes = 0;
@@ -34,6 +35,22 @@ struct Partner {
   core::Nanos join_begins = 0;
   bool now = false;
 };
+
+// Of two jobs sharing an instance, ending at `end_a` and `end_b`: the one that ends last, as a
+// partner from when the other ends (a job joining it then starts its process then).
+Partner last_of_pair(std::size_t class_a, std::int64_t need_a, core::Nanos end_a,
+                     std::size_t class_b, std::int64_t need_b, core::Nanos end_b,
+                     core::Nanos start_time) {
+  const bool a_last = end_a >= end_b;
+  const core::Nanos first_end = std::min(end_a, end_b);
+  const core::Nanos last_end = std::max(end_a, end_b);
+  return Partner{.work_class = a_last ? class_a : class_b,
+                 .need_bytes = a_last ? need_a : need_b,
+                 .term = {.begins = first_end, .work = last_end - first_end, .slowdown = 1},
+                 .end = last_end,
+                 .join_begins = first_end + start_time,
+                 .now = false};
+}
 
 // One instance of a candidate layout.
 struct Slot {
@@ -198,15 +215,21 @@ std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector
       SlotShare& share = o.shares[o.slots.size()];
       share.profile = space.geometry().find(p.profile_id);
       const auto running = in.running.find(p);
-      if (slot.kind == Slot::Kind::kBusy && running != in.running.end() &&
-          running->second.size() == 1) {
-        const RunningJob& r = running->second.front();
-        share.partner = Partner{.work_class = r.work_class,
-                                .need_bytes = r.need_bytes,
-                                .term = r.term,
-                                .end = r.term.begins + r.term.work,
-                                .join_begins = in.now + cost.start_time,
-                                .now = true};
+      if (slot.kind == Slot::Kind::kBusy && running != in.running.end()) {
+        const std::vector<RunningJob>& on = running->second;
+        if (on.size() == 1) {
+          share.partner = Partner{.work_class = on[0].work_class,
+                                  .need_bytes = on[0].need_bytes,
+                                  .term = on[0].term,
+                                  .end = on[0].term.begins + on[0].term.work,
+                                  .join_begins = in.now + cost.start_time,
+                                  .now = true};
+        } else if (on.size() == 2) {
+          const auto ends = shared_ends(on[0].term, on[1].term);
+          share.partner =
+              last_of_pair(on[0].work_class, on[0].need_bytes, ends.first, on[1].work_class,
+                           on[1].need_bytes, ends.second, cost.start_time);
+        }
       }
     }
     o.slots.push_back(slot);
@@ -268,7 +291,9 @@ std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector
       o.finish_sum += join_ends.second + (join_ends.first - k.end);
       slot.free_at = std::max(join_ends.first, join_ends.second);
       o.makespan = std::max(o.makespan, slot.free_at);
-      share.partner.reset();
+      share.partner =
+          last_of_pair(k.work_class, k.need_bytes, join_ends.first, jobs[j].queued->work_class,
+                       jobs[j].queued->need_bytes, join_ends.second, cost.start_time);
       continue;
     }
     if (best == nullptr) {

@@ -18,7 +18,8 @@
 //   before the rest, oldest first; when one of them fits no instance beside the busy ones, nothing
 //   new starts until it does, so a job needing a large slice is not starved by small ones.
 // - Sharing (SchedulerInput::jobs_per_instance 2, with the pairs' slowdowns): a job may also join
-//   an instance's last job while that runs alone, both slowed while both run (co_run.hpp). Each
+//   an instance's last job while that runs alone, or a pair's survivor once the other has ended,
+//   both slowed while both run (co_run.hpp). Each
 //   order on each layout is scheduled under two join rules (the job's end plus the delay it
 //   causes, or its own end, must beat its end alone), the better outcome kept; a join due now is
 //   a PlanKind::kShare start.
