@@ -176,6 +176,36 @@ TEST(SimMigShareTest, EnergyCountsThePairOnce) {
   EXPECT_LT(ratio, 1.2);
 }
 
+TEST(SimMigShareTest, AJobStoppedBeforeItBeganLeavesTheOtherAsItWas) {
+  // The first job begins its iterations at 1 s; the second, started at 0.5 s, would begin at
+  // 1.5 s and is stopped at 1.2 s, during its process start: the first ran alone throughout and
+  // ends exactly when it would have alone.
+  SimMigOptions o = sharing();
+  o.job_start_time = core::seconds(1);
+  Engine engine;
+  auto mig = make(engine, o);
+  auto inst = mig->create_instance(k7g, 0);
+  ASSERT_TRUE(inst.has_value());
+  Recorder a, b;
+  ASSERT_TRUE(mig->start_job(inst->id, gemm_job(3), a).has_value());
+  device::JobRunId run_b = 0;
+  engine.schedule_at(core::millis(500), [&] {
+    auto started = mig->start_job(inst->id, gemm_job(3), b);
+    ASSERT_TRUE(started.has_value());
+    run_b = *started;
+  });
+  engine.schedule_at(core::millis(1200), [&] { ASSERT_TRUE(mig->stop_job(run_b).has_value()); });
+  ASSERT_TRUE(mig->run([&] { return a.exits.size() + b.exits.size() == 2; }).has_value());
+  ASSERT_EQ(b.exits.size(), 1U);
+  EXPECT_EQ(b.exits[0].kind, JobExitKind::kKilled);
+  EXPECT_EQ(b.exits[0].iterations_done, 0);
+  SliceCostModel costs = a100_costs();
+  const auto alone = costs.iteration(*gemm_job(3), 0, profile(*mig, k7g));
+  ASSERT_TRUE(alone.has_value());
+  ASSERT_EQ(a.exits.size(), 1U);
+  EXPECT_EQ(a.exits[0].at, core::seconds(1) + 3 * alone->time);
+}
+
 TEST(SimMigShareTest, RejectsBadSharingOptions) {
   Engine engine;
   auto spec = hw::find_gpu("a100-40gb");
