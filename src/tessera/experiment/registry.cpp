@@ -385,7 +385,8 @@ constexpr std::string_view kMigPolicies =
     "time-fit-err20 = the same with every predicted time off by a lognormal factor (sigma 0.2); "
     "time-fit-share = time-fit where an instance may run two jobs under MPS ('bound with two "
     "jobs to an instance' is its bound); time-fit-share-err20 = the same with every predicted "
-    "time and pair slowdown off by a lognormal factor (sigma 0.2). All on a simulated A100-SXM4-40GB (the paper's GPU), "
+    "time and pair slowdown off by a lognormal factor (sigma 0.2). All on a simulated "
+    "A100-SXM4-40GB (the paper's GPU), "
     "where a slice is timed as a GPU of its "
     "own and every job start costs the simulator's process-start time.";
 
