@@ -118,14 +118,27 @@ core::Result<IterationCost> SliceCostModel::iteration(const workload::BatchJob& 
   const auto key = std::make_tuple(job.work.key, profile.id, bucket_of(job, iteration));
   const bool cacheable = !job.work.key.empty();
   if (cacheable) {
-    if (auto it = costs_.find(key); it != costs_.end()) return it->second;
+    if (auto it = costs_.find(key); it != costs_.end()) return it->second.cost;
   }
+  TESSERA_ASSIGN_OR_RETURN(AloneRun run, run_alone(job, iteration, profile));
+  const IterationCost cost = run.cost;
+  if (cacheable) costs_.emplace(key, std::move(run));
+  return cost;
+}
+
+core::Result<SliceCostModel::AloneRun> SliceCostModel::run_alone(
+    const workload::BatchJob& job, std::int64_t iteration, const hw::MigProfile& profile) const {
+  struct Ends final : device::DeviceObserver {
+    std::vector<core::Nanos> at;
+    void on_kernel_complete(const device::KernelEvent& e) override { at.push_back(e.end); }
+  } ends;
   auto sequence = std::make_shared<const workload::KernelSequence>(
       job.work.build(timed_iteration(job, iteration)));
   Engine local;
   TESSERA_ASSIGN_OR_RETURN(
       auto gpu, SimGpu::create(local, slice_spec(spec_, profile), default_options(spec_)));
   TESSERA_ASSIGN_OR_RETURN(auto stream, gpu->create_stream(device::StreamConfig{}));
+  gpu->add_observer(&ends);
   core::Nanos finished = -1;
   auto submitted = gpu->submit(
       stream, sequence, 0, [&finished](const device::SubmissionDone& d) { finished = d.finished; });
@@ -134,16 +147,26 @@ core::Result<IterationCost> SliceCostModel::iteration(const workload::BatchJob& 
         submitted.error().with_context(fmt::format("job '{}' on {}", job.name, profile.name)));
   }
   local.run_until(core::kNever);
-  if (finished < 0) {
+  if (finished < 0 || ends.at.empty()) {
     return core::failf(Domain::kSim, Code::kInternal,
                        "job '{}': its iteration never finished on the simulated {}", job.name,
                        profile.name);
   }
   const double joules = gpu->stats().energy_joules;
-  IterationCost c{.time = finished,
-                  .active_watts = finished > 0 ? joules / core::to_seconds(finished) : 0};
-  if (cacheable) costs_.emplace(key, c);
-  return c;
+  return AloneRun{.cost = {.time = finished,
+                           .active_watts = finished > 0 ? joules / core::to_seconds(finished) : 0},
+                  .kernel_ends = std::move(ends.at)};
+}
+
+core::Result<std::vector<core::Nanos>> SliceCostModel::kernel_ends_alone(
+    const workload::BatchJob& job, std::int64_t iteration, const hw::MigProfile& profile) {
+  if (job.work.key.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(AloneRun run, run_alone(job, iteration, profile));
+    return std::move(run.kernel_ends);
+  }
+  TESSERA_TRY(SliceCostModel::iteration(job, iteration, profile));
+  return costs_.at(std::make_tuple(job.work.key, profile.id, bucket_of(job, iteration)))
+      .kernel_ends;
 }
 
 core::Result<core::Nanos> SliceCostModel::job_time(const workload::BatchJob& job,
@@ -198,31 +221,10 @@ core::Result<CoRunCost> SliceCostModel::co_run(const workload::BatchJob& a,
 
 namespace {
 
-// The end of each kernel of `sequence` run alone on `slice`, from its start: a job's progress in
-// its time alone after its first k kernels of an iteration.
-core::Result<std::vector<core::Nanos>> kernel_ends_alone(
-    const hw::GpuSpec& slice, const hw::GpuSpec& board,
-    const workload::KernelSequencePtr& sequence) {
-  struct Ends final : device::DeviceObserver {
-    std::vector<core::Nanos> at;
-    void on_kernel_complete(const device::KernelEvent& e) override { at.push_back(e.end); }
-  } ends;
-  Engine local;
-  TESSERA_ASSIGN_OR_RETURN(auto gpu, SimGpu::create(local, slice, default_options(board)));
-  TESSERA_ASSIGN_OR_RETURN(auto stream, gpu->create_stream(device::StreamConfig{}));
-  gpu->add_observer(&ends);
-  TESSERA_TRY(gpu->submit(stream, sequence, 0, [](const device::SubmissionDone&) {}));
-  local.run_until(core::kNever);
-  if (ends.at.empty()) {
-    return core::fail(Domain::kSim, Code::kInternal, "an iteration ran no kernel");
-  }
-  return std::move(ends.at);
-}
-
 // One job of a co-run: its kernels' ends alone, and its progress beside the other.
 struct CoRunProgress {
   workload::KernelSequencePtr sequence;
-  std::vector<core::Nanos> alone;  // kernel_ends_alone
+  std::vector<core::Nanos> alone;  // SliceCostModel::kernel_ends_alone
   std::int64_t kernels = 0;        // finished beside the other
   core::Nanos first_at = 0;        // when its first finished, and its progress alone then
   core::Nanos first_alone = 0;
@@ -259,18 +261,18 @@ core::Result<CoRunCost> SliceCostModel::simulate_co_run(const workload::BatchJob
     return fmt::format("jobs '{}' and '{}' together on {} under {}", a.name, b.name, profile.name,
                        share_mode_);
   };
-  const hw::GpuSpec slice = slice_spec(spec_, profile);
   std::array<CoRunProgress, 2> jobs;
   for (const auto& [job, i, p] : {std::tuple{&a, ia, &jobs[0]}, std::tuple{&b, ib, &jobs[1]}}) {
     p->sequence =
         std::make_shared<const workload::KernelSequence>(job->work.build(timed_iteration(*job, i)));
-    auto alone = kernel_ends_alone(slice, spec_, p->sequence);
+    auto alone = kernel_ends_alone(*job, i, profile);
     if (!alone) return std::unexpected(alone.error().with_context(context()));
     p->alone = std::move(*alone);
   }
 
   Engine local;
-  TESSERA_ASSIGN_OR_RETURN(auto gpu, SimGpu::create(local, slice, default_options(spec_)));
+  TESSERA_ASSIGN_OR_RETURN(
+      auto gpu, SimGpu::create(local, slice_spec(spec_, profile), default_options(spec_)));
   auto mode = gpu::make_sharing_mode(share_mode_);
   if (!mode) return std::unexpected(mode.error().with_context(context()));
   std::vector<gpu::TenantInfo> tenants(2);

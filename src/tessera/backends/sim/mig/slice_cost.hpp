@@ -14,6 +14,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/time.hpp"
@@ -68,6 +69,17 @@ class SliceCostModel {
 
  private:
   using WorkKey = std::pair<std::string, std::int64_t>;  // work key, bucket
+  // An iteration alone on a slice: its cost, and when each of its kernels ends from its start.
+  struct AloneRun {
+    IterationCost cost;
+    std::vector<core::Nanos> kernel_ends;
+  };
+  core::Result<AloneRun> run_alone(const workload::BatchJob& job, std::int64_t iteration,
+                                   const hw::MigProfile& profile) const;
+  // The kernel ends of an iteration alone (cached with its cost where the job has a work key).
+  core::Result<std::vector<core::Nanos>> kernel_ends_alone(const workload::BatchJob& job,
+                                                           std::int64_t iteration,
+                                                           const hw::MigProfile& profile);
   core::Result<CoRunCost> simulate_co_run(const workload::BatchJob& a, std::int64_t ia,
                                           const workload::BatchJob& b, std::int64_t ib,
                                           const hw::MigProfile& profile);
@@ -75,7 +87,7 @@ class SliceCostModel {
   hw::GpuSpec spec_;
   std::string share_mode_;
   int full_sms_ = 0;  // SMs of the 7-slice profile (the board's with MIG disabled)
-  std::map<std::tuple<std::string, int, std::int64_t>, IterationCost> costs_;
+  std::map<std::tuple<std::string, int, std::int64_t>, AloneRun> costs_;
   std::map<std::tuple<WorkKey, WorkKey, int>, CoRunCost> co_runs_;
 };
 
