@@ -307,114 +307,6 @@ mig::ManagerOptions time_fit_with(std::shared_ptr<sim::SliceCostModel> model,
   return o;
 }
 
-// The least time M from the first instance's creation such that instances made one after another
-// (the k-th ready at k creates) give `busy` of instance-time by M: sum over k of (M - k c)+.
-double instance_time_bound(double busy, double create, int instances) {
-  auto available = [&](double m) {
-    double sum = 0;
-    for (int k = 1; k <= instances; ++k) sum += std::max(0.0, m - k * create);
-    return sum;
-  };
-  double lo = 0, hi = busy + instances * create;
-  for (int i = 0; i < 100; ++i) {
-    const double mid = (lo + hi) / 2;
-    (available(mid) >= busy ? hi : lo) = mid;
-  }
-  return hi;
-}
-
-// The least share of an instance that `job`'s work on `p` can hold it for, beside the partner
-// that lets it run the most work at once: a pair slowed by s_a and s_b does 1/s_a + 1/s_b jobs'
-// worth of work per unit of time, so each unit of a's work holds the instance 1 / (1/s_a + 1/s_b)
-// of it. 1 where no partner fits beside it (both peaks in the instance) or can be timed.
-double least_share(const Mix& mix, sim::SliceCostModel& model, const workload::BatchJob& job,
-                   const hw::MigProfile& p) {
-  double least = 1;
-  const std::int64_t peak = job.memory.peak_reserved(job.iterations);
-  for (const auto& other : mix.jobs.jobs) {
-    if (other.get() == &job ||
-        peak + other->memory.peak_reserved(other->iterations) > p.memory_bytes) {
-      continue;
-    }
-    const auto c = model.co_run(job, *other, p);
-    if (c) least = std::min(least, 1 / (1 / c->slowdown_a + 1 / c->slowdown_b));
-  }
-  return least;
-}
-
-// The mix's MigBound where an instance runs up to `jobs_per_instance` (1 or 2) jobs at once, with
-// the jobs' times and pairs' slowdowns from `model`.
-Result<MigBound> bound_of(const Mix& mix, sim::SliceCostModel& model, int jobs_per_instance) {
-  const sim::SimMigOptions device = study_device_options(mix.jobs.seed);
-  const double start = core::to_seconds(device.job_start_time);
-  const double create = core::to_seconds(device.create_time);
-  double first_submit = std::numeric_limits<double>::infinity(), longest = 0;
-  double compute_area = 0, memory_area = 0, instance_time = 0;  // seconds
-  std::string longest_job;
-  std::int64_t placeable = 0;
-  for (const auto& job : mix.jobs.jobs) {
-    const std::int64_t peak = job->memory.peak_reserved(job->iterations);
-    double fastest = std::numeric_limits<double>::infinity();
-    double least_compute = fastest, least_memory = fastest, least_held = fastest;
-    for (const hw::MigProfile& p : mix.geometry.profiles) {
-      if (p.media_extensions || p.memory_bytes < peak) continue;
-      TESSERA_ASSIGN_OR_RETURN(const core::Nanos t, model.job_time(*job, p));
-      const double busy = core::to_seconds(t) + start;
-      // Beside another job it holds its share of the instance while it runs, and at least half
-      // of it while its process starts (the other runs no faster than alone meanwhile).
-      const double held = jobs_per_instance == 1
-                              ? busy
-                              : start / 2 + core::to_seconds(t) * least_share(mix, model, *job, p);
-      least_compute = std::min(least_compute, held * p.compute_slices / hw::kMigComputeSlices);
-      least_memory = std::min(least_memory, busy * p.memory_slices / hw::kMigMemorySlices);
-      fastest = std::min(fastest, busy);
-      least_held = std::min(least_held, held);
-    }
-    if (!std::isfinite(fastest)) continue;  // no profile holds it: every policy gives it up
-    ++placeable;
-    compute_area += least_compute;
-    memory_area += least_memory;
-    instance_time += least_held;
-    const double submit = core::to_seconds(job->submit_time);
-    first_submit = std::min(first_submit, submit);
-    if (submit + fastest > longest) {
-      longest = submit + fastest;
-      longest_job = job->name;
-    }
-  }
-  MigBound out;
-  if (placeable == 0) return out;
-  // Two jobs to an instance share its memory slices; without knowing how their memory grows in
-  // a run, the memory slices bound nothing then.
-  if (jobs_per_instance > 1) memory_area = 0;
-  const std::string per_instance =
-      jobs_per_instance == 1 ? "" : ", each beside the partner that slows it least";
-  // Nothing runs before the first instance is made; at most one instance per compute slice runs
-  // at once, and the driver makes them one at a time.
-  const std::array<std::pair<double, std::string>, 3> terms{{
-      {longest + create,
-       fmt::format("the job that ends last even on its fastest slice, {}", longest_job)},
-      {first_submit + create + std::max(compute_area, memory_area),
-       fmt::format("the jobs' slice-time, each on the profile where it uses the least of the "
-                   "GPU's {}{}",
-                   compute_area >= memory_area ? "compute slices" : "memory slices", per_instance)},
-      {first_submit + instance_time_bound(instance_time, create, hw::kMigComputeSlices),
-       fmt::format("the jobs' instance-time (each job holds {}; at most 7 instances, made one "
-                   "at a time)",
-                   jobs_per_instance == 1
-                       ? "an instance for its process start and its run on its fastest slice"
-                       : "half an instance for its process start and its share of one for its "
-                         "run on the slice where that share is least, beside the partner that "
-                         "slows it least")},
-  }};
-  const auto& binding =
-      *std::ranges::max_element(terms, {}, &std::pair<double, std::string>::first);
-  out.makespan = core::round_to_nanos(binding.first * 1e9);
-  out.binding = binding.second;
-  out.jobs_per_hour = static_cast<double>(placeable) / (binding.first / 3600.0);
-  return out;
-}
-
 }  // namespace
 
 mig::ManagerOptions time_fit_options(const hw::GpuSpec& spec, const hw::MigGeometry& geometry,
@@ -530,8 +422,11 @@ Result<MixResult> run_mix(std::string_view text, const std::string& file,
                         .geometry = std::move(fit.geometry)});
     step(row);
   }
-  TESSERA_ASSIGN_OR_RETURN(out.bound, bound_of(mix, *model, 1));
-  TESSERA_ASSIGN_OR_RETURN(out.shared_bound, bound_of(mix, *model, 2));
+  const sim::SimMigOptions device = study_device_options(mix.jobs.seed);
+  const MigBoundCosts costs{.create_time = device.create_time, .start_time = device.job_start_time};
+  TESSERA_ASSIGN_OR_RETURN(out.bound, mig_bound(mix.jobs.jobs, mix.geometry, *model, costs, 1));
+  TESSERA_ASSIGN_OR_RETURN(out.shared_bound,
+                           mig_bound(mix.jobs.jobs, mix.geometry, *model, costs, 2));
 
   out.report.scenario = file;
   out.report.gpu = mix.spec.name;

@@ -21,6 +21,7 @@
 #include "tessera/backends/sim/mig/sim_mig.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/experiment/claim.hpp"
+#include "tessera/experiment/mig_bound.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/hw/mig_profiles.hpp"
 #include "tessera/mig/runtime/jobs_file.hpp"
@@ -82,20 +83,6 @@ mig::ManagerOptions time_fit_options(const hw::GpuSpec& spec, const hw::MigGeome
                                      double prediction_error = 0, std::uint64_t seed = 1,
                                      bool share = false);
 
-// What no MIG layout can beat. After the first instance is made, the jobs' makespan is at least:
-// each job's submission, process start and run on its fastest profile that holds its peak memory;
-// the jobs' slice-time (each at its least, in compute slices of 7 and in memory slices of 8); and
-// the time by which instances made one after another (at most 7 at once) hold every job for its
-// start and fastest run. Destroys, waiting and worse choices only add to it.
-// Each mix's is MixResult::bound. Where an instance runs two jobs at once, each no faster than
-// alone, the compute slice-time and the instance-time halve and memory slices bound nothing (the
-// two share their instance's memory; MixResult::shared_bound, time-fit-share's).
-struct MigBound {
-  core::Nanos makespan = 0;
-  double jobs_per_hour = 0;
-  std::string binding;  // "the longest job, bfs-16m, on its fastest slice" or "..."
-};
-
 // The fully configured layout of the jobs' GPU (its LayoutSpace's full states, scheme static)
 // under which a simulated run completes the most jobs, then has the shortest makespan, then the
 // lowest state id; with that run. Layouts that differ only in placement run the same on the
@@ -122,8 +109,8 @@ struct MixResult {
   std::uint64_t seed = 0;
   std::size_t jobs = 0;
   std::size_t static_layouts_tried = 0;  // BestStatic::tried
-  MigBound bound;                        // one job to an instance
-  MigBound shared_bound;                 // two jobs to an instance, each no faster than alone
+  MigBound bound;                        // one job to an instance (mig_bound)
+  MigBound shared_bound;                 // two jobs to an instance
   std::vector<PolicyRun> runs;           // in row order
   metrics::RunReport report;             // one ModeReport per row, its figures as counters
   std::vector<ClaimResult> claims;

@@ -1,0 +1,202 @@
+#include "tessera/experiment/mig_bound.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <tuple>
+
+#include "tessera/core/try.hpp"
+
+namespace tessera::experiment {
+namespace {
+
+// A way to run a unit of a job's work on a profile: it takes `s` units of time and holds `h` of
+// the instance (alone: 1 and 1).
+struct Point {
+  double s = 1;
+  double h = 1;
+};
+
+// The lower-left convex hull of `points`: s ascending, h descending, so that the least h reached
+// by time factor s lies on it.
+std::vector<Point> frontier(std::vector<Point> points) {
+  std::ranges::sort(points, [](const Point& a, const Point& b) {
+    return std::tie(a.s, a.h) < std::tie(b.s, b.h);
+  });
+  std::vector<Point> hull;
+  for (const Point& p : points) {
+    if (!hull.empty() && p.h >= hull.back().h) continue;  // slower, and holds no less
+    while (hull.size() >= 2) {
+      const Point& a = hull[hull.size() - 2];
+      const Point& b = hull.back();
+      if ((b.s - a.s) * (p.h - a.h) - (b.h - a.h) * (p.s - a.s) > 0) break;
+      hull.pop_back();  // b lies on or above the segment from a to p
+    }
+    hull.push_back(p);
+  }
+  return hull;
+}
+
+// The least h on `hull` with a time factor of at most `s`; nullopt where even the fastest way is
+// slower.
+std::optional<double> least_hold(const std::vector<Point>& hull, double s) {
+  if (hull.empty() || s < hull.front().s) return std::nullopt;
+  for (std::size_t i = 0; i + 1 < hull.size(); ++i) {
+    const Point& a = hull[i];
+    const Point& b = hull[i + 1];
+    if (s < b.s) return a.h + (b.h - a.h) * (s - a.s) / (b.s - a.s);
+  }
+  return hull.back().h;
+}
+
+struct Way {
+  int compute_slices = 0;
+  int memory_slices = 0;
+  double time = 0;  // its work alone, seconds
+  std::vector<Point> hull;
+};
+
+struct JobWays {
+  std::string name;
+  double ready = 0;  // the earliest its work may begin: after its submission, a create, its start
+  std::vector<Way> ways;
+};
+
+// The least the job holds of a way's instance when it ends by `m`, in instance-seconds.
+std::optional<double> least_held(const JobWays& job, const Way& way, double m, double start_held) {
+  const auto h = least_hold(way.hull, (m - job.ready) / way.time);
+  if (!h) return std::nullopt;
+  return start_held + way.time * *h;
+}
+
+// The instance-time instances made one after another (the k-th ready at k creates, at most
+// `instances` at once) give in `m` seconds from the first create.
+double instance_time_by(double m, double create, int instances) {
+  double sum = 0;
+  for (int k = 1; k <= instances; ++k) sum += std::max(0.0, m - k * create);
+  return sum;
+}
+
+// The least m in [lo, ...) at which `fits` holds (it holds for every larger m too).
+double least_fitting(double lo, const std::function<bool(double)>& fits) {
+  if (fits(lo)) return lo;
+  double step = std::max(1.0, lo);
+  double hi = lo + step;
+  for (int i = 0; i < 64 && !fits(hi); ++i) {
+    step *= 2;
+    hi = lo + step;
+  }
+  for (int i = 0; i < 100 && hi - lo > 1e-9 * hi; ++i) {
+    const double mid = (lo + hi) / 2;
+    (fits(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+}  // namespace
+
+core::Result<MigBound> mig_bound(const std::vector<workload::BatchJobPtr>& jobs,
+                                 const hw::MigGeometry& geometry, sim::SliceCostModel& model,
+                                 const MigBoundCosts& costs, int jobs_per_instance) {
+  const double start = core::to_seconds(costs.start_time);
+  const double create = core::to_seconds(costs.create_time);
+  const bool sharing = jobs_per_instance > 1;
+  const double start_held = sharing ? 0 : start;
+
+  double first_submit = std::numeric_limits<double>::infinity();
+  for (const auto& job : jobs)
+    first_submit = std::min(first_submit, core::to_seconds(job->submit_time));
+  const double open = first_submit + create;  // nothing runs before the first instance is made
+
+  std::vector<JobWays> all;
+  double longest = 0;
+  std::string longest_job;
+  for (const auto& job : jobs) {
+    const std::int64_t peak = job->memory.peak_reserved(job->iterations);
+    JobWays ways{.name = job->name,
+                 .ready = std::max(core::to_seconds(job->submit_time), open) + start,
+                 .ways = {}};
+    double fastest = std::numeric_limits<double>::infinity();
+    for (const hw::MigProfile& p : geometry.profiles) {
+      if (p.media_extensions || p.memory_bytes < peak) continue;
+      TESSERA_ASSIGN_OR_RETURN(const core::Nanos t, model.job_time(*job, p));
+      std::vector<Point> points{{1, 1}};
+      for (const auto& other : jobs) {
+        if (!sharing || other == job ||
+            peak + other->memory.peak_reserved(other->iterations) > p.memory_bytes) {
+          continue;
+        }
+        // A pair the model cannot time never shares (the manager is told the same).
+        const auto c = model.co_run(*job, *other, p);
+        if (c) points.push_back({c->slowdown_a, 1 / (1 / c->slowdown_a + 1 / c->slowdown_b)});
+      }
+      ways.ways.push_back(Way{.compute_slices = p.compute_slices,
+                              .memory_slices = p.memory_slices,
+                              .time = core::to_seconds(t),
+                              .hull = frontier(std::move(points))});
+      fastest = std::min(fastest, core::to_seconds(t));
+    }
+    if (ways.ways.empty()) continue;  // no profile holds it: every policy gives it up
+    if (ways.ready + fastest > longest) {
+      longest = ways.ready + fastest;
+      longest_job = job->name;
+    }
+    all.push_back(std::move(ways));
+  }
+  MigBound out;
+  if (all.empty()) return out;
+
+  // The jobs' least holds at makespan m, summed: of instance-time weighted by `weight` (a way's
+  // compute or memory slices, or 1); infinite where a job cannot end by m.
+  const auto least_sum = [&](double m, const std::function<double(const Way&)>& weight) {
+    double sum = 0;
+    for (const JobWays& job : all) {
+      double least = std::numeric_limits<double>::infinity();
+      for (const Way& way : job.ways) {
+        if (const auto held = least_held(job, way, m, start_held)) {
+          least = std::min(least, *held * weight(way));
+        }
+      }
+      sum += least;
+    }
+    return sum;
+  };
+  const double compute = least_fitting(longest, [&](double m) {
+    return least_sum(m, [](const Way& w) { return w.compute_slices; }) <=
+           hw::kMigComputeSlices * (m - open);
+  });
+  const double memory = least_fitting(longest, [&](double m) {
+    return least_sum(m, [](const Way& w) { return w.memory_slices; }) <=
+           hw::kMigMemorySlices * (m - open);
+  });
+  const double instances = least_fitting(longest, [&](double m) {
+    return least_sum(m, [](const Way&) { return 1.0; }) <=
+           instance_time_by(m - first_submit, create, hw::kMigComputeSlices);
+  });
+
+  const std::string each =
+      sharing ? "each job on the profile, alone or beside the partners, where it holds the least "
+                "and still ends by then"
+              : "each job on the profile where it holds the least and still ends by then";
+  const std::array<std::pair<double, std::string>, 4> terms{{
+      {longest, fmt::format("the job that ends last even on its fastest slice, {}", longest_job)},
+      {compute, fmt::format("the jobs' compute slice-time (7 slices), {}", each)},
+      {memory, fmt::format("the jobs' memory slice-time (8 slices), {}", each)},
+      {instances, fmt::format("the jobs' instance-time (at most 7 instances, made one at a time), "
+                              "{}",
+                              each)},
+  }};
+  const auto& binding =
+      *std::ranges::max_element(terms, {}, &std::pair<double, std::string>::first);
+  out.makespan = core::round_to_nanos(binding.first * 1e9);
+  out.binding = binding.second;
+  out.jobs_per_hour = static_cast<double>(all.size()) / (binding.first / 3600.0);
+  return out;
+}
+
+}  // namespace tessera::experiment

@@ -1,0 +1,139 @@
+// The MIG bound: a lone job's is its instance's create, its start and its fastest run; seven jobs
+// no slice slows are held back by instances made one at a time; two jobs to an instance never
+// raise it; and no simulated run of the ML mixes finishes before it.
+
+#include "tessera/experiment/mig_bound.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "tessera/experiment/internal/scenario_files.hpp"
+#include "tessera/experiment/mig_studies.hpp"
+#include "tessera/hw/gpu_spec.hpp"
+#include "tessera/mig/runtime/jobs_file.hpp"
+
+namespace tessera::experiment {
+namespace {
+
+constexpr MigBoundCosts kCosts{.create_time = core::seconds(1), .start_time = core::seconds(2)};
+
+struct JobsOnGpu {
+  mig::JobsFile jobs;
+  hw::MigGeometry geometry;
+  sim::SliceCostModel model;
+};
+
+JobsOnGpu load(const std::string& text) {
+  auto jobs = mig::parse_jobs(text, "test.yaml");
+  EXPECT_TRUE(jobs.has_value()) << jobs.error().message();
+  auto spec = hw::find_gpu(jobs->gpu);
+  auto geometry = hw::find_mig_geometry(jobs->gpu);
+  return JobsOnGpu{
+      .jobs = *jobs, .geometry = *geometry, .model = sim::SliceCostModel(*spec, *geometry)};
+}
+
+// The job's least time over the profiles that hold it.
+core::Nanos fastest(JobsOnGpu& s, const workload::BatchJob& job) {
+  core::Nanos best = std::numeric_limits<core::Nanos>::max();
+  for (const hw::MigProfile& p : s.geometry.profiles) {
+    if (p.media_extensions || p.memory_bytes < job.memory.peak_reserved(job.iterations)) continue;
+    best = std::min(best, *s.model.job_time(job, p));
+  }
+  return best;
+}
+
+TEST(MigBound, ALoneJobIsBoundByItsCreateStartAndFastestRun) {
+  JobsOnGpu s = load(R"(gpu: a100-40gb
+jobs:
+  - {name: resnet, kind: training, model: resnet-50, batch: 64, iterations: 50}
+)");
+  for (const int per_instance : {1, 2}) {
+    auto bound = mig_bound(s.jobs.jobs, s.geometry, s.model, kCosts, per_instance);
+    ASSERT_TRUE(bound.has_value()) << bound.error().message();
+    EXPECT_EQ(bound->makespan,
+              kCosts.create_time + kCosts.start_time + fastest(s, *s.jobs.jobs.front()));
+    EXPECT_NE(bound->binding.find("ends last"), std::string::npos) << bound->binding;
+    EXPECT_NE(bound->binding.find("resnet"), std::string::npos) << bound->binding;
+    EXPECT_DOUBLE_EQ(bound->jobs_per_hour, 3600.0 / core::to_seconds(bound->makespan));
+  }
+}
+
+TEST(MigBound, SevenJobsNoSliceSlowsWaitForInstancesMadeOneAtATime) {
+  // A fixed time per iteration on every slice: each job holds one instance for its start and
+  // run, and the k-th instance is ready after k creates, so 7 instances give 7m - 28c by m.
+  std::string text = "gpu: a100-40gb\njobs:\n";
+  for (int i = 0; i < 7; ++i) {
+    text += "  - {name: j" + std::to_string(i) +
+            ", kind: custom, iterations: 20, iteration_time: 100ms, serial_fraction: 1, "
+            "estimate: 1GiB, memory: {base: 1GiB}}\n";
+  }
+  JobsOnGpu s = load(text);
+  auto bound = mig_bound(s.jobs.jobs, s.geometry, s.model, kCosts, 1);
+  ASSERT_TRUE(bound.has_value()) << bound.error().message();
+  const core::Nanos run = fastest(s, *s.jobs.jobs.front());
+  EXPECT_NEAR(core::to_seconds(bound->makespan),
+              core::to_seconds(kCosts.start_time + run + 4 * kCosts.create_time), 1e-6);
+  EXPECT_NE(bound->binding.find("instance-time"), std::string::npos) << bound->binding;
+}
+
+TEST(MigBound, ASliceTooSlowToEndInTimeHoldsNothingForIt) {
+  // Two ResNet-50 jobs hold the least memory slice-time on 1g.5gb, where each runs about seven
+  // times as long as on 7g: the bound counts only the slices each job could end on, so it lies
+  // above the memory slice-time on 1g.5gb, and no higher than two 3g.20gb instances made one
+  // after the other take.
+  JobsOnGpu s = load(R"(gpu: a100-40gb
+jobs:
+  - {name: r1, kind: training, model: resnet-50, batch: 32, iterations: 300}
+  - {name: r2, kind: training, model: resnet-50, batch: 32, iterations: 300}
+)");
+  auto bound = mig_bound(s.jobs.jobs, s.geometry, s.model, kCosts, 1);
+  ASSERT_TRUE(bound.has_value()) << bound.error().message();
+  const auto on = [&](std::string_view name) {
+    for (const hw::MigProfile& p : s.geometry.profiles) {
+      if (p.name == name) return *s.model.job_time(*s.jobs.jobs.front(), p);
+    }
+    ADD_FAILURE() << "no profile " << name;
+    return core::Nanos{0};
+  };
+  const double start = core::to_seconds(kCosts.start_time);
+  const double create = core::to_seconds(kCosts.create_time);
+  const double makespan = core::to_seconds(bound->makespan);
+  EXPECT_GT(makespan, create + 2 * (start + core::to_seconds(on("1g.5gb"))) / 8);
+  EXPECT_LE(makespan, 2 * create + start + core::to_seconds(on("3g.20gb")));
+}
+
+TEST(MigBound, NoJobAnyProfileHoldsLeavesNoBound) {
+  JobsOnGpu s = load(R"(gpu: a100-40gb
+jobs:
+  - {name: huge, kind: custom, iterations: 5, iteration_time: 100ms, estimate: 60GiB,
+     memory: {base: 60GiB}}
+)");
+  auto bound = mig_bound(s.jobs.jobs, s.geometry, s.model, kCosts, 1);
+  ASSERT_TRUE(bound.has_value()) << bound.error().message();
+  EXPECT_EQ(bound->makespan, 0);
+  EXPECT_EQ(bound->jobs_per_hour, 0);
+}
+
+// Every built-in ML mix under every policy on MIG: no run finishes before its bound, and two jobs
+// to an instance never raise it.
+TEST(MigBound, NoSimulatedRunOfTheMlMixesBeatsIt) {
+  for (const EmbeddedScenario& f : embedded_mig_files()) {
+    if (!f.file.starts_with("ml-")) continue;
+    auto mix = run_mix(f.text, std::string(f.file), {}, {});
+    ASSERT_TRUE(mix.has_value()) << mix.error().message();
+    EXPECT_LE(mix->shared_bound.makespan, mix->bound.makespan) << f.file;
+    for (const PolicyRun& r : mix->runs) {
+      if (r.row == kSequentialRow) continue;  // MIG off
+      const bool shares = r.row == kTimeFitShareRow || r.row == kTimeFitShareErrorRow;
+      EXPECT_GE(r.result.makespan, (shares ? mix->shared_bound : mix->bound).makespan)
+          << f.file << " " << r.row;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessera::experiment
