@@ -69,6 +69,8 @@ struct JobWays {
 
 // The least the job holds of a way's instance when it ends by `m`, in instance-seconds.
 std::optional<double> least_held(const JobWays& job, const Way& way, double m, double start_held) {
+  if (m < job.ready) return std::nullopt;
+  if (way.time <= 0) return start_held;  // no work: the time factor is no constraint
   const auto h = least_hold(way.hull, (m - job.ready) / way.time);
   if (!h) return std::nullopt;
   return start_held + way.time * *h;
