@@ -114,6 +114,9 @@ core::Result<MigBound> mig_bound(const std::vector<workload::BatchJobPtr>& jobs,
   for (const auto& job : jobs)
     first_submit = std::min(first_submit, core::to_seconds(job->submit_time));
   const double open = first_submit + create;  // nothing runs before the first instance is made
+  // The slice-time the holds are counted against begins there. Where starts count nothing, it
+  // begins when the first job's work can: after a start on the first instance.
+  const double counted_from = sharing ? open + start : open;
 
   std::vector<JobWays> all;
   double longest = 0;
@@ -170,15 +173,15 @@ core::Result<MigBound> mig_bound(const std::vector<workload::BatchJobPtr>& jobs,
   };
   const double compute = least_fitting(longest, [&](double m) {
     return least_sum(m, [](const Way& w) { return w.compute_slices; }) <=
-           hw::kMigComputeSlices * (m - open);
+           hw::kMigComputeSlices * (m - counted_from);
   });
   const double memory = least_fitting(longest, [&](double m) {
     return least_sum(m, [](const Way& w) { return w.memory_slices; }) <=
-           hw::kMigMemorySlices * (m - open);
+           hw::kMigMemorySlices * (m - counted_from);
   });
   const double instances = least_fitting(longest, [&](double m) {
     return least_sum(m, [](const Way&) { return 1.0; }) <=
-           instance_time_by(m - first_submit, create, hw::kMigComputeSlices);
+           instance_time_by(m - (counted_from - create), create, hw::kMigComputeSlices);
   });
 
   const std::string each =

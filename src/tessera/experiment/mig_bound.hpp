@@ -11,9 +11,11 @@
 // that hull among the runs that still end by M. M is a bound only if the jobs' least holds fit:
 //   - in compute slice-time (7 slices) and memory slice-time (8), from the first instance made;
 //   - in instance-time, at most 7 instances, made one after another.
-// A process start holds its instance for the start where a job runs alone on it; beside another
-// job it may overlap the other's run, and so counts nothing. Destroys, waiting, worse choices
-// and partners that never run together only add to the real makespan.
+// With one job to an instance, a process start holds its instance. Beside another job it may
+// overlap the other's run, so it counts nothing there; but no job's work begins before the first
+// instance is made and a job has started on it, so the slice-time and instance-time count from
+// then. Destroys, waiting, worse choices and partners that never run together only add to the
+// real makespan.
 
 #include <cstdint>
 #include <string>
