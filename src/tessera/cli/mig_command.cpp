@@ -14,6 +14,7 @@
 #include "tessera/cli/progress.hpp"
 #include "tessera/core/config.hpp"
 #include "tessera/core/try.hpp"
+#include "tessera/experiment/mig_bound.hpp"
 #include "tessera/experiment/mig_studies.hpp"
 #include "tessera/experiment/run.hpp"
 #include "tessera/hw/gpu_spec.hpp"
@@ -238,6 +239,17 @@ Result<mig::MigRunResult> simulate(const Loaded& l, const mig::ManagerOptions& o
   return mig::run_jobs(*device, l.jobs.jobs, options, progress);
 }
 
+// What no MIG policy can beat on these jobs (experiment::mig_bound), on the plan's simulated
+// device, with as many jobs to an instance as the plan runs.
+Result<experiment::MigBound> plan_bound(const Loaded& l, const mig::ManagerOptions& options) {
+  sim::SliceCostModel model(l.spec, l.geometry);
+  const sim::SimMigOptions device = experiment::study_device_options(l.jobs.seed);
+  return experiment::mig_bound(
+      l.jobs.jobs, l.geometry, model,
+      {.create_time = device.create_time, .start_time = device.job_start_time},
+      options.co_run ? 2 : 1);
+}
+
 // ---- tessera mig plan ----------------------------------------------------------------------
 
 core::Status run_plan(const MigFlags& f) {
@@ -246,6 +258,7 @@ core::Status run_plan(const MigFlags& f) {
   TESSERA_ASSIGN_OR_RETURN(const mig::ManagerOptions options,
                            manager_options(l, f, &static_layout));
   TESSERA_ASSIGN_OR_RETURN(const mig::MigRunResult r, simulate(l, options, {}));
+  TESSERA_ASSIGN_OR_RETURN(const experiment::MigBound bound, plan_bound(l, options));
   const auto events = timeline(r, l.geometry);
 
   if (f.json_path != "-") {
@@ -269,6 +282,13 @@ core::Status run_plan(const MigFlags& f) {
         "energy {:.1f} kJ; {:.1f} jobs/h\n",
         r.completed(), r.jobs.size(), r.oom_restarts, r.early_restarts,
         core::to_seconds(r.makespan), r.energy_joules / 1e3, r.jobs_per_hour());
+    if (bound.makespan > 0) {
+      fmt::print(
+          "bound: no MIG policy{} finishes these jobs before {:.1f} s ({:.1f} jobs/h), set "
+          "by {}\n",
+          options.co_run ? " with two jobs to an instance" : "", core::to_seconds(bound.makespan),
+          bound.jobs_per_hour, bound.binding);
+    }
   }
   if (f.json_path.empty()) return {};
   json jobs = json::array();
@@ -293,10 +313,17 @@ core::Status run_plan(const MigFlags& f) {
     }
     jobs.push_back(std::move(j));
   }
-  const json out = {
-      {"jobs_file", f.jobs_path},          {"scheme", mig::to_string(l.scheme)},
-      {"static_layout", static_layout},    {"jobs", std::move(jobs)},
-      {"timeline", timeline_json(events)}, {"predicted", mig::run_report_json(r, l.geometry)}};
+  const json out = {{"jobs_file", f.jobs_path},
+                    {"scheme", mig::to_string(l.scheme)},
+                    {"static_layout", static_layout},
+                    {"jobs", std::move(jobs)},
+                    {"timeline", timeline_json(events)},
+                    {"predicted", mig::run_report_json(r, l.geometry)},
+                    {"bound",
+                     {{"makespan_s", core::to_seconds(bound.makespan)},
+                      {"jobs_per_hour", bound.jobs_per_hour},
+                      {"binding", bound.binding},
+                      {"jobs_per_instance", options.co_run ? 2 : 1}}}};
   return write_text(f.json_path, out.dump(2));
 }
 
