@@ -88,6 +88,8 @@ struct Loaded {
   mig::Scheme scheme = mig::Scheme::kB;
   hw::GpuSpec spec;
   hw::MigGeometry geometry;
+  // The simulated GPU's timings, shared by time-fit's predictions and the plan's bound.
+  std::shared_ptr<sim::SliceCostModel> model;
 };
 
 Result<Loaded> load(const MigFlags& f) {
@@ -102,6 +104,7 @@ Result<Loaded> load(const MigFlags& f) {
   TESSERA_ASSIGN_OR_RETURN(out.spec, core::with_context(hw::find_gpu(out.jobs.gpu), where));
   TESSERA_ASSIGN_OR_RETURN(out.geometry,
                            core::with_context(hw::find_mig_geometry(out.jobs.gpu), where));
+  out.model = std::make_shared<sim::SliceCostModel>(out.spec, out.geometry);
   return out;
 }
 
@@ -118,7 +121,7 @@ Result<mig::ManagerOptions> manager_options(const Loaded& l, const MigFlags& f,
                        mig::to_string(l.scheme));
   }
   if (l.scheme == mig::Scheme::kTimeFit) {
-    o = experiment::time_fit_options(l.spec, l.geometry, 0, 1, f.share);
+    o = experiment::time_fit_options(l.model, 0, 1, f.share);
   }
   o.scheme = l.scheme;
   if (!ageing.empty()) {
@@ -242,10 +245,9 @@ Result<mig::MigRunResult> simulate(const Loaded& l, const mig::ManagerOptions& o
 // What no MIG policy can beat on these jobs (experiment::mig_bound), on the plan's simulated
 // device, with as many jobs to an instance as the plan runs.
 Result<experiment::MigBound> plan_bound(const Loaded& l, const mig::ManagerOptions& options) {
-  sim::SliceCostModel model(l.spec, l.geometry);
   const sim::SimMigOptions device = experiment::study_device_options(l.jobs.seed);
   return experiment::mig_bound(
-      l.jobs.jobs, l.geometry, model,
+      l.jobs.jobs, l.geometry, *l.model,
       {.create_time = device.create_time, .start_time = device.job_start_time},
       options.co_run ? 2 : 1);
 }

@@ -271,11 +271,8 @@ sim::SimMigOptions study_device_options(std::uint64_t seed) {
   return o;
 }
 
-namespace {
-
-// Time-fit's options with its predictions from `model` (time_fit_options).
-mig::ManagerOptions time_fit_with(std::shared_ptr<sim::SliceCostModel> model,
-                                  double prediction_error, std::uint64_t seed, bool share) {
+mig::ManagerOptions time_fit_options(std::shared_ptr<sim::SliceCostModel> model,
+                                     double prediction_error, std::uint64_t seed, bool share) {
   const sim::SimMigOptions device = study_device_options(1);
   mig::ManagerOptions o;
   o.scheme = mig::Scheme::kTimeFit;
@@ -305,14 +302,6 @@ mig::ManagerOptions time_fit_with(std::shared_ptr<sim::SliceCostModel> model,
     };
   }
   return o;
-}
-
-}  // namespace
-
-mig::ManagerOptions time_fit_options(const hw::GpuSpec& spec, const hw::MigGeometry& geometry,
-                                     double prediction_error, std::uint64_t seed, bool share) {
-  return time_fit_with(std::make_shared<sim::SliceCostModel>(spec, geometry), prediction_error,
-                       seed, share);
 }
 
 Result<BestStatic> find_best_static(const mig::JobsFile& jobs) {
@@ -414,8 +403,8 @@ Result<MixResult> run_mix(std::string_view text, const std::string& file,
     const std::string_view row = t.row;
     TESSERA_ASSIGN_OR_RETURN(
         Simulated fit,
-        simulate(mix, time_fit_with(model, t.error, mix.jobs.seed, t.jobs_per_instance > 1), false,
-                 t.jobs_per_instance));
+        simulate(mix, time_fit_options(model, t.error, mix.jobs.seed, t.jobs_per_instance > 1),
+                 false, t.jobs_per_instance));
     out.runs.push_back({.row = std::string(row),
                         .detail = "",
                         .result = std::move(fit.result),

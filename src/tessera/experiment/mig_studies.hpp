@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -72,14 +73,15 @@ struct MigStudyOptions {
 // defaults (ASSUMPTION values, docs/mig.md) with `seed`.
 sim::SimMigOptions study_device_options(std::uint64_t seed);
 
-// Time-fit's manager options on `spec`'s GPU: each job's time on each profile predicted by the
-// simulated GPU's kernel model (sim::SliceCostModel), and the simulated device's reconfiguration
+// Time-fit's manager options: each job's time on each profile predicted by `model`, the
+// simulated GPU's kernel model (shared, so that its timings serve mig_bound too), and the
+// simulated device's reconfiguration
 // and start times (study_device_options) as the costs it weighs. `prediction_error` > 0 multiplies
 // each prediction by exp(N(0, prediction_error)), drawn per job and profile from `seed`.
 // `share`: pairs' slowdowns side by side on one instance too (ManagerOptions::co_run), for a
 // device whose instances run two jobs; `prediction_error` multiplies each slowdown by its own
 // draw as well.
-mig::ManagerOptions time_fit_options(const hw::GpuSpec& spec, const hw::MigGeometry& geometry,
+mig::ManagerOptions time_fit_options(std::shared_ptr<sim::SliceCostModel> model,
                                      double prediction_error = 0, std::uint64_t seed = 1,
                                      bool share = false);
 
