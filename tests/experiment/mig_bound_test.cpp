@@ -1,6 +1,7 @@
 // The MIG bound: a lone job's is its instance's create, its start and its fastest run; seven jobs
-// no slice slows are held back by instances made one at a time; two jobs to an instance never
-// raise it; and no simulated run of a built-in mix finishes before it.
+// no slice slows are held back by instances made one at a time; a slice too slow to end on in
+// time counts nothing; a job every policy gives up makes no instance; two jobs to an instance
+// never raise it; and no simulated run of a built-in mix finishes before it.
 
 #include "tessera/experiment/mig_bound.hpp"
 
@@ -116,6 +117,21 @@ jobs:
   ASSERT_TRUE(bound.has_value()) << bound.error().message();
   EXPECT_EQ(bound->makespan, 0);
   EXPECT_EQ(bound->jobs_per_hour, 0);
+}
+
+TEST(MigBound, AJobGivenUpMakesNoInstance) {
+  // The first job fits no profile, so the first instance is made for the second, at 100 s.
+  JobsOnGpu s = load(R"(gpu: a100-40gb
+jobs:
+  - {name: huge, kind: custom, iterations: 5, iteration_time: 100ms, estimate: 60GiB,
+     memory: {base: 60GiB}}
+  - {name: late, kind: training, model: resnet-50, batch: 32, iterations: 50, submit: 100s}
+)");
+  auto bound = mig_bound(s.jobs.jobs, s.geometry, s.model, kCosts, 1);
+  ASSERT_TRUE(bound.has_value()) << bound.error().message();
+  EXPECT_EQ(bound->makespan, core::seconds(100) + kCosts.create_time + kCosts.start_time +
+                                 fastest(s, *s.jobs.jobs.back()));
+  EXPECT_DOUBLE_EQ(bound->jobs_per_hour, 3600.0 / core::to_seconds(bound->makespan));
 }
 
 // Every built-in mix under every policy on MIG: no run finishes before its bound, and two jobs

@@ -110,9 +110,16 @@ core::Result<MigBound> mig_bound(const std::vector<workload::BatchJobPtr>& jobs,
   const bool sharing = jobs_per_instance > 1;
   const double start_held = sharing ? 0 : start;
 
+  // Jobs no profile holds are given up by every policy: they make no instance.
+  const auto held = [&](const workload::BatchJob& job) {
+    return std::ranges::any_of(geometry.profiles, [&](const hw::MigProfile& p) {
+      return !p.media_extensions && p.memory_bytes >= job.memory.peak_reserved(job.iterations);
+    });
+  };
   double first_submit = std::numeric_limits<double>::infinity();
-  for (const auto& job : jobs)
-    first_submit = std::min(first_submit, core::to_seconds(job->submit_time));
+  for (const auto& job : jobs) {
+    if (held(*job)) first_submit = std::min(first_submit, core::to_seconds(job->submit_time));
+  }
   const double open = first_submit + create;  // nothing runs before the first instance is made
   // The slice-time the holds are counted against begins there. Where starts count nothing, it
   // begins when the first job's work can: after a start on the first instance.
@@ -122,6 +129,7 @@ core::Result<MigBound> mig_bound(const std::vector<workload::BatchJobPtr>& jobs,
   double longest = 0;
   std::string longest_job;
   for (const auto& job : jobs) {
+    if (!held(*job)) continue;
     const std::int64_t peak = job->memory.peak_reserved(job->iterations);
     JobWays ways{.name = job->name,
                  .ready = std::max(core::to_seconds(job->submit_time), open) + start,
@@ -146,7 +154,6 @@ core::Result<MigBound> mig_bound(const std::vector<workload::BatchJobPtr>& jobs,
                               .hull = frontier(std::move(points))});
       fastest = std::min(fastest, core::to_seconds(t));
     }
-    if (ways.ways.empty()) continue;  // no profile holds it: every policy gives it up
     if (ways.ready + fastest > longest) {
       longest = ways.ready + fastest;
       longest_job = job->name;
