@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -77,7 +76,7 @@ std::optional<double> least_held(const JobWays& job, const Way& way, double m, d
 }
 
 // The instance-time instances made one after another (the k-th ready at k creates, at most
-// `instances` at once) give in `m` seconds from the first create.
+// `instances` at once) give in `m` seconds from when the first create begins.
 double instance_time_by(double m, double create, int instances) {
   double sum = 0;
   for (int k = 1; k <= instances; ++k) sum += std::max(0.0, m - k * create);
