@@ -10,9 +10,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <string>
 
-#include "tessera/backends/sim/mig/sim_mig.hpp"
 #include "tessera/experiment/internal/scenario_files.hpp"
 #include "tessera/experiment/mig_bound.hpp"
 #include "tessera/experiment/mig_studies.hpp"
@@ -37,8 +37,7 @@ const Ml1& ml1() {
       Ml1 m{.jobs = *mig::parse_jobs(f.text, "ml-1.yaml"), .spec = {}, .geometry = {}, .costs = {}};
       m.spec = *hw::find_gpu(m.jobs.gpu);
       m.geometry = *hw::find_mig_geometry(m.jobs.gpu);
-      const sim::SimMigOptions device = experiment::study_device_options(m.jobs.seed);
-      m.costs = {.create_time = device.create_time, .start_time = device.job_start_time};
+      m.costs = experiment::study_bound_costs();
       return m;
     }
     std::abort();  // ml-1.yaml is built in

@@ -245,11 +245,8 @@ Result<mig::MigRunResult> simulate(const Loaded& l, const mig::ManagerOptions& o
 // What no MIG policy can beat on these jobs (experiment::mig_bound), on the plan's simulated
 // device, with as many jobs to an instance as the plan runs.
 Result<experiment::MigBound> plan_bound(const Loaded& l, const mig::ManagerOptions& options) {
-  const sim::SimMigOptions device = experiment::study_device_options(l.jobs.seed);
-  return experiment::mig_bound(
-      l.jobs.jobs, l.geometry, *l.model,
-      {.create_time = device.create_time, .start_time = device.job_start_time},
-      options.co_run ? 2 : 1);
+  return experiment::mig_bound(l.jobs.jobs, l.geometry, *l.model, experiment::study_bound_costs(),
+                               options.co_run ? 2 : 1);
 }
 
 // ---- tessera mig plan ----------------------------------------------------------------------

@@ -62,6 +62,7 @@ struct Way {
 
 struct JobWays {
   std::string name;
+  double submitted = 0;
   double ready = 0;  // the earliest its work may begin: after its submission, a create, its start
   std::vector<Way> ways;
 };
@@ -109,31 +110,14 @@ core::Result<MigBound> mig_bound(const std::vector<workload::BatchJobPtr>& jobs,
   const bool sharing = jobs_per_instance > 1;
   const double start_held = sharing ? 0 : start;
 
-  // Jobs no profile holds are given up by every policy: they make no instance.
-  const auto held = [&](const workload::BatchJob& job) {
-    return std::ranges::any_of(geometry.profiles, [&](const hw::MigProfile& p) {
-      return !p.media_extensions && p.memory_bytes >= job.memory.peak_reserved(job.iterations);
-    });
-  };
+  // Each job's ways to run; jobs no profile holds are given up by every policy and make no
+  // instance.
+  std::vector<JobWays> all;
   double first_submit = std::numeric_limits<double>::infinity();
   for (const auto& job : jobs) {
-    if (held(*job)) first_submit = std::min(first_submit, core::to_seconds(job->submit_time));
-  }
-  const double open = first_submit + create;  // nothing runs before the first instance is made
-  // The slice-time the holds are counted against begins there. Where starts count nothing, it
-  // begins when the first job's work can: after a start on the first instance.
-  const double counted_from = sharing ? open + start : open;
-
-  std::vector<JobWays> all;
-  double longest = 0;
-  std::string longest_job;
-  for (const auto& job : jobs) {
-    if (!held(*job)) continue;
     const std::int64_t peak = job->memory.peak_reserved(job->iterations);
-    JobWays ways{.name = job->name,
-                 .ready = std::max(core::to_seconds(job->submit_time), open) + start,
-                 .ways = {}};
-    double fastest = std::numeric_limits<double>::infinity();
+    JobWays ways{
+        .name = job->name, .submitted = core::to_seconds(job->submit_time), .ready = 0, .ways = {}};
     for (const hw::MigProfile& p : geometry.profiles) {
       if (p.media_extensions || p.memory_bytes < peak) continue;
       TESSERA_ASSIGN_OR_RETURN(const core::Nanos t, model.job_time(*job, p));
@@ -151,16 +135,28 @@ core::Result<MigBound> mig_bound(const std::vector<workload::BatchJobPtr>& jobs,
                               .memory_slices = p.memory_slices,
                               .time = core::to_seconds(t),
                               .hull = frontier(std::move(points))});
-      fastest = std::min(fastest, core::to_seconds(t));
     }
-    if (ways.ready + fastest > longest) {
-      longest = ways.ready + fastest;
-      longest_job = job->name;
-    }
+    if (ways.ways.empty()) continue;
+    first_submit = std::min(first_submit, ways.submitted);
     all.push_back(std::move(ways));
   }
   MigBound out;
   if (all.empty()) return out;
+
+  const double open = first_submit + create;  // nothing runs before the first instance is made
+  // The slice-time the holds are counted against begins there. Where starts count nothing, it
+  // begins when the first job's work can: after a start on the first instance.
+  const double counted_from = sharing ? open + start : open;
+  double longest = 0;
+  std::string longest_job;
+  for (JobWays& job : all) {
+    job.ready = std::max(job.submitted, open) + start;
+    const double fastest = std::ranges::min(job.ways, {}, &Way::time).time;
+    if (job.ready + fastest > longest) {
+      longest = job.ready + fastest;
+      longest_job = job.name;
+    }
+  }
 
   // The jobs' least holds at makespan m, summed: of instance-time weighted by `weight` (a way's
   // compute or memory slices, or 1); infinite where a job cannot end by m.

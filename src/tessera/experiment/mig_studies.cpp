@@ -271,6 +271,11 @@ sim::SimMigOptions study_device_options(std::uint64_t seed) {
   return o;
 }
 
+MigBoundCosts study_bound_costs() {
+  const sim::SimMigOptions device = study_device_options(1);
+  return {.create_time = device.create_time, .start_time = device.job_start_time};
+}
+
 mig::ManagerOptions time_fit_options(std::shared_ptr<sim::SliceCostModel> model,
                                      double prediction_error, std::uint64_t seed, bool share) {
   const sim::SimMigOptions device = study_device_options(1);
@@ -411,8 +416,7 @@ Result<MixResult> run_mix(std::string_view text, const std::string& file,
                         .geometry = std::move(fit.geometry)});
     step(row);
   }
-  const sim::SimMigOptions device = study_device_options(mix.jobs.seed);
-  const MigBoundCosts costs{.create_time = device.create_time, .start_time = device.job_start_time};
+  const MigBoundCosts costs = study_bound_costs();
   TESSERA_ASSIGN_OR_RETURN(out.bound, mig_bound(mix.jobs.jobs, mix.geometry, *model, costs, 1));
   TESSERA_ASSIGN_OR_RETURN(out.shared_bound,
                            mig_bound(mix.jobs.jobs, mix.geometry, *model, costs, 2));

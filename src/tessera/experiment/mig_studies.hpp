@@ -72,6 +72,8 @@ struct MigStudyOptions {
 // The simulated device's options the studies and `tessera mig plan|run` run with: SimMigOptions'
 // defaults (ASSUMPTION values, docs/mig.md) with `seed`.
 sim::SimMigOptions study_device_options(std::uint64_t seed);
+// Its instance create and job start times, as mig_bound weighs them.
+MigBoundCosts study_bound_costs();
 
 // Time-fit's manager options: each job's time on each profile predicted by `model`, the
 // simulated GPU's kernel model (shared, so that its timings serve mig_bound too), and the
