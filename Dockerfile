@@ -34,8 +34,8 @@ RUN ./scripts/install-deps.sh image \
 FROM debian:12-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libabsl20220623 libcpp-httplib0.11 libfmt9 libgnutls30 libgrpc++1.51 libgrpc29 libhwloc15 \
-      libmicrohttpd12 libnlopt0 libprotobuf32 \
+      libabsl20220623 libcpp-httplib0.11 libfmt9 libglpk40 libgnutls30 libgrpc++1.51 libgrpc29 \
+      libhwloc15 libmicrohttpd12 libnlopt0 libprotobuf32 \
       libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libpugixml1v5 libspdlog1.10 \
       libyaml-cpp0.7 \
  && rm -rf /var/lib/apt/lists/* \

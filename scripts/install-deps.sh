@@ -12,6 +12,7 @@ packages=(
   g++ cmake ninja-build
   libfmt-dev libspdlog-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   pkgconf libhwloc-dev libpugixml-dev libcpp-httplib-dev libmicrohttpd-dev libgnutls28-dev openssl libfccp-dev libnlopt-cxx-dev
+  libglpk-dev
   prometheus-cpp-dev
   libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev
   nodejs npm

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "tessera/core/try.hpp"
+#include "tessera/experiment/internal/mig_bound_program.hpp"
 
 namespace tessera::experiment {
 namespace {
@@ -111,35 +112,72 @@ core::Result<MigBound> mig_bound(const std::vector<workload::BatchJobPtr>& jobs,
   const double start_held = sharing ? 0 : start;
 
   // Each job's ways to run; jobs no profile holds are given up by every policy and make no
-  // instance.
-  std::vector<JobWays> all;
-  double first_submit = std::numeric_limits<double>::infinity();
+  // instance. The program gets the same times and the pairs' slowdowns.
+  std::vector<const hw::MigProfile*> profiles;
+  for (const hw::MigProfile& p : geometry.profiles) {
+    if (!p.media_extensions) profiles.push_back(&p);
+  }
+  const auto peak = [](const workload::BatchJob& job) {
+    return job.memory.peak_reserved(job.iterations);
+  };
+  std::vector<const workload::BatchJob*> held;
   for (const auto& job : jobs) {
-    const std::int64_t peak = job->memory.peak_reserved(job->iterations);
+    if (std::ranges::any_of(
+            profiles, [&](const hw::MigProfile* p) { return peak(*job) <= p->memory_bytes; })) {
+      held.push_back(job.get());
+    }
+  }
+  std::vector<JobWays> all;
+  BoundProgram program{.profiles = {},
+                       .jobs = {},
+                       .pairs = {},
+                       .sharing = sharing,
+                       .start = start,
+                       .create = create,
+                       .first_create = 0};
+  for (const hw::MigProfile* p : profiles) {
+    program.profiles.push_back(
+        {.compute_slices = p->compute_slices,
+         .memory_slices = p->memory_slices,
+         .at_once = std::min({p->max_instances, hw::kMigComputeSlices / p->compute_slices,
+                              hw::kMigMemorySlices / p->memory_slices})});
+  }
+  for (std::size_t a = 0; a < held.size(); ++a) {
+    const workload::BatchJob& job = *held[a];
     JobWays ways{
-        .name = job->name, .submitted = core::to_seconds(job->submit_time), .ready = 0, .ways = {}};
-    for (const hw::MigProfile& p : geometry.profiles) {
-      if (p.media_extensions || p.memory_bytes < peak) continue;
-      TESSERA_ASSIGN_OR_RETURN(const core::Nanos t, model.job_time(*job, p));
+        .name = job.name, .submitted = core::to_seconds(job.submit_time), .ready = 0, .ways = {}};
+    BoundJob bound_job{.arrives = 0, .time = std::vector<std::optional<double>>(profiles.size())};
+    for (std::size_t q = 0; q < profiles.size(); ++q) {
+      const hw::MigProfile& p = *profiles[q];
+      if (p.memory_bytes < peak(job)) continue;
+      TESSERA_ASSIGN_OR_RETURN(const core::Nanos t, model.job_time(job, p));
+      bound_job.time[q] = core::to_seconds(t);
       std::vector<Point> points{{1, 1}};
-      for (const auto& other : jobs) {
-        if (!sharing || other == job ||
-            peak + other->memory.peak_reserved(other->iterations) > p.memory_bytes) {
-          continue;
-        }
+      for (std::size_t b = 0; b < held.size(); ++b) {
+        const workload::BatchJob& other = *held[b];
+        if (!sharing || b == a || peak(job) + peak(other) > p.memory_bytes) continue;
         // A pair the model cannot time never shares (the manager is told the same).
-        const auto c = model.co_run(*job, *other, p);
-        if (c) points.push_back({c->slowdown_a, 1 / (1 / c->slowdown_a + 1 / c->slowdown_b)});
+        const auto c = model.co_run(job, other, p);
+        if (!c) continue;
+        points.push_back({c->slowdown_a, 1 / (1 / c->slowdown_a + 1 / c->slowdown_b)});
+        if (a < b) {
+          program.pairs.push_back({.a = a,
+                                   .b = b,
+                                   .profile = q,
+                                   .slowdown_a = c->slowdown_a,
+                                   .slowdown_b = c->slowdown_b});
+        }
       }
       ways.ways.push_back(Way{.compute_slices = p.compute_slices,
                               .memory_slices = p.memory_slices,
                               .time = core::to_seconds(t),
                               .hull = frontier(std::move(points))});
     }
-    if (ways.ways.empty()) continue;
-    first_submit = std::min(first_submit, ways.submitted);
     all.push_back(std::move(ways));
+    program.jobs.push_back(std::move(bound_job));
   }
+  const double first_submit =
+      all.empty() ? 0 : std::ranges::min(all, {}, &JobWays::submitted).submitted;
   MigBound out;
   if (all.empty()) return out;
 
@@ -149,8 +187,11 @@ core::Result<MigBound> mig_bound(const std::vector<workload::BatchJobPtr>& jobs,
   const double counted_from = sharing ? open + start : open;
   double longest = 0;
   std::string longest_job;
-  for (JobWays& job : all) {
-    job.ready = std::max(job.submitted, open) + start;
+  program.first_create = first_submit;
+  for (std::size_t j = 0; j < all.size(); ++j) {
+    JobWays& job = all[j];
+    program.jobs[j].arrives = std::max(job.submitted, open);
+    job.ready = program.jobs[j].arrives + start;
     const double fastest = std::ranges::min(job.ways, {}, &Way::time).time;
     if (job.ready + fastest > longest) {
       longest = job.ready + fastest;
@@ -186,17 +227,25 @@ core::Result<MigBound> mig_bound(const std::vector<workload::BatchJobPtr>& jobs,
            instance_time_by(m - (counted_from - create), create, hw::kMigComputeSlices);
   });
 
+  const double closed_form = std::max({longest, compute, memory, instances});
+  const std::optional<double> interval_by_interval = least_admitted(program, closed_form);
+
   const std::string each =
       sharing ? "each job on the profile, alone or beside the partners, where it holds the least "
                 "and still ends by then"
               : "each job on the profile where it holds the least and still ends by then";
-  const std::array<std::pair<double, std::string>, 4> terms{{
+  const std::array<std::pair<double, std::string>, 5> terms{{
       {longest, fmt::format("the job that ends last even on its fastest slice, {}", longest_job)},
       {compute, fmt::format("the jobs' compute slice-time (7 slices), {}", each)},
       {memory, fmt::format("the jobs' memory slice-time (8 slices), {}", each)},
       {instances, fmt::format("the jobs' instance-time (at most 7 instances, made one at a time), "
                               "{}",
                               each)},
+      {interval_by_interval.value_or(0),
+       fmt::format("the slices interval by interval (a linear program: each job's work {}, its "
+                   "process start and its submission; 7 compute and 8 memory slices, each "
+                   "profile's instance limit, instances made one at a time)",
+                   sharing ? "alone or beside each partner" : "alone")},
   }};
   const auto& binding =
       *std::ranges::max_element(terms, {}, &std::pair<double, std::string>::first);

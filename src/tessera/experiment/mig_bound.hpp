@@ -16,6 +16,12 @@
 // instance is made and a job has started on it, so the slice-time and instance-time count from
 // then. Destroys, waiting, worse choices and partners that never run together only add to the
 // real makespan.
+//
+// Those terms give each job its least hold on its own. A linear program
+// (internal/mig_bound_program.hpp, solved by GLPK) keeps which jobs run together and when: a pair's
+// time serves both, every start takes its instance's time (beside at most one job working alone
+// or another start), and jobs submitted later use only the slices from then on. It binds in most
+// mixes; the closed-form terms stand where it is larger than a plan should solve.
 
 #include <cstdint>
 #include <string>
