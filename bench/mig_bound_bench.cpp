@@ -7,12 +7,18 @@
 // BM_MigBoundColdModel/k: the same from a new model, as `tessera mig plan` does: every job timed
 //   on every profile and, with two jobs to an instance, every pair on every profile that holds
 //   both, on the simulated GPU.
+// BM_MigBoundProgram/n: the linear program alone (mig_bound_program.hpp) with two jobs to an
+//   instance, for n jobs arriving a minute apart on an H100's six profiles, every pair allowed on
+//   the three largest: how its solve grows with arriving jobs (the trace mix has 12).
 
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
+#include "tessera/experiment/internal/mig_bound_program.hpp"
 #include "tessera/experiment/internal/scenario_files.hpp"
 #include "tessera/experiment/mig_bound.hpp"
 #include "tessera/experiment/mig_studies.hpp"
@@ -68,6 +74,48 @@ void BM_MigBoundColdModel(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_MigBoundColdModel)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+
+experiment::BoundProgram arriving_jobs(int n) {
+  // H100-80GB's profiles without media extensions: 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb,
+  // 7g.80gb (compute slices, memory slices, instances at once).
+  const int shape[6][3] = {{1, 1, 7}, {1, 2, 4}, {2, 2, 3}, {3, 4, 2}, {4, 4, 1}, {7, 8, 1}};
+  experiment::BoundProgram p{.profiles = {},
+                             .jobs = {},
+                             .pairs = {},
+                             .sharing = true,
+                             .start = 2,
+                             .create = 1,
+                             .first_create = 0};
+  for (const auto& s : shape) {
+    p.profiles.push_back({.compute_slices = s[0], .memory_slices = s[1], .at_once = s[2]});
+  }
+  for (int j = 0; j < n; ++j) {
+    // 10-40 minutes on the whole GPU, scaling with compute slices to the power 0.8.
+    const double whole = 600.0 * (1 + j % 4);
+    experiment::BoundJob job{.arrives = 1.0 + 60 * j, .time = {}};
+    for (const auto& s : shape) job.time.emplace_back(whole * std::pow(7.0 / s[0], 0.8));
+    p.jobs.push_back(std::move(job));
+  }
+  for (std::size_t a = 0; a < p.jobs.size(); ++a) {
+    for (std::size_t b = a + 1; b < p.jobs.size(); ++b) {
+      for (std::size_t q = 3; q < 6; ++q) {
+        p.pairs.push_back(
+            {.a = a, .b = b, .profile = q, .slowdown_a = 1.6 + 0.1 * (a % 3), .slowdown_b = 1.7});
+      }
+    }
+  }
+  return p;
+}
+
+void BM_MigBoundProgram(benchmark::State& state) {
+  const experiment::BoundProgram p = arriving_jobs(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    auto least = experiment::least_admitted(p, 0);
+    if (!least) state.SkipWithError("the program was not solved");
+    benchmark::DoNotOptimize(least);
+  }
+}
+BENCHMARK(BM_MigBoundProgram)->Arg(6)->Arg(12)->Arg(18)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

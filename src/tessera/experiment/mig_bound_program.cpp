@@ -13,7 +13,7 @@ namespace {
 
 // Programs above this many columns are not solved: the bound's CPU time grows with jobs squared
 // (the pairs) times their arrivals, and a plan stays interactive. ml-1 with sharing has a few
-// hundred, the 12-job trace mix about 5,000 (80 ms to solve).
+// hundred, the 12-job trace mix about 5,000 (BM_MigBoundProgram times the solve).
 constexpr std::size_t kMaxColumns = 40'000;
 
 // The interval boundaries below `m`: the first instance made, every job's earliest start and
