@@ -33,7 +33,7 @@ TEST(MigBoundProgram, JobsOnOneInstanceRunInTurn) {
   const BoundProgram p = whole_gpu({1, 1}, 10);
   const auto least = least_admitted(p, 0);
   ASSERT_TRUE(least.has_value());
-  EXPECT_NEAR(*least, 25, 1e-6);
+  EXPECT_NEAR(*least, 25, 1e-4);
   EXPECT_TRUE(admits(p, 25.01));
   EXPECT_FALSE(admits(p, 24.99));
 }
@@ -46,14 +46,14 @@ TEST(MigBoundProgram, APairSharesAfterStartingTogether) {
   p.pairs = {{.a = 0, .b = 1, .profile = 0, .slowdown_a = 1.5, .slowdown_b = 1.5}};
   const auto least = least_admitted(p, 0);
   ASSERT_TRUE(least.has_value());
-  EXPECT_NEAR(*least, 18, 1e-6);
+  EXPECT_NEAR(*least, 18, 1e-4);
 
   // A pair slower than taking turns (2.5 x 10 s side by side) is not used: the starts overlap,
   // then the two run in turn, 1 + 2 + 20.
   p.pairs[0].slowdown_a = p.pairs[0].slowdown_b = 2.5;
   const auto slow = least_admitted(p, 0);
   ASSERT_TRUE(slow.has_value());
-  EXPECT_NEAR(*slow, 23, 1e-6);
+  EXPECT_NEAR(*slow, 23, 1e-4);
 }
 
 TEST(MigBoundProgram, LateArrivalsWaitForTheirSubmission) {
@@ -62,7 +62,7 @@ TEST(MigBoundProgram, LateArrivalsWaitForTheirSubmission) {
   const BoundProgram p = whole_gpu({1, 20, 20}, 10);
   const auto least = least_admitted(p, 0);
   ASSERT_TRUE(least.has_value());
-  EXPECT_NEAR(*least, 44, 1e-6);
+  EXPECT_NEAR(*least, 44, 1e-4);
   // A bound shown otherwise and larger is kept.
   EXPECT_NEAR(*least_admitted(p, 50), 50, 1e-9);
 }
@@ -90,7 +90,7 @@ TEST(MigBoundProgram, InstancesMadeOneAtATimeHoldJobsBack) {
 TEST(MigBoundProgram, AJobWithNoWorkOnlyStarts) {
   const auto least = least_admitted(whole_gpu({1}, 0), 0);
   ASSERT_TRUE(least.has_value());
-  EXPECT_NEAR(*least, 3, 1e-5);
+  EXPECT_NEAR(*least, 3, 1e-4);
 }
 
 TEST(MigBoundProgram, ATooLargeProgramIsNotSolved) {

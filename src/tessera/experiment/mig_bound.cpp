@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -85,7 +86,8 @@ double instance_time_by(double m, double create, int instances) {
   return sum;
 }
 
-// The least m in [lo, ...) at which `fits` holds (it holds for every larger m too).
+// The least m in [lo, ...) at which `fits` holds (it holds for every larger m too), from below:
+// `lo` where it fits, else the largest m found not to fit, within 1e-9 of the least that does.
 double least_fitting(double lo, const std::function<bool(double)>& fits) {
   if (fits(lo)) return lo;
   double step = std::max(1.0, lo);
@@ -98,7 +100,7 @@ double least_fitting(double lo, const std::function<bool(double)>& fits) {
     const double mid = (lo + hi) / 2;
     (fits(mid) ? hi : lo) = mid;
   }
-  return hi;
+  return lo;
 }
 
 }  // namespace
@@ -249,7 +251,8 @@ core::Result<MigBound> mig_bound(const std::vector<workload::BatchJobPtr>& jobs,
   }};
   const auto& binding =
       *std::ranges::max_element(terms, {}, &std::pair<double, std::string>::first);
-  out.makespan = core::round_to_nanos(binding.first * 1e9);
+  // Rounded down: the bound may meet a run that is forced to it, never pass it.
+  out.makespan = static_cast<core::Nanos>(std::floor(binding.first * 1e9));
   out.binding = binding.second;
   out.jobs_per_hour = static_cast<double>(all.size()) / (binding.first / 3600.0);
   return out;
