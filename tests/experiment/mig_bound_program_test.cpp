@@ -14,10 +14,11 @@
 namespace tessera::experiment {
 namespace {
 
-// A GPU with one profile, the whole GPU, of which there is one instance at a time; a create takes
-// 1 s, a start 2 s, and the first create begins at 0 (the first instance is made at 1 s).
-BoundProgram whole_gpu(const std::vector<double>& arrivals, double time_alone) {
-  BoundProgram p{.profiles = {{.compute_slices = 7, .memory_slices = 8, .at_once = 1}},
+// Jobs arriving at `arrivals`, each taking `time_alone` on the GPU's one profile; a create
+// takes 1 s, a start 2 s, and the first create begins at 0 (the first instance is made at 1 s).
+BoundProgram one_profile(BoundProfile profile, const std::vector<double>& arrivals,
+                         double time_alone) {
+  BoundProgram p{.profiles = {profile},
                  .jobs = {},
                  .pairs = {},
                  .sharing = false,
@@ -26,6 +27,11 @@ BoundProgram whole_gpu(const std::vector<double>& arrivals, double time_alone) {
                  .first_create = 0};
   for (const double a : arrivals) p.jobs.push_back({.arrives = a, .time = {time_alone}});
   return p;
+}
+
+// The whole GPU, one instance at a time.
+BoundProgram whole_gpu(const std::vector<double>& arrivals, double time_alone) {
+  return one_profile({.compute_slices = 7, .memory_slices = 8, .at_once = 1}, arrivals, time_alone);
 }
 
 TEST(MigBoundProgram, JobsOnOneInstanceRunInTurn) {
@@ -70,14 +76,8 @@ TEST(MigBoundProgram, LateArrivalsWaitForTheirSubmission) {
 TEST(MigBoundProgram, InstancesMadeOneAtATimeHoldJobsBack) {
   // Seven one-slice instances, seven 1 s jobs: the k-th instance exists from k s, so the last
   // job starts at 7 s at the earliest and ends at 7 + 2 + 1 = 10.
-  BoundProgram p{.profiles = {{.compute_slices = 1, .memory_slices = 1, .at_once = 7}},
-                 .jobs = {},
-                 .pairs = {},
-                 .sharing = false,
-                 .start = 2,
-                 .create = 1,
-                 .first_create = 0};
-  for (int j = 0; j < 7; ++j) p.jobs.push_back({.arrives = 1, .time = {1.0}});
+  const BoundProgram p = one_profile({.compute_slices = 1, .memory_slices = 1, .at_once = 7},
+                                     std::vector<double>(7, 1), 1);
   const auto least = least_admitted(p, 0);
   ASSERT_TRUE(least.has_value());
   // The relaxation spreads the starts and the work over the instances' time: 7 x 3 s from
