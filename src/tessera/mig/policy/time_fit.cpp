@@ -142,6 +142,23 @@ std::vector<Job> list_order(std::vector<Job> jobs, std::size_t k) {
   return jobs;
 }
 
+// With sharing, one more order: the longest job left, then the shortest, then the next longest,
+// and so on (restarted and aged jobs first, as in every order). Short jobs then come up while a
+// long one runs and can join it, as on a machine with two slots.
+constexpr std::size_t kLeastTime = 1;  // the key of each job's time on its fastest profile
+std::vector<Job> long_short_order(const std::vector<Job>& queued) {
+  const std::vector<Job> by_time = list_order(queued, kLeastTime);
+  std::vector<Job> out;
+  out.reserve(by_time.size());
+  std::size_t lo = 0;
+  while (lo < by_time.size() && by_time[lo].first) out.push_back(by_time[lo++]);
+  std::size_t hi = by_time.size();
+  for (bool longest = true; lo < hi; longest = !longest) {
+    out.push_back(longest ? by_time[lo++] : by_time[--hi]);
+  }
+  return out;
+}
+
 std::optional<core::Nanos> time_of(const Job& j, int profile_id) {
   for (const auto& [p, t] : j.times) {
     if (p->id == profile_id) return t;
@@ -353,8 +370,9 @@ Decisions schedule_time_fit(const SchedulerInput& in) {
   // Every list order on every layout; ties keep the first order, then the first layout.
   std::optional<Outcome> best;
   std::vector<Job> jobs;
-  for (std::size_t k = 0; k < kOrders; ++k) {
-    std::vector<Job> list = list_order(queued, k);
+  const bool sharing = in.jobs_per_instance >= 2 && in.co_runs != nullptr;
+  for (std::size_t k = 0; k < kOrders + (sharing ? 1 : 0); ++k) {
+    std::vector<Job> list = k < kOrders ? list_order(queued, k) : long_short_order(queued);
     bool improved = false;
     for (const StateId target : space.full_states()) {
       for (const JoinRule rule : kJoinRules) {

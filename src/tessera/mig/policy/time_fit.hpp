@@ -22,7 +22,8 @@
 //   both slowed while both run (co_run.hpp). Each
 //   order on each layout is scheduled under two join rules (the job's end plus the delay it
 //   causes, or its own end, must beat its end alone), the better outcome kept; a join due now is
-//   a PlanKind::kShare start.
+//   a PlanKind::kShare start. One more order alternates the longest job left and the shortest, so
+//   that short jobs come up while a long one runs and can join it.
 //
 // Pure, like every scheme: the same input gives the same decisions.
 
