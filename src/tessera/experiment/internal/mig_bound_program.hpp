@@ -54,9 +54,10 @@ struct BoundProgram {
 // Whether the program admits a makespan of `m` seconds.
 bool admits(const BoundProgram& program, double m);
 
-// The least makespan the program admits, or `shown` (a bound shown otherwise) where that is
-// larger: one program whose last interval's length is minimized. nullopt where the program would
-// be too large to solve quickly, or the solver fails (the caller keeps its other terms).
+// The least makespan the program admits, less the solver's tolerance (so that a run forced to it
+// does not finish before it), or `shown` (a bound shown otherwise) where that is larger: one
+// program whose last interval's length is minimized. nullopt where the program would be too
+// large to solve quickly, or the solver fails (the caller keeps its other terms).
 std::optional<double> least_admitted(const BoundProgram& program, double shown);
 
 }  // namespace tessera::experiment
