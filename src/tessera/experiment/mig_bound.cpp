@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -78,14 +79,6 @@ std::optional<double> least_held(const JobWays& job, const Way& way, double m, d
   return start_held + way.time * *h;
 }
 
-// The instance-time instances made one after another (the k-th ready at k creates, at most
-// `instances` at once) give in `m` seconds from when the first create begins.
-double instance_time_by(double m, double create, int instances) {
-  double sum = 0;
-  for (int k = 1; k <= instances; ++k) sum += std::max(0.0, m - k * create);
-  return sum;
-}
-
 // The least m in [lo, ...) at which `fits` holds (it holds for every larger m too), from below:
 // `lo` where it fits, else the largest m found not to fit, within 1e-9 of the least that does.
 double least_fitting(double lo, const std::function<bool(double)>& fits) {
@@ -119,14 +112,14 @@ core::Result<MigBound> mig_bound(const std::vector<workload::BatchJobPtr>& jobs,
   for (const hw::MigProfile& p : geometry.profiles) {
     if (!p.media_extensions) profiles.push_back(&p);
   }
-  const auto peak = [](const workload::BatchJob& job) {
-    return job.memory.peak_reserved(job.iterations);
-  };
   std::vector<const workload::BatchJob*> held;
+  std::vector<std::int64_t> peak;  // of each held job
   for (const auto& job : jobs) {
-    if (std::ranges::any_of(
-            profiles, [&](const hw::MigProfile* p) { return peak(*job) <= p->memory_bytes; })) {
+    const std::int64_t bytes = job->memory.peak_reserved(job->iterations);
+    if (std::ranges::any_of(profiles,
+                            [&](const hw::MigProfile* p) { return bytes <= p->memory_bytes; })) {
       held.push_back(job.get());
+      peak.push_back(bytes);
     }
   }
   std::vector<JobWays> all;
@@ -151,13 +144,13 @@ core::Result<MigBound> mig_bound(const std::vector<workload::BatchJobPtr>& jobs,
     BoundJob bound_job{.arrives = 0, .time = std::vector<std::optional<double>>(profiles.size())};
     for (std::size_t q = 0; q < profiles.size(); ++q) {
       const hw::MigProfile& p = *profiles[q];
-      if (p.memory_bytes < peak(job)) continue;
+      if (p.memory_bytes < peak[a]) continue;
       TESSERA_ASSIGN_OR_RETURN(const core::Nanos t, model.job_time(job, p));
       bound_job.time[q] = core::to_seconds(t);
       std::vector<Point> points{{1, 1}};
       for (std::size_t b = 0; b < held.size(); ++b) {
         const workload::BatchJob& other = *held[b];
-        if (!sharing || b == a || peak(job) + peak(other) > p.memory_bytes) continue;
+        if (!sharing || b == a || peak[a] + peak[b] > p.memory_bytes) continue;
         // A pair the model cannot time never shares (the manager is told the same).
         const auto c = model.co_run(job, other, p);
         if (!c) continue;
@@ -226,7 +219,7 @@ core::Result<MigBound> mig_bound(const std::vector<workload::BatchJobPtr>& jobs,
   });
   const double instances = least_fitting(longest, [&](double m) {
     return least_sum(m, [](const Way&) { return 1.0; }) <=
-           instance_time_by(m - (counted_from - create), create, hw::kMigComputeSlices);
+           instance_time(counted_from - create, create, counted_from - create, m);
   });
 
   const double closed_form = std::max({longest, compute, memory, instances});

@@ -31,16 +31,6 @@ std::vector<double> boundaries(const BoundProgram& p, double m) {
   return b;
 }
 
-// The instance-time the instances made one after another give in [from, to]: the k-th (k = 1 ..
-// 7) exists from first_create + k creates.
-double instance_time(const BoundProgram& p, double from, double to) {
-  double sum = 0;
-  for (int k = 1; k <= hw::kMigComputeSlices; ++k) {
-    sum += std::max(0.0, to - std::max(from, p.first_create + k * p.create));
-  }
-  return sum;
-}
-
 // The program's columns at makespan m, counted before it is built.
 std::size_t columns(const BoundProgram& p, double m) {
   const std::size_t intervals = boundaries(p, m).size() - 1;
@@ -137,12 +127,13 @@ class Program {
         length_column = column();
         glp_set_obj_dir(lp_.get(), GLP_MIN);
         glp_set_obj_coef(lp_.get(), length_column, 1);
-        glp_set_col_bnds(lp_.get(), length_column, GLP_LO, delays(from).second, 0);
-        instances_now = -delays(from).first;
+        const auto [delay_sum, longest_delay] = delays(from);
+        glp_set_col_bnds(lp_.get(), length_column, GLP_LO, longest_delay, 0);
+        instances_now = -delay_sum;
       } else {
         const double to = last ? *end : b_[k + 1];
         length = to - from;
-        instances_now = instance_time(p_, from, to);
+        instances_now = instance_time(p_.first_create, p_.create, from, to);
       }
       const double per_instance = length_column == 0 ? 0 : hw::kMigComputeSlices;
       std::vector<int> busy(n);  // a job is in one place at a time
@@ -233,6 +224,14 @@ class Program {
 };
 
 }  // namespace
+
+double instance_time(double first_create, double create, double from, double to) {
+  double sum = 0;
+  for (int k = 1; k <= hw::kMigComputeSlices; ++k) {
+    sum += std::max(0.0, to - std::max(from, first_create + k * create));
+  }
+  return sum;
+}
 
 bool admits(const BoundProgram& p, double m) {
   for (const BoundJob& j : p.jobs) {

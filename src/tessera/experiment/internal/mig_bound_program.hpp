@@ -51,6 +51,10 @@ struct BoundProgram {
   double first_create = 0;       // when the first create may begin (the first submission)
 };
 
+// The instance-time that instances made one after another give in [from, to]: the k-th (k = 1 ..
+// 7) exists from first_create + k creates.
+double instance_time(double first_create, double create, double from, double to);
+
 // Whether the program admits a makespan of `m` seconds.
 bool admits(const BoundProgram& program, double m);
 

@@ -99,6 +99,11 @@ core::Nanos time_on(const QueuedJob& q, const hw::MigProfile& p, const hw::MigGe
   return core::seconds(1) * hw::kMigComputeSlices / p.compute_slices;
 }
 
+// Whether an instance may run two jobs: two to an instance, and the pairs' slowdowns known.
+bool shares(const SchedulerInput& in) {
+  return in.jobs_per_instance >= 2 && in.co_runs != nullptr;
+}
+
 // The jobs to schedule. Jobs no profile fits are given up.
 std::vector<Job> queued_jobs(const SchedulerInput& in, Decisions& out) {
   const LayoutSpace& space = *in.space;
@@ -215,7 +220,7 @@ std::optional<Outcome> list_schedule(const SchedulerInput& in, const std::vector
   core::Nanos reconfigured = std::max(in.now, in.reconfig_free_at) +
                              static_cast<core::Nanos>(o.destroy.size()) * cost.destroy_time;
   std::size_t made = 0;
-  const bool sharing = in.jobs_per_instance >= 2 && in.co_runs != nullptr;
+  const bool sharing = shares(in);
   o.slots.reserve(want.instances.size());
   if (sharing) o.shares.resize(want.instances.size());
   for (const Placement& p : want.instances) {
@@ -370,7 +375,7 @@ Decisions schedule_time_fit(const SchedulerInput& in) {
   // Every list order on every layout; ties keep the first order, then the first layout.
   std::optional<Outcome> best;
   std::vector<Job> jobs;
-  const bool sharing = in.jobs_per_instance >= 2 && in.co_runs != nullptr;
+  const bool sharing = shares(in);
   for (std::size_t k = 0; k < kOrders + (sharing ? 1 : 0); ++k) {
     std::vector<Job> list = k < kOrders ? list_order(queued, k) : long_short_order(queued);
     bool improved = false;
