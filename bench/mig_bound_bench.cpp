@@ -1,5 +1,6 @@
 // Cost of the bound no MIG policy can beat (experiment::mig_bound), as `tessera mig plan` and the
-// mig-* experiments compute it, on the mig-ml mixes' ml-1 (six training jobs, A100-40GB).
+// mig-* experiments compute it, and of the best schedule a policy can make (mig_optimum), on the
+// mig-ml mixes' ml-1 (six training jobs, A100-40GB).
 //   ./build/bench/tessera_mig_bound_bench
 //
 // BM_MigBound/k: the bound with k (1 or 2) jobs to an instance on a model that has timed every
@@ -10,6 +11,8 @@
 // BM_MigBoundProgram/n: the linear program alone (mig_bound_program.hpp) with two jobs to an
 //   instance, for n jobs arriving a minute apart on an H100's six profiles, every pair allowed on
 //   the three largest: how its solve grows with arriving jobs (the trace mix has 12).
+// BM_MigOptimum/k: the best schedule deciding at job ends (experiment::mig_optimum) with k jobs to
+//   an instance, every job and pair timed already: the branch and bound itself.
 
 #include <benchmark/benchmark.h>
 
@@ -21,6 +24,7 @@
 #include "tessera/experiment/internal/mig_bound_program.hpp"
 #include "tessera/experiment/internal/scenario_files.hpp"
 #include "tessera/experiment/mig_bound.hpp"
+#include "tessera/experiment/mig_optimum.hpp"
 #include "tessera/experiment/mig_studies.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/mig/runtime/jobs_file.hpp"
@@ -116,6 +120,20 @@ void BM_MigBoundProgram(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_MigBoundProgram)->Arg(6)->Arg(12)->Arg(18)->Unit(benchmark::kMillisecond);
+
+void BM_MigOptimum(benchmark::State& state) {
+  const Ml1& m = ml1();
+  const int per_instance = static_cast<int>(state.range(0));
+  sim::SliceCostModel model(m.spec, m.geometry);
+  auto warm = experiment::mig_optimum(m.jobs.jobs, m.geometry, model, m.costs, per_instance);
+  if (!warm) state.SkipWithError(warm.error().message().c_str());
+  for (auto _ : state) {
+    auto best = experiment::mig_optimum(m.jobs.jobs, m.geometry, model, m.costs, per_instance);
+    benchmark::DoNotOptimize(best);
+  }
+  state.counters["steps"] = warm ? static_cast<double>(warm->steps) : 0;
+}
+BENCHMARK(BM_MigOptimum)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include "tessera/core/config.hpp"
 #include "tessera/core/try.hpp"
 #include "tessera/experiment/mig_bound.hpp"
+#include "tessera/experiment/mig_optimum.hpp"
 #include "tessera/experiment/mig_studies.hpp"
 #include "tessera/experiment/run.hpp"
 #include "tessera/hw/gpu_spec.hpp"
@@ -249,6 +250,13 @@ Result<experiment::MigBound> plan_bound(const Loaded& l, const mig::ManagerOptio
                                options.co_run ? 2 : 1);
 }
 
+// The best schedule a policy deciding at job ends can make on these jobs
+// (experiment::mig_optimum), with as many jobs to an instance as the plan runs.
+Result<experiment::MigOptimum> plan_optimum(const Loaded& l, const mig::ManagerOptions& options) {
+  return experiment::mig_optimum(l.jobs.jobs, l.geometry, *l.model, experiment::study_bound_costs(),
+                                 options.co_run ? 2 : 1);
+}
+
 // ---- tessera mig plan ----------------------------------------------------------------------
 
 core::Status run_plan(const MigFlags& f) {
@@ -258,6 +266,7 @@ core::Status run_plan(const MigFlags& f) {
                            manager_options(l, f, &static_layout));
   TESSERA_ASSIGN_OR_RETURN(const mig::MigRunResult r, simulate(l, options, {}));
   TESSERA_ASSIGN_OR_RETURN(const experiment::MigBound bound, plan_bound(l, options));
+  TESSERA_ASSIGN_OR_RETURN(const experiment::MigOptimum best, plan_optimum(l, options));
   const auto events = timeline(r, l.geometry);
 
   if (f.json_path != "-") {
@@ -287,6 +296,17 @@ core::Status run_plan(const MigFlags& f) {
           "by {}\n",
           options.co_run ? " with two jobs to an instance" : "", core::to_seconds(bound.makespan),
           bound.jobs_per_hour, bound.binding);
+    }
+    const std::string_view per_instance = options.co_run ? " with two jobs to an instance" : "";
+    if (!best.not_searched.empty()) {
+      fmt::print("best schedule deciding at job ends{}: not searched ({})\n", per_instance,
+                 best.not_searched);
+    } else {
+      fmt::print("best schedule deciding at job ends{}: {:.1f} s ({:.1f} jobs/h), {}:\n",
+                 per_instance, core::to_seconds(best.makespan), best.jobs_per_hour,
+                 best.complete ? "every schedule searched"
+                               : "the best found, not every schedule searched");
+      for (const std::string& d : best.decisions) fmt::print("  {}\n", d);
     }
   }
   if (f.json_path.empty()) return {};
@@ -322,7 +342,8 @@ core::Status run_plan(const MigFlags& f) {
                      {{"makespan_s", core::to_seconds(bound.makespan)},
                       {"jobs_per_hour", bound.jobs_per_hour},
                       {"binding", bound.binding},
-                      {"jobs_per_instance", options.co_run ? 2 : 1}}}};
+                      {"jobs_per_instance", options.co_run ? 2 : 1}}},
+                    {"optimum", experiment::optimum_json(best)}};
   return write_text(f.json_path, out.dump(2));
 }
 

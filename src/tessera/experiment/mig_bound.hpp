@@ -44,6 +44,8 @@ struct MigBound {
 struct MigBoundCosts {
   core::Nanos create_time = 0;  // of one instance; the driver makes them one at a time
   core::Nanos start_time = 0;   // a job's process start
+  // Of one instance; the bound counts none (a destroy only adds time), mig_optimum's search does.
+  core::Nanos destroy_time = 0;
 };
 
 // The bound for `jobs` on `geometry`, with `jobs_per_instance` (1 or 2) jobs to an instance, and

@@ -126,23 +126,44 @@ std::string counter_cell(const metrics::ModeReport& m, std::string_view name) {
   return "-";
 }
 
-// The bounds over sequential and over the best static layout, with what sets each.
+// The bounds and the best schedules a policy can make, over sequential and over the best static
+// layout, with what sets each bound and how each best schedule runs. Four figures, so that a ratio
+// just under a goal is not rounded onto it.
 std::string bound_line(const MixResult& mix) {
-  auto over = [&](const MigBound& b, std::string_view row) -> std::string {
+  auto over = [&](double jobs_per_hour, std::string_view row) -> std::string {
     auto v = metric_value(mix.report, mig_throughput(), row);
-    return v && *v > 0 ? fmt::format("{:.3g}x", b.jobs_per_hour / *v) : "-";
+    return v && *v > 0 ? fmt::format("{:.4g}x", jobs_per_hour / *v) : "-";
+  };
+  auto figures = [&](core::Nanos makespan, double jobs_per_hour) {
+    return fmt::format("{:.4g} s ({:.4g} jobs/h, {} sequential, {} best-static)",
+                       core::to_seconds(makespan), jobs_per_hour,
+                       over(jobs_per_hour, kSequentialRow), over(jobs_per_hour, kBestStaticRow));
   };
   auto line = [&](std::string_view head, const MigBound& b) {
-    return wrap(fmt::format("{} before {:.4g} s ({:.4g} jobs/h, {} sequential, {} best-static), "
-                            "set by {}.",
-                            head, core::to_seconds(b.makespan), b.jobs_per_hour,
-                            over(b, kSequentialRow), over(b, kBestStaticRow), b.binding),
+    return wrap(fmt::format("{} before {}, set by {}.", head, figures(b.makespan, b.jobs_per_hour),
+                            b.binding),
                 kWrap) +
            "\n";
   };
+  auto best = [&](std::string_view head, const MigOptimum& o) {
+    if (!o.not_searched.empty()) {
+      return wrap(fmt::format("{}: not searched ({}).", head, o.not_searched), kWrap) + "\n";
+    }
+    std::string out =
+        wrap(fmt::format("{}: {}, {} ({} step{}):", head, figures(o.makespan, o.jobs_per_hour),
+                         o.complete ? "every schedule searched"
+                                    : "the best found, not every schedule searched",
+                         o.steps, o.steps == 1 ? "" : "s"),
+             kWrap) +
+        "\n";
+    for (const std::string& d : o.decisions) out += "  " + d + "\n";
+    return out;
+  };
   return line("bound: no MIG layout with one job to an instance finishes these jobs", mix.bound) +
          line("bound with two jobs to an instance (time-fit-share): none finishes them",
-              mix.shared_bound);
+              mix.shared_bound) +
+         best("best schedule deciding at job ends, one job to an instance", mix.optimum) +
+         best("best schedule deciding at job ends, two jobs to an instance", mix.shared_optimum);
 }
 
 std::string format_mix(const MixResult& mix) {
@@ -234,6 +255,8 @@ json mix_json(const MixResult& mix) {
           {"static_layouts_tried", mix.static_layouts_tried},
           {"bound", bound_json(mix.bound)},
           {"shared_bound", bound_json(mix.shared_bound)},
+          {"optimum", optimum_json(mix.optimum)},
+          {"shared_optimum", optimum_json(mix.shared_optimum)},
           {"policies", std::move(policies)},
           {"claims", std::move(claims)}};
 }
@@ -257,6 +280,15 @@ json case_json(const PredictorCase& c) {
 
 }  // namespace
 
+nlohmann::json optimum_json(const MigOptimum& o) {
+  if (!o.not_searched.empty()) return {{"not_searched", o.not_searched}};
+  return {{"makespan_s", round6(core::to_seconds(o.makespan))},
+          {"jobs_per_hour", round6(o.jobs_per_hour)},
+          {"complete", o.complete},
+          {"steps", o.steps},
+          {"decisions", o.decisions}};
+}
+
 Metric mig_throughput() {
   return counter_metric(kJobsPerHour, false);
 }
@@ -273,7 +305,9 @@ sim::SimMigOptions study_device_options(std::uint64_t seed) {
 
 MigBoundCosts study_bound_costs() {
   const sim::SimMigOptions device = study_device_options(1);
-  return {.create_time = device.create_time, .start_time = device.job_start_time};
+  return {.create_time = device.create_time,
+          .start_time = device.job_start_time,
+          .destroy_time = device.destroy_time};
 }
 
 mig::ManagerOptions time_fit_options(std::shared_ptr<sim::SliceCostModel> model,
@@ -420,6 +454,9 @@ Result<MixResult> run_mix(std::string_view text, const std::string& file,
   TESSERA_ASSIGN_OR_RETURN(out.bound, mig_bound(mix.jobs.jobs, mix.geometry, *model, costs, 1));
   TESSERA_ASSIGN_OR_RETURN(out.shared_bound,
                            mig_bound(mix.jobs.jobs, mix.geometry, *model, costs, 2));
+  TESSERA_ASSIGN_OR_RETURN(out.optimum, mig_optimum(mix.jobs.jobs, mix.geometry, *model, costs, 1));
+  TESSERA_ASSIGN_OR_RETURN(out.shared_optimum,
+                           mig_optimum(mix.jobs.jobs, mix.geometry, *model, costs, 2));
 
   out.report.scenario = file;
   out.report.gpu = mix.spec.name;

@@ -23,6 +23,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/experiment/claim.hpp"
 #include "tessera/experiment/mig_bound.hpp"
+#include "tessera/experiment/mig_optimum.hpp"
 #include "tessera/hw/gpu_spec.hpp"
 #include "tessera/hw/mig_profiles.hpp"
 #include "tessera/mig/runtime/jobs_file.hpp"
@@ -72,7 +73,7 @@ struct MigStudyOptions {
 // The simulated device's options the studies and `tessera mig plan|run` run with: SimMigOptions'
 // defaults (ASSUMPTION values, docs/mig.md) with `seed`.
 sim::SimMigOptions study_device_options(std::uint64_t seed);
-// Its instance create and job start times, as mig_bound weighs them.
+// Its instance create, destroy and job start times, as mig_bound and mig_optimum weigh them.
 MigBoundCosts study_bound_costs();
 
 // Time-fit's manager options: each job's time on each profile predicted by `model`, the
@@ -115,8 +116,12 @@ struct MixResult {
   std::size_t static_layouts_tried = 0;  // BestStatic::tried
   MigBound bound;                        // one job to an instance (mig_bound)
   MigBound shared_bound;                 // two jobs to an instance
-  std::vector<PolicyRun> runs;           // in row order
-  metrics::RunReport report;             // one ModeReport per row, its figures as counters
+  // The best schedules a policy deciding at job ends can make (mig_optimum), one and two jobs to
+  // an instance.
+  MigOptimum optimum;
+  MigOptimum shared_optimum;
+  std::vector<PolicyRun> runs;  // in row order
+  metrics::RunReport report;    // one ModeReport per row, its figures as counters
   std::vector<ClaimResult> claims;
 };
 
@@ -177,5 +182,8 @@ core::Result<MigExperimentResult> run_mig_experiment(const MigExperiment& e,
 std::string format_result(const MigExperimentResult& result);
 // The same with every policy's per-job outcomes (turnaround, attempts, peak memory).
 nlohmann::json to_json(const MigExperimentResult& result);
+// A best schedule as the experiments and `tessera mig plan` write it: makespan, jobs/h, whether
+// every schedule was searched, the steps and the decisions; or why nothing was searched.
+nlohmann::json optimum_json(const MigOptimum& o);
 
 }  // namespace tessera::experiment
