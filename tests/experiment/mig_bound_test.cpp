@@ -14,30 +14,14 @@
 #include <string>
 #include <string_view>
 
+#include "experiment/mig_jobs_on_gpu.hpp"
 #include "tessera/experiment/internal/scenario_files.hpp"
 #include "tessera/experiment/mig_studies.hpp"
-#include "tessera/hw/gpu_spec.hpp"
-#include "tessera/mig/runtime/jobs_file.hpp"
 
 namespace tessera::experiment {
 namespace {
 
 constexpr MigBoundCosts kCosts{.create_time = core::seconds(1), .start_time = core::seconds(2)};
-
-struct JobsOnGpu {
-  mig::JobsFile jobs;
-  hw::MigGeometry geometry;
-  sim::SliceCostModel model;
-};
-
-JobsOnGpu load(const std::string& text) {
-  auto jobs = mig::parse_jobs(text, "test.yaml");
-  EXPECT_TRUE(jobs.has_value()) << jobs.error().message();
-  auto spec = hw::find_gpu(jobs->gpu);
-  auto geometry = hw::find_mig_geometry(jobs->gpu);
-  return JobsOnGpu{
-      .jobs = *jobs, .geometry = *geometry, .model = sim::SliceCostModel(*spec, *geometry)};
-}
 
 // The job's least time over the profiles that hold it.
 core::Nanos fastest(JobsOnGpu& s, const workload::BatchJob& job) {
@@ -50,7 +34,7 @@ core::Nanos fastest(JobsOnGpu& s, const workload::BatchJob& job) {
 }
 
 TEST(MigBound, ALoneJobIsBoundByItsCreateStartAndFastestRun) {
-  JobsOnGpu s = load(R"(gpu: a100-40gb
+  JobsOnGpu s = load_jobs_on_gpu(R"(gpu: a100-40gb
 jobs:
   - {name: resnet, kind: training, model: resnet-50, batch: 64, iterations: 50}
 )");
@@ -74,7 +58,7 @@ TEST(MigBound, SevenJobsNoSliceSlowsWaitForInstancesMadeOneAtATime) {
             ", kind: custom, iterations: 20, iteration_time: 100ms, serial_fraction: 1, "
             "estimate: 1GiB, memory: {base: 1GiB}}\n";
   }
-  JobsOnGpu s = load(text);
+  JobsOnGpu s = load_jobs_on_gpu(text);
   auto bound = mig_bound(s.jobs.jobs, s.geometry, s.model, kCosts, 1);
   ASSERT_TRUE(bound.has_value()) << bound.error().message();
   const core::Nanos run = fastest(s, *s.jobs.jobs.front());
@@ -88,7 +72,7 @@ TEST(MigBound, ASliceTooSlowToEndInTimeHoldsNothingForIt) {
   // times as long as on 7g: the bound counts only the slices each job could end on, so it lies
   // above the memory slice-time on 1g.5gb, and no higher than two 3g.20gb instances made one
   // after the other take.
-  JobsOnGpu s = load(R"(gpu: a100-40gb
+  JobsOnGpu s = load_jobs_on_gpu(R"(gpu: a100-40gb
 jobs:
   - {name: r1, kind: training, model: resnet-50, batch: 32, iterations: 300}
   - {name: r2, kind: training, model: resnet-50, batch: 32, iterations: 300}
@@ -110,7 +94,7 @@ jobs:
 }
 
 TEST(MigBound, NoJobAnyProfileHoldsLeavesNoBound) {
-  JobsOnGpu s = load(R"(gpu: a100-40gb
+  JobsOnGpu s = load_jobs_on_gpu(R"(gpu: a100-40gb
 jobs:
   - {name: huge, kind: custom, iterations: 5, iteration_time: 100ms, estimate: 60GiB,
      memory: {base: 60GiB}}
@@ -123,7 +107,7 @@ jobs:
 
 TEST(MigBound, AJobGivenUpMakesNoInstance) {
   // The first job fits no profile, so the first instance is made for the second, at 100 s.
-  JobsOnGpu s = load(R"(gpu: a100-40gb
+  JobsOnGpu s = load_jobs_on_gpu(R"(gpu: a100-40gb
 jobs:
   - {name: huge, kind: custom, iterations: 5, iteration_time: 100ms, estimate: 60GiB,
      memory: {base: 60GiB}}

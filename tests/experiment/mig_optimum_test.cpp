@@ -8,11 +8,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <limits>
 #include <string>
 
-#include "tessera/hw/gpu_spec.hpp"
-#include "tessera/mig/runtime/jobs_file.hpp"
+#include "experiment/mig_jobs_on_gpu.hpp"
 
 namespace tessera::experiment {
 namespace {
@@ -21,27 +19,33 @@ constexpr MigBoundCosts kCosts{.create_time = core::seconds(1),
                                .start_time = core::seconds(2),
                                .destroy_time = core::millis(500)};
 
-struct JobsOnGpu {
-  mig::JobsFile jobs;
-  hw::MigGeometry geometry;
-  sim::SliceCostModel model;
-};
-
-JobsOnGpu load(const std::string& text) {
-  auto jobs = mig::parse_jobs(text, "test.yaml");
-  EXPECT_TRUE(jobs.has_value()) << jobs.error().message();
-  auto spec = hw::find_gpu(jobs->gpu);
-  auto geometry = hw::find_mig_geometry(jobs->gpu);
-  return JobsOnGpu{
-      .jobs = *jobs, .geometry = *geometry, .model = sim::SliceCostModel(*spec, *geometry)};
-}
-
 core::Nanos time_on(JobsOnGpu& s, std::size_t job, std::string_view profile) {
   for (const hw::MigProfile& p : s.geometry.profiles) {
     if (p.name == profile) return *s.model.job_time(*s.jobs.jobs[job], p);
   }
   ADD_FAILURE() << "no profile " << profile;
   return 0;
+}
+
+// Two jobs side by side on one instance do more work a second than either alone.
+constexpr const char* kThreeTrainingJobs = R"(gpu: a100-40gb
+jobs:
+  - {name: resnet, kind: training, model: resnet-50, batch: 64, iterations: 300}
+  - {name: bert, kind: training, model: bert-base, batch: 32, iterations: 200}
+  - {name: bert-2, kind: training, model: bert-base, batch: 64, iterations: 100}
+)";
+
+// `n` custom jobs named a, b, ...: `iterations` of 100 ms on 7 slices, of which the part
+// `serial` no slice's SMs speed up; 1 GiB each.
+std::string custom_jobs(int n, int iterations, double serial) {
+  std::string text = "gpu: a100-40gb\njobs:\n";
+  for (int i = 0; i < n; ++i) {
+    text += fmt::format(
+        "  - {{name: {}, kind: custom, iterations: {}, iteration_time: 100ms, "
+        "serial_fraction: {}, estimate: 1GiB, memory: {{base: 1GiB}}}}\n",
+        static_cast<char>('a' + i), iterations, serial);
+  }
+  return text;
 }
 
 MigOptimum search(JobsOnGpu& s, int per_instance, const MigOptimumLimits& limits = {}) {
@@ -53,7 +57,7 @@ MigOptimum search(JobsOnGpu& s, int per_instance, const MigOptimumLimits& limits
 }
 
 TEST(MigOptimum, ALoneJobRunsOnItsFastestSliceAfterACreateAndAStart) {
-  JobsOnGpu s = load(R"(gpu: a100-40gb
+  JobsOnGpu s = load_jobs_on_gpu(R"(gpu: a100-40gb
 jobs:
   - {name: resnet, kind: training, model: resnet-50, batch: 64, iterations: 50}
 )");
@@ -70,13 +74,7 @@ jobs:
 TEST(MigOptimum, JobsEverySliceSlowsRunOneAfterTheOtherOnTheWholeGpu) {
   // All their work is parallel: 10 s on 7 slices, 17.5 s on 4 and 23.3 s on 3, so a 4g and a 3g
   // side by side end at 27.3 s, and one after the other on 7g.40gb at 25 s.
-  JobsOnGpu s = load(R"(gpu: a100-40gb
-jobs:
-  - {name: a, kind: custom, iterations: 100, iteration_time: 100ms, serial_fraction: 0,
-     estimate: 1GiB, memory: {base: 1GiB}}
-  - {name: b, kind: custom, iterations: 100, iteration_time: 100ms, serial_fraction: 0,
-     estimate: 1GiB, memory: {base: 1GiB}}
-)");
+  JobsOnGpu s = load_jobs_on_gpu(custom_jobs(2, 100, 0));
   const core::Nanos run = time_on(s, 0, "7g.40gb");
   const MigOptimum o = search(s, 1);
   EXPECT_EQ(o.makespan, kCosts.create_time + 2 * (kCosts.start_time + run));
@@ -90,13 +88,7 @@ jobs:
 }
 
 TEST(MigOptimum, JobsNoSliceSlowsTakeInstancesMadeOneAfterTheOther) {
-  JobsOnGpu s = load(R"(gpu: a100-40gb
-jobs:
-  - {name: a, kind: custom, iterations: 20, iteration_time: 100ms, serial_fraction: 1,
-     estimate: 1GiB, memory: {base: 1GiB}}
-  - {name: b, kind: custom, iterations: 20, iteration_time: 100ms, serial_fraction: 1,
-     estimate: 1GiB, memory: {base: 1GiB}}
-)");
+  JobsOnGpu s = load_jobs_on_gpu(custom_jobs(2, 20, 1));
   const MigOptimum o = search(s, 1);
   EXPECT_EQ(o.makespan, 2 * kCosts.create_time + kCosts.start_time + time_on(s, 0, "1g.5gb"));
   ASSERT_EQ(o.decisions.size(), 2u);
@@ -104,13 +96,7 @@ jobs:
 }
 
 TEST(MigOptimum, PairsThatGainShortenTheSchedule) {
-  // Two training jobs side by side on one instance do more work a second than either alone.
-  JobsOnGpu s = load(R"(gpu: a100-40gb
-jobs:
-  - {name: resnet, kind: training, model: resnet-50, batch: 64, iterations: 300}
-  - {name: bert, kind: training, model: bert-base, batch: 32, iterations: 200}
-  - {name: bert-2, kind: training, model: bert-base, batch: 64, iterations: 100}
-)");
+  JobsOnGpu s = load_jobs_on_gpu(kThreeTrainingJobs);
   const MigOptimum alone = search(s, 1);
   const MigOptimum shared = search(s, 2);
   EXPECT_TRUE(alone.complete);
@@ -128,19 +114,13 @@ jobs:
 }
 
 TEST(MigOptimum, MixesTooLargeOrSubmittedApartAreNotSearched) {
-  std::string text = "gpu: a100-40gb\njobs:\n";
-  for (int i = 0; i < 3; ++i) {
-    text += "  - {name: j" + std::to_string(i) +
-            ", kind: custom, iterations: 20, iteration_time: 100ms, estimate: 1GiB, "
-            "memory: {base: 1GiB}}\n";
-  }
-  JobsOnGpu three = load(text);
+  JobsOnGpu three = load_jobs_on_gpu(custom_jobs(3, 20, 0));
   auto o = mig_optimum(three.jobs.jobs, three.geometry, three.model, kCosts, 1, {.max_jobs = 2});
   ASSERT_TRUE(o.has_value()) << o.error().message();
   EXPECT_EQ(o->not_searched, "3 jobs, more than 2");
   EXPECT_TRUE(o->decisions.empty());
 
-  JobsOnGpu apart = load(R"(gpu: a100-40gb
+  JobsOnGpu apart = load_jobs_on_gpu(R"(gpu: a100-40gb
 jobs:
   - {name: a, kind: custom, iterations: 20, iteration_time: 100ms, estimate: 1GiB,
      memory: {base: 1GiB}}
@@ -153,12 +133,7 @@ jobs:
 }
 
 TEST(MigOptimum, ASearchCutShortSaysSo) {
-  JobsOnGpu s = load(R"(gpu: a100-40gb
-jobs:
-  - {name: resnet, kind: training, model: resnet-50, batch: 64, iterations: 300}
-  - {name: bert, kind: training, model: bert-base, batch: 32, iterations: 200}
-  - {name: bert-2, kind: training, model: bert-base, batch: 64, iterations: 100}
-)");
+  JobsOnGpu s = load_jobs_on_gpu(kThreeTrainingJobs);
   const MigOptimum full = search(s, 2);
   const MigOptimum cut = search(s, 2, {.max_jobs = 6, .max_steps = 10});
   EXPECT_FALSE(cut.complete);
