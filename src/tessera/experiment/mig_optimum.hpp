@@ -2,15 +2,11 @@
 // The best schedule a MIG policy can make on a small mix of jobs submitted together: a yardstick
 // for time-fit that, unlike mig_bound's relaxation, a policy can reach.
 //
-// A policy run by tessera's MIG manager decides when the jobs are submitted and again whenever a
-// job ends: which idle instances to destroy, then which queued jobs start now, each on an
-// instance kept, one made or, with two jobs to an instance, beside an instance's one running
-// job. The search tries
-// every such decision at every such moment, timed as time-fit predicts (co_run.hpp): each job's
-// run time on each profile from the kernel model, pairs slowed by their measured slowdowns while
-// both work, the driver making and destroying instances one at a time, every job's process start.
-// Branch and bound keeps it small: a partial schedule is dropped when its jobs cannot end before
-// the best found, by their fastest runs or by the slice-time their work needs at best.
+// mig::search_schedules (mig/policy/schedule_search.hpp) tries every decision a policy run by
+// tessera's MIG manager can make when the jobs are submitted and whenever a job ends, timed as
+// time-fit predicts. Here each job's times come from the kernel model on every profile that holds
+// its true peak memory, and every pair's slowdowns from the model's co-run on every profile that
+// holds both.
 //
 // The result is an optimum over those schedules in that arithmetic: a policy that starts jobs at
 // other moments, or runs three to an instance, is outside it.
