@@ -1,7 +1,7 @@
 // The schedule search from a given moment: a job joins a running one where the pair gains and
 // waits for it where it does not; the manager destroys only to make an instance, so no schedule
 // destroys ahead of time; of two schedules that end together the one with the smaller sum of
-// ends wins; a search out of steps says so.
+// ends wins; a job no profile holds leaves no schedule; a search out of steps says so.
 
 #include "tessera/mig/policy/schedule_search.hpp"
 
@@ -109,6 +109,17 @@ TEST_F(ScheduleSearch, OfSchedulesThatEndTogetherTheSmallerSumOfEndsWins) {
   ASSERT_EQ(r.schedule.size(), 2u);
   EXPECT_EQ(r.schedule[0].job, 1u);
   EXPECT_EQ(r.schedule[0].kind, SearchStep::Kind::kMake);
+}
+
+TEST_F(ScheduleSearch, AJobNoProfileHoldsLeavesNoSchedule) {
+  const std::vector<SearchJob> queued{
+      {.work_class = 0, .need_bytes = 0, .times = {{k7g40, core::seconds(1)}}},
+      {.work_class = 1, .need_bytes = 0, .times = {}}};
+  const SearchFrom from{
+      .now = 0, .driver_free = 0, .layout = space_->empty_state(), .instances = {}};
+  const SearchResult r = search_schedules(*space_, queued, from, nullptr, 1, kCosts, {});
+  EXPECT_FALSE(r.makespan.has_value());
+  EXPECT_TRUE(r.schedule.empty());
 }
 
 TEST_F(ScheduleSearch, ASearchOutOfStepsSaysSo) {

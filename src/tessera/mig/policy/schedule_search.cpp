@@ -334,6 +334,8 @@ SearchResult search_schedules(const LayoutSpace& space, const std::vector<Search
                               const SearchLimits& limits) {
   constexpr std::size_t kMaxJobs = 31;  // the queue is a bit mask
   if (queued.empty() || queued.size() > kMaxJobs) return {};
+  // A job no profile holds never starts, so no schedule ends.
+  if (std::ranges::any_of(queued, [](const SearchJob& j) { return j.times.empty(); })) return {};
   return Search(space, queued, co_runs, jobs_per_instance, costs, limits).run(from);
 }
 

@@ -86,7 +86,8 @@ struct SearchResult {
 };
 
 // The best schedule for `queued` from `from` with `jobs_per_instance` (1 or 2) jobs to an
-// instance and pairs' slowdowns from `co_runs` (nullptr: none share). At most 31 queued jobs.
+// instance and pairs' slowdowns from `co_runs` (nullptr: none share). No schedule (and nothing
+// searched) for more than 31 queued jobs or one with no profile in `times`.
 SearchResult search_schedules(const LayoutSpace& space, const std::vector<SearchJob>& queued,
                               const SearchFrom& from, const CoRunTable* co_runs,
                               int jobs_per_instance, const SearchCosts& costs,
