@@ -55,5 +55,34 @@ TEST(CoRunTest, WorkLeftCountsAloneThenSlowed) {
   EXPECT_EQ(work_left_at(a, b, seconds(100)), 0);
 }
 
+TEST(CoRunTest, AJoinerBeginsAfterItsStartAndThePartnerIsRebasedToNow) {
+  // The partner has run alone 4 s of its 10; the joiner's work begins after a 2 s start.
+  const auto [partner, joiner] = join({.begins = 0, .work = seconds(10), .slowdown = 1}, seconds(4),
+                                      seconds(2), seconds(5), {1.5, 2.0});
+  EXPECT_EQ(partner.begins, seconds(4));
+  EXPECT_EQ(partner.work, seconds(6));
+  EXPECT_EQ(partner.slowdown, 1.5);
+  EXPECT_EQ(joiner.begins, seconds(6));
+  EXPECT_EQ(joiner.work, seconds(5));
+  EXPECT_EQ(joiner.slowdown, 2.0);
+  // A partner still starting (its work begins at 9 s) holds the joiner's work back to then.
+  EXPECT_EQ(join({.begins = seconds(9), .work = seconds(3), .slowdown = 1}, seconds(4), seconds(2),
+                 seconds(5), {1.5, 2.0})
+                .second.begins,
+            seconds(9));
+}
+
+TEST(CoRunTest, TheSurvivorRunsAloneFromTheOthersEndOrFromWhenItsWorkBegins) {
+  const ShareTerm a{.begins = 0, .work = seconds(10), .slowdown = 2};
+  const ShareTerm b{.begins = seconds(4), .work = seconds(2), .slowdown = 2};
+  const ShareTerm left = survivor(a, b, seconds(8));
+  EXPECT_EQ(left.begins, seconds(8));
+  EXPECT_EQ(left.work, seconds(4));
+  EXPECT_EQ(left.slowdown, 1);
+  const ShareTerm starting{.begins = seconds(9), .work = seconds(3), .slowdown = 2};
+  EXPECT_EQ(survivor(starting, b, seconds(8)).begins, seconds(9));
+  EXPECT_EQ(survivor(starting, b, seconds(8)).work, seconds(3));
+}
+
 }  // namespace
 }  // namespace tessera::mig

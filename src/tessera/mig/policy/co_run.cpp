@@ -47,4 +47,20 @@ core::Nanos work_left_at(const ShareTerm& a, const ShareTerm& b, core::Nanos at)
   return std::max<core::Nanos>(0, a.work - done);
 }
 
+std::pair<ShareTerm, ShareTerm> join(ShareTerm partner, core::Nanos now, core::Nanos start_time,
+                                     core::Nanos work, std::pair<double, double> slowdowns) {
+  partner.work =
+      std::max<core::Nanos>(0, partner.work - std::max<core::Nanos>(0, now - partner.begins));
+  partner.begins = std::max(now, partner.begins);
+  partner.slowdown = slowdowns.first;
+  const ShareTerm joiner{.begins = std::max(now + start_time, partner.begins),
+                         .work = work,
+                         .slowdown = slowdowns.second};
+  return {partner, joiner};
+}
+
+ShareTerm survivor(const ShareTerm& a, const ShareTerm& b, core::Nanos at) {
+  return {.begins = std::max(at, a.begins), .work = work_left_at(a, b, at), .slowdown = 1};
+}
+
 }  // namespace tessera::mig

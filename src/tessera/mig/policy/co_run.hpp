@@ -59,4 +59,14 @@ std::pair<core::Nanos, core::Nanos> shared_ends(const ShareTerm& a, const ShareT
 // The work `a` has left at `at` (>= a.begins), having shared the instance with `b` until then.
 core::Nanos work_left_at(const ShareTerm& a, const ShareTerm& b, core::Nanos at);
 
+// A job with `work` alone joining `partner`, which has run alone until `now`: the partner's term
+// from now and the joiner's, whose work begins after its process start (`start_time`) and not
+// before the partner's, slowed by `slowdowns` (the partner's, the joiner's).
+std::pair<ShareTerm, ShareTerm> join(ShareTerm partner, core::Nanos now, core::Nanos start_time,
+                                     core::Nanos work, std::pair<double, double> slowdowns);
+
+// Of two jobs sharing an instance, `a`'s term alone from `at`, when `b` ends: its work left, from
+// then or, still starting, from when its work begins.
+ShareTerm survivor(const ShareTerm& a, const ShareTerm& b, core::Nanos at);
+
 }  // namespace tessera::mig

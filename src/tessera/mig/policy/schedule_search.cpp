@@ -204,8 +204,8 @@ class Search {
       const Instance& in = s.instances[i];
       const auto t = job.times.find(in.placement.profile_id);
       if (t == job.times.end()) continue;
-      const Nanos begins = std::max(s.now, in.ready) + costs_.start_time;
       if (in.runs.empty()) {
+        const Nanos begins = std::max(s.now, in.ready) + costs_.start_time;
         State next = base;
         next.instances[i].runs.push_back(
             {{.work_class = job.work_class,
@@ -220,19 +220,12 @@ class Search {
             slowdowns(*co_runs_, partner.run.work_class, job.work_class, in.placement.profile_id);
         if (!s_pair) continue;
         State next = base;
-        ShareTerm& p = next.instances[i].runs[0].run.term;
         // The partner ran alone until now; from now it is slowed once this job's work begins.
-        if (p.begins < s.now) {
-          p.work = std::max<Nanos>(0, p.work - (s.now - p.begins));
-          p.begins = s.now;
-        }
-        p.slowdown = s_pair->first;
-        next.instances[i].runs.push_back({{.work_class = job.work_class,
-                                           .need_bytes = job.need_bytes,
-                                           .term = {.begins = std::max(begins, p.begins),
-                                                    .work = t->second,
-                                                    .slowdown = s_pair->second}},
-                                          j});
+        const auto [partner_term, joiner_term] =
+            join(partner.run.term, s.now, costs_.start_time, t->second, *s_pair);
+        next.instances[i].runs[0].run.term = partner_term;
+        next.instances[i].runs.push_back(
+            {{.work_class = job.work_class, .need_bytes = job.need_bytes, .term = joiner_term}, j});
         step(next, SearchStep::Kind::kJoin, in.placement, partner.job);
       }
     }
@@ -293,12 +286,9 @@ class Search {
     }
     Instance& in = s.instances[first->first];
     if (in.runs.size() == 2) {
-      Running survivor = in.runs[1 - first->second];
-      ShareTerm& t = survivor.run.term;
-      const Nanos left = work_left_at(t, in.runs[first->second].run.term, at);
-      // Still starting, its work begins when its process is up.
-      t = {.begins = std::max(at, t.begins), .work = left, .slowdown = 1};
-      in.runs = {survivor};
+      Running left = in.runs[1 - first->second];
+      left.run.term = survivor(left.run.term, in.runs[first->second].run.term, at);
+      in.runs = {left};
     } else {
       in.runs.clear();
     }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_set>
 #include <utility>
 
@@ -187,9 +188,7 @@ class Manager final : public device::MigJobObserver {
       if (!info.jobs.empty()) {
         // The job left runs alone from now.
         JobState& other = jobs_[info.jobs.front()];
-        other.term = ShareTerm{.begins = std::max(e.at, other.term.begins),
-                               .work = work_left_at(other.term, js.term, e.at),
-                               .slowdown = 1};
+        other.term = survivor(other.term, js.term, e.at);
         info.free_at = other.term.begins + other.term.work;
       }
     }
@@ -632,15 +631,9 @@ class Manager final : public device::MigJobObserver {
       // The job it joins has run alone until now; from when this one begins they share.
       const std::size_t k = info.jobs.front();
       JobState& other = jobs_[k];
-      other.term.work = std::max<core::Nanos>(
-          0, other.term.work - std::max<core::Nanos>(0, now - other.term.begins));
-      other.term.begins = std::max(now, other.term.begins);
       const auto s = slowdowns(co_runs_, other.work_class, js.work_class, plan.instance.profile_id)
                          .value_or(std::pair{1.0, 1.0});
-      other.term.slowdown = s.first;
-      js.term = ShareTerm{.begins = std::max(now + options_.time_fit.start_time, other.term.begins),
-                          .work = work,
-                          .slowdown = s.second};
+      std::tie(other.term, js.term) = join(other.term, now, options_.time_fit.start_time, work, s);
       const auto ends = shared_ends(other.term, js.term);
       info.free_at = std::max(ends.first, ends.second);
       ++shared_starts_;
